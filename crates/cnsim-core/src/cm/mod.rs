@@ -1,0 +1,217 @@
+//! Congestion management as plug-ins (802.1Qau roles).
+//!
+//! A scheme is one file in this folder holding its `Params`, its congestion point (CP, at a switch
+//! egress queue), its reaction point (RP, at a source host, owning the rate limiters of that host's
+//! flows) and, for forward schemes, its reflector (at the destination host). The engine calls the
+//! hooks below and carries out what the hooks ask through their context objects; it knows nothing
+//! of any scheme. Adding a scheme = one file + one line in [`registry`].
+//!
+//! How the families fit (see docs/architecture.md):
+//! * BCN / ECM / QCN: the CP samples in [`CongestionPoint::on_enqueue`] and emits a backward
+//!   control frame with [`CpCtx::send`] to the sampled frame's source; the RP reacts in
+//!   [`ReactionPoint::on_feedback`]; BCN's RL tag is stamped in [`ReactionPoint::on_transmit`]
+//!   (`Frame::tag`), read back by the CP.
+//! * FECN: the RP marks a data frame as rate-discovery probe in `on_transmit`; every CP on the path
+//!   stamps `min(tag, advertised rate)` in [`CongestionPoint::on_transmit`]; the destination's
+//!   [`Reflector::on_data`] sends a reply with [`HostCtx::send`]; the RP applies it.
+//! * BECN: the CP's periodic [`CongestionPoint::on_tick`] broadcasts with [`CpCtx::send`] to every
+//!   host of [`CpCtx::hosts`]; the per-host RP keeps the minimum per CP.
+//! * DCQCN: the CP marks CE on a data frame (`Frame::tag.flags`), the reflector (NP) sends CNPs,
+//!   the RP runs the rate machine with timers ([`HostCtx::set_timer`]).
+
+pub mod none;
+
+use crate::error::ScenarioError;
+use crate::frame::{CmMsg, Frame};
+use crate::ids::{FlowId, NodeId, PortId};
+use crate::time::SimTime;
+
+/// Static facts about a CP's queue given to the scheme when it is built.
+#[derive(Debug, Clone)]
+pub struct PortInfo {
+    pub port: PortId,
+    pub switch: NodeId,
+    /// Index of the port within its switch.
+    pub index: u32,
+    /// Nominal line rate of the port, bit/s.
+    pub rate_bps: u64,
+    /// Egress buffer limit that applies to this queue, bytes (BUF-OUT limit, or the partition /
+    /// pool size for the other policies).
+    pub buffer_bytes: u64,
+    /// Globally unique congestion-point id (never 0).
+    pub cpid: u32,
+}
+
+/// Static facts about a host given to its RP / reflector.
+#[derive(Debug, Clone)]
+pub struct HostInfo {
+    pub host: NodeId,
+    /// NIC line rate, bit/s.
+    pub line_rate_bps: u64,
+    /// The flows that originate at this host, in order; `local` indices below refer to this list.
+    pub flows: Vec<FlowId>,
+    /// Destination of each of those flows.
+    pub flow_dst: Vec<NodeId>,
+    /// Data frame size of each of those flows.
+    pub flow_frame_bytes: Vec<u32>,
+}
+
+/// What a hook may ask of the engine at a congestion point.
+pub struct CpCtx<'a> {
+    pub now: SimTime,
+    /// Current egress queue occupancy (bytes), after the enqueue / dequeue being reported.
+    pub queue_bytes: u64,
+    /// Current service rate of the port (bit/s); differs from the line rate under a hotspot.
+    pub service_rate_bps: u64,
+    /// Random stream of this CP (stable id derived from the cpid).
+    pub rng: &'a mut crate::rng::Stream,
+    pub(crate) out: &'a mut Vec<Emit>,
+    pub(crate) hosts: &'a [NodeId],
+}
+
+impl<'a> CpCtx<'a> {
+    /// Send a control frame (control-frame size) from this switch to `dst` (a host). It is
+    /// routed, queued, buffered and possibly dropped like any frame; counted as overhead at origin.
+    pub fn send(&mut self, dst: NodeId, msg: CmMsg) {
+        self.out.push(Emit { dst, msg });
+    }
+    /// Every host of the network (for broadcasts).
+    pub fn hosts(&self) -> &[NodeId] {
+        self.hosts
+    }
+}
+
+/// What a hook may ask of the engine at a host (RP or reflector).
+pub struct HostCtx<'a> {
+    pub now: SimTime,
+    pub info: &'a HostInfo,
+    pub rng: &'a mut crate::rng::Stream,
+    pub(crate) out: &'a mut Vec<Emit>,
+    pub(crate) rates: &'a mut Vec<RateChange>,
+    pub(crate) timers: &'a mut Vec<(SimTime, u64)>,
+    pub(crate) backlog: &'a [bool],
+    pub(crate) extra_overhead_bytes: &'a mut u64,
+}
+
+/// A rate-limiter update requested by an RP.
+#[derive(Debug, Clone, Copy)]
+pub struct RateChange {
+    pub local: u32,
+    /// New rate in bit/s; `None` removes the limiter (line rate, untagged).
+    pub rate_bps: Option<f64>,
+}
+
+/// A control frame requested by a hook.
+#[derive(Debug, Clone, Copy)]
+pub struct Emit {
+    pub dst: NodeId,
+    pub msg: CmMsg,
+}
+
+impl<'a> HostCtx<'a> {
+    /// Send a control frame from this host to `dst`.
+    pub fn send(&mut self, dst: NodeId, msg: CmMsg) {
+        self.out.push(Emit { dst, msg });
+    }
+    /// Set (Some) or remove (None) the rate limiter of local flow `local`.
+    /// The engine re-paces the flow: next start = last start + size / new rate (never before now).
+    pub fn set_rate(&mut self, local: u32, rate_bps: Option<f64>) {
+        self.rates.push(RateChange { local, rate_bps });
+    }
+    /// Call [`ReactionPoint::on_timer`] with `token` at time `at` (>= now). Timers cannot be
+    /// cancelled: the scheme ignores stale tokens (generation counters).
+    pub fn set_timer(&mut self, at: SimTime, token: u64) {
+        self.timers.push((at.max(self.now), token));
+    }
+    /// True when local flow `local` has frames waiting at the host.
+    pub fn has_backlog(&self, local: u32) -> bool {
+        self.backlog.get(local as usize).copied().unwrap_or(false)
+    }
+    /// Count extra signalling bytes generated here (e.g. FECN tag bytes) as overhead.
+    pub fn add_overhead_bytes(&mut self, bytes: u64) {
+        *self.extra_overhead_bytes += bytes;
+    }
+}
+
+/// Congestion point: one per switch egress queue.
+pub trait CongestionPoint: Send {
+    /// A frame (data or control, never PAUSE) was admitted to the queue; `ctx.queue_bytes`
+    /// includes it. Sampling schemes decide here; they must not sample control frames.
+    fn on_enqueue(&mut self, _ctx: &mut CpCtx, _frame: &mut Frame) {}
+    /// A frame starts transmission on the port (stamping, marking). `ctx.queue_bytes` still
+    /// includes it.
+    fn on_transmit(&mut self, _ctx: &mut CpCtx, _frame: &mut Frame) {}
+    /// A frame's last bit left the port; `ctx.queue_bytes` no longer includes it.
+    fn on_dequeue(&mut self, _ctx: &mut CpCtx, _frame: &Frame) {}
+    /// Period of [`Self::on_tick`], ps; `None` = no tick.
+    fn tick_period_ps(&self) -> Option<u64> {
+        None
+    }
+    fn on_tick(&mut self, _ctx: &mut CpCtx) {}
+}
+
+/// Reaction point: one per source host, owning the rate limiters of the host's flows.
+pub trait ReactionPoint: Send {
+    /// A control frame addressed to this host arrived; called after the response delay.
+    fn on_feedback(&mut self, _ctx: &mut HostCtx, _msg: &CmMsg) {}
+    /// A data frame of local flow `local` starts transmission at the NIC (tagging, byte counters).
+    fn on_transmit(&mut self, _ctx: &mut HostCtx, _local: u32, _frame: &mut Frame) {}
+    /// A timer set with [`HostCtx::set_timer`] fired.
+    fn on_timer(&mut self, _ctx: &mut HostCtx, _token: u64) {}
+    /// Current limiter rate of a local flow (bit/s), for the rate time series; `None` = no limiter.
+    fn rate_bps(&self, _local: u32) -> Option<f64> {
+        None
+    }
+}
+
+/// Reflector: one per destination host, for forward schemes.
+pub trait Reflector: Send {
+    /// A data frame was delivered to this host.
+    fn on_data(&mut self, _ctx: &mut HostCtx, _frame: &Frame) {}
+}
+
+/// A built scheme instance: factories for its parts plus its message-type names.
+pub trait Scheme: Send {
+    /// Registry tag.
+    fn name(&self) -> &'static str;
+    /// Names of the message types; `CmMsg::kind` indexes this list (summary `control.messages`).
+    fn message_types(&self) -> &'static [&'static str];
+    /// Congestion point for a switch egress port (`None` = no CP there).
+    fn congestion_point(&self, _port: &PortInfo) -> Option<Box<dyn CongestionPoint>> {
+        None
+    }
+    /// Reaction point for a host with at least one flow.
+    fn reaction_point(&self, _host: &HostInfo) -> Option<Box<dyn ReactionPoint>> {
+        None
+    }
+    /// Reflector for a host.
+    fn reflector(&self, _host: &HostInfo) -> Option<Box<dyn Reflector>> {
+        None
+    }
+}
+
+/// Deserialise a scheme's parameters strictly, naming the field path on error.
+pub fn parse_params<T: serde::de::DeserializeOwned>(
+    scheme: &str,
+    params: &serde_json::Value,
+) -> Result<T, ScenarioError> {
+    let v = if params.is_null() { serde_json::Value::Object(Default::default()) } else { params.clone() };
+    serde_path_to_error::deserialize(v).map_err(|e| ScenarioError::Field {
+        path: format!("cm.params.{}", e.path()),
+        message: format!("{} (scheme '{scheme}')", e.inner()),
+    })
+}
+
+/// Known scheme tags.
+pub const SCHEMES: &[&str] = &["none"];
+
+/// Map a scenario tag to its implementation.
+pub fn registry(scheme: &str, params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioError> {
+    match scheme {
+        "none" => none::build(params),
+        other => Err(ScenarioError::Field {
+            path: "cm.scheme".into(),
+            message: format!("unknown scheme '{other}'; known: {}", SCHEMES.join(", ")),
+        }),
+    }
+}

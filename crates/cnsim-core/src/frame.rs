@@ -1,0 +1,115 @@
+//! Frames: fixed-size records in an arena, addressed by [`FrameId`]; no allocation per frame.
+
+use crate::ids::{FlowId, NodeId, PortId};
+use crate::time::SimTime;
+
+/// What a frame is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    Data,
+    /// Congestion-management control frame (BCN, CNM, FECN reply, BECN, CNP...).
+    Control,
+    /// 802.3x MAC-control PAUSE (never queued, never sampled).
+    Pause,
+}
+
+/// Tag bits carried by data frames.
+pub mod tag {
+    /// BCN rate-limiter tag: `Tag::cpid` holds the owning CP.
+    pub const RL: u8 = 1;
+    /// FECN rate-discovery tag: `Tag::rate` holds the path minimum (-1 = not stamped yet).
+    pub const RD: u8 = 2;
+    /// ECN congestion experienced (DCQCN).
+    pub const CE: u8 = 4;
+}
+
+/// Congestion-management fields carried forward by a data frame.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tag {
+    pub flags: u8,
+    pub cpid: u32,
+    pub rate: f64,
+}
+
+/// The payload of a control frame. The meaning of `kind` and of the fields is the scheme's own
+/// (its `message_types()` names the kinds); the engine only routes and counts it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CmMsg {
+    /// Index into the scheme's message-type names.
+    pub kind: u8,
+    /// Flow the message is about (the sampled frame's flow), or `FlowId::NONE`.
+    pub flow: FlowId,
+    /// Originating congestion point id (0 = not from a CP).
+    pub cpid: u32,
+    /// Scheme-defined values (e.g. BCN: qoff, qdelta, fb; FECN: rate).
+    pub v: [f64; 3],
+}
+
+/// One frame in flight or queued.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame {
+    pub kind: FrameKind,
+    /// Size in bytes (occupies buffer and link).
+    pub size: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// Data frames: the flow. Control frames: `FlowId::NONE`.
+    pub flow: FlowId,
+    /// Transfer (FCT unit) the data frame belongs to, or `u32::MAX`.
+    pub transfer: u32,
+    /// Input port at the switch currently holding the frame (BUF-IN accounting).
+    pub ingress: PortId,
+    /// Time the frame started transmission at its source.
+    pub born: SimTime,
+    pub tag: Tag,
+    pub msg: CmMsg,
+    /// PAUSE frames: pause time in quanta (0 = XON).
+    pub quanta: u16,
+}
+
+impl Frame {
+    pub fn is_data(&self) -> bool {
+        self.kind == FrameKind::Data
+    }
+}
+
+/// Typed index into the frame arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FrameId(pub u32);
+
+/// Arena of frames with a free list: slots are reused, so the steady state allocates nothing.
+#[derive(Default)]
+pub struct FramePool {
+    slots: Vec<Frame>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl FramePool {
+    pub fn alloc(&mut self, f: Frame) -> FrameId {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = f;
+            FrameId(i)
+        } else {
+            self.slots.push(f);
+            FrameId((self.slots.len() - 1) as u32)
+        }
+    }
+    pub fn free(&mut self, id: FrameId) {
+        self.live -= 1;
+        self.free.push(id.0);
+    }
+    #[inline]
+    pub fn get(&self, id: FrameId) -> &Frame {
+        &self.slots[id.0 as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, id: FrameId) -> &mut Frame {
+        &mut self.slots[id.0 as usize]
+    }
+    /// Frames currently allocated (queued or in flight).
+    pub fn live(&self) -> usize {
+        self.live
+    }
+}

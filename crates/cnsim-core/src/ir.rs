@@ -1,0 +1,211 @@
+//! The engine IR: the compiled, fully explicit form of a scenario.
+//!
+//! Python (`cnsim.scenario`) validates the user's TOML, resolves presets, units and defaults and
+//! serialises this structure as JSON. The IR is *not* a second schema: it carries no defaults and
+//! no unit strings; every time is in integer picoseconds, every size in bytes, every rate in bit/s.
+//! Nodes, links and flows refer to each other by index into their arrays.
+//!
+//! Rust deserialises it with `deny_unknown_fields` and re-checks every invariant in
+//! [`Ir::validate`]; a bad IR gives a [`crate::error::ScenarioError`] naming the field path, never
+//! a panic.
+
+use serde::{Deserialize, Serialize};
+
+/// Root of the IR.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ir {
+    /// Scenario name (for reports only).
+    pub name: String,
+    /// Simulated duration, ps. The run stops at this instant.
+    pub duration_ps: u64,
+    /// Statistics (throughput, queue statistics, FCT, pause fraction) are taken over
+    /// `[warmup_ps, duration_ps)`; counters for conservation cover the whole run.
+    pub warmup_ps: u64,
+    /// Master seed; every random process derives its own stream from it and a stable id.
+    pub seed: u64,
+    /// Replication index mixed into every stream (common random numbers across schemes).
+    pub replication: u64,
+    /// Size of every congestion-management control frame and of PAUSE frames, bytes (64).
+    pub control_frame_bytes: u32,
+    /// Bytes added on the wire to every frame (preamble + SFD + IFG = 20 when enabled; else 0).
+    /// They occupy link time but not buffer.
+    pub wire_overhead_bytes: u32,
+    pub nodes: Vec<NodeIr>,
+    pub links: Vec<LinkIr>,
+    pub flows: Vec<FlowIr>,
+    pub sources: Vec<SourceIr>,
+    /// Output-generated hotspots: service-rate schedules of switch egress ports.
+    #[serde(default)]
+    pub hotspots: Vec<HotspotIr>,
+    pub cm: CmIr,
+    pub observe: ObserveIr,
+}
+
+/// A host or a switch.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum NodeIr {
+    Host {
+        name: String,
+        /// Delay between a feedback frame's arrival and the rate change taking effect, ps.
+        response_delay_ps: u64,
+    },
+    Switch {
+        name: String,
+        /// Fixed delay from last-bit arrival to enqueue at the egress port, ps.
+        latency_ps: u64,
+        buffer: BufferIr,
+        pause: PauseIr,
+    },
+}
+
+/// Buffer-admission policy of a switch (spec §1.3).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "policy", rename_all = "snake_case")]
+pub enum BufferIr {
+    /// BUF-OUT: each egress queue has a private limit.
+    Egress { egress_bytes: u64 },
+    /// BUF-IN: the shared memory is partitioned per input port.
+    Ingress { ingress_bytes: u64 },
+    /// One shared pool for all egress queues.
+    Shared { shared_bytes: u64 },
+}
+
+/// Link-level flow control at a switch (spec §1.4).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "mode", rename_all = "snake_case")]
+pub enum PauseIr {
+    None,
+    /// 802.3x global pause: any egress queue >= high ⇒ XOFF on every port; XON when all <= low.
+    Global {
+        high_bytes: u64,
+        low_bytes: u64,
+        /// pause_time carried by XOFF, in quanta of 512 bit times (65535).
+        quanta: u16,
+        /// Re-send XOFF when this fraction of the pause time has elapsed (0.8).
+        refresh_fraction: f64,
+    },
+    /// Selective pause per input partition (CN-SIM): partition i >= high ⇒ XOFF on input link i.
+    Selective {
+        high_bytes: u64,
+        low_bytes: u64,
+        quanta: u16,
+        refresh_fraction: f64,
+    },
+}
+
+/// Full-duplex link between nodes `a` and `b` (indices into `nodes`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkIr {
+    pub a: u32,
+    pub b: u32,
+    pub rate_bps: u64,
+    pub prop_ps: u64,
+}
+
+/// A flow = a (source host, destination host) channel with its own FIFO and rate limiter.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowIr {
+    pub src: u32,
+    pub dst: u32,
+    /// Data frame size, bytes.
+    pub frame_bytes: u32,
+}
+
+/// A traffic generator feeding one or more flows of the same source host (spec §1.5).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceIr {
+    /// Stable id used to derive the generator's RNG stream (independent of array order).
+    pub stream_id: u64,
+    /// Flows fed by this source (all with the same `src`). With more than one flow, each frame
+    /// (or each Pareto flow) goes to one of them chosen uniformly at random.
+    pub flows: Vec<u32>,
+    /// First instant the source may generate, ps.
+    pub start_ps: u64,
+    /// Instant after which it generates nothing, ps (u64::MAX = never stops).
+    pub stop_ps: u64,
+    /// Deterministic ON/OFF gating (ONOFF-DET): ON for on_ps, OFF for off_ps, repeating from
+    /// start_ps; absent = always on.
+    #[serde(default)]
+    pub gate: Option<GateIr>,
+    pub process: ProcessIr,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateIr {
+    pub on_ps: u64,
+    pub off_ps: u64,
+    /// Start in the ON state (true) or OFF.
+    pub start_on: bool,
+}
+
+/// Arrival process of a source.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum ProcessIr {
+    /// Always backlogged (SAT): the flow always has a frame ready.
+    Saturated,
+    /// Constant bit rate: one frame every `interval_ps`, first at start + phase.
+    Cbr {
+        interval_ps: u64,
+        phase_ps: u64,
+        /// Add a phase drawn uniformly in [0, interval) from the source's stream.
+        random_phase: bool,
+    },
+    /// Slotted Bernoulli: in each slot of `slot_ps` a frame is generated with probability `p`.
+    Bernoulli { slot_ps: u64, p: f64 },
+    /// Poisson arrivals of frames with mean gap `mean_gap_ps`.
+    Poisson { mean_gap_ps: u64 },
+    /// Closed-loop Pareto-ON / exponential-OFF flows (CN-SIM). Each ON period creates one
+    /// transfer of max(1, round(t_on * line_rate / frame)) frames to a flow chosen uniformly; the
+    /// OFF period starts when its last frame has left the NIC.
+    ParetoOnOff {
+        /// Pareto scale x_m, ps.
+        xm_ps: u64,
+        /// Pareto shape α (> 1).
+        alpha: f64,
+        /// Mean OFF period (exponential), ps.
+        off_mean_ps: u64,
+        /// Rate used to convert ON time into bytes, bit/s.
+        line_rate_bps: u64,
+    },
+}
+
+/// Service-rate schedule of one switch egress port (OG-LINK hotspot).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HotspotIr {
+    /// The switch.
+    pub switch: u32,
+    /// The neighbour the port leads to (identifies the port).
+    pub toward: u32,
+    /// (time ps, service rate bit/s) steps, time-ordered; rate 0 = port stopped.
+    pub schedule: Vec<(u64, u64)>,
+}
+
+/// Congestion-management scheme: a registry tag plus its parameters (scheme-specific JSON in
+/// base units, deserialised by the scheme itself with `deny_unknown_fields`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CmIr {
+    pub scheme: String,
+    #[serde(default)]
+    pub params: serde_json::Value,
+}
+
+/// What to record.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveIr {
+    /// Sampling interval of queue lengths, RP rates and pause state, ps (0 = off).
+    pub sample_interval_ps: u64,
+    /// Bin width of per-flow throughput, ps (0 = off).
+    pub throughput_bin_ps: u64,
+    /// Record per-transfer FCT rows.
+    pub fct: bool,
+}
