@@ -52,6 +52,9 @@ REFERENCE = {
     "ns-3 3.44 C++ (wheel libraries)": {"fan-in-4": 66e3, "fan-in-100": 29e3},
     "ns-3 3.44 Python bindings": {"fan-in-4": 43e3, "fan-in-100": 32e3},
 }
+# htsim / ns-3 C++ in paired runs (same README): the drift-free way to set cnsim against htsim is
+# to compare the measured cnsim / ns-3 ratio with these.
+REFERENCE_RATIO = {"htsim / ns-3 C++, paired runs": {"fan-in-4": 49.0, "fan-in-100": 72.0}}
 TARGET = {"fan-in-4": 8e6, "fan-in-100": 4e6}  # issue 2: the core engine, single thread, release
 
 SIM_LABEL = {
@@ -269,6 +272,9 @@ def render(result: dict) -> str:
             for n in names if result["workloads"][n].get("ratio")})
     for label, vals in result["reference"].items():
         row(f"{label}: reference (not measured here)", {n: si(vals[n]) for n in names if n in vals})
+    for label, vals in result["reference_ratio"].items():
+        row(f"{label}: reference (not measured here)",
+            {n: fmt_ratio(vals[n]) for n in names if n in vals})
     row("cnsim target (issue 2)", {n: si(result["target"][n]) for n in names if n in result["target"]})
     lines.append("(reference figures: shared/bench/README.md, wall time incl. setup, medians of "
                  "5-7 runs on this machine kind; the machine drifts by up to 25 %, so only the "
@@ -350,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         "workloads": {w: {"spec": dict(workloads[w], wire_bytes=WIRE_BYTES, link_gbps=10,
                                        delay_us=0.5, buffer_bytes=150000)} for w in wl_names},
         "reference": REFERENCE,
+        "reference_ratio": REFERENCE_RATIO,
         "reference_source": "shared/bench/README.md (not measured here)",
         "target": TARGET,
     }
