@@ -81,6 +81,7 @@ pub struct FrameId(pub u32);
 #[derive(Default)]
 pub struct FramePool {
     slots: Vec<Frame>,
+    alive: Vec<bool>,
     free: Vec<u32>,
     live: usize,
 }
@@ -90,15 +91,23 @@ impl FramePool {
         self.live += 1;
         if let Some(i) = self.free.pop() {
             self.slots[i as usize] = f;
+            self.alive[i as usize] = true;
             FrameId(i)
         } else {
             self.slots.push(f);
+            self.alive.push(true);
             FrameId((self.slots.len() - 1) as u32)
         }
     }
     pub fn free(&mut self, id: FrameId) {
+        debug_assert!(self.alive[id.0 as usize], "double free of frame {id:?}");
+        self.alive[id.0 as usize] = false;
         self.live -= 1;
         self.free.push(id.0);
+    }
+    /// Frames currently allocated, in slot order.
+    pub fn iter_live(&self) -> impl Iterator<Item = &Frame> {
+        self.slots.iter().zip(&self.alive).filter(|(_, a)| **a).map(|(f, _)| f)
     }
     #[inline]
     pub fn get(&self, id: FrameId) -> &Frame {

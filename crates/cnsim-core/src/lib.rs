@@ -1,0 +1,37 @@
+//! # cnsim-core — packet-level engine for congestion management in data-center Ethernet
+//!
+//! Layers, bottom up: [`time`] (integer picoseconds) → [`event`] (closed event enum, total order)
+//! → [`frame`] / [`ids`] (arenas with typed ids) → [`net`] (ports, hosts, switches, routes) and
+//! [`traffic`] (generators) → PAUSE (in [`sim`]) → [`cm`] (congestion-management plug-ins) →
+//! [`observe`] (time series, summary, conservation).
+//!
+//! Determinism contract: the same IR (incl. seed and replication) gives bit-identical results.
+//! Every random process has its own stream ([`rng`]) derived from a stable component id.
+//!
+//! ```no_run
+//! let json = std::fs::read_to_string("ir.json").unwrap();
+//! let sim = cnsim_core::Simulation::from_json(&json).unwrap();
+//! let results = sim.run().unwrap();
+//! println!("{}", results.summary);
+//! ```
+
+pub mod cm;
+pub mod error;
+pub mod event;
+pub mod frame;
+pub mod ids;
+pub mod ir;
+pub mod net;
+pub mod observe;
+pub mod rng;
+pub mod sim;
+pub mod time;
+pub mod traffic;
+pub mod validate;
+
+pub use error::{RunError, ScenarioError};
+pub use observe::{Column, Results, Table};
+pub use sim::Simulation;
+
+/// Crate version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,510 @@
+//! Observation: sampled time series in columnar buffers, per-flow throughput bins, and the end-of-
+//! run summary (DESIGN.md contract) with the conservation check. Plotting and analysis live in
+//! Python; everything here is counting.
+
+use crate::error::RunError;
+use crate::frame::FrameKind;
+use crate::ids::{FlowId, PortId};
+use crate::ir::{Ir, NodeIr};
+use crate::net::{Port, DROP_REASONS, HIST_BUCKET};
+use crate::sim::Simulation;
+use crate::time::{to_s, SimTime, PS_PER_S};
+use serde_json::{json, Value};
+
+/// One column of a result table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    F64(Vec<f64>),
+    Str(Vec<String>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::U32(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::F64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A named table of equally long columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub name: &'static str,
+    pub columns: Vec<(&'static str, Column)>,
+}
+
+/// Everything a run produces.
+#[derive(Debug, Clone)]
+pub struct Results {
+    pub summary: Value,
+    pub tables: Vec<Table>,
+}
+
+impl Results {
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}
+
+/// Recorders filled during the run.
+pub struct Observer {
+    pub sample_interval: u64,
+    pub bin: u64,
+    pub n_bins: usize,
+    /// Switch ports whose queues are sampled (queue id = index here).
+    pub queue_ports: Vec<PortId>,
+    pub q_t: Vec<f64>,
+    pub q_id: Vec<u32>,
+    pub q_bytes: Vec<u64>,
+    pub r_t: Vec<f64>,
+    pub r_flow: Vec<u32>,
+    pub r_rate: Vec<f64>,
+    pub p_t: Vec<f64>,
+    pub p_link: Vec<u32>,
+    pub p_on: Vec<u32>,
+    /// flows × bins delivered bytes.
+    pub tp: Vec<u64>,
+    pub record_fct: bool,
+}
+
+impl Observer {
+    pub fn new(ir: &Ir, ports: &[Port], switch_of: &[u32], n_flows: usize) -> Self {
+        let bin = ir.observe.throughput_bin_ps;
+        let n_bins = if bin > 0 { ir.duration_ps.div_ceil(bin) as usize } else { 0 };
+        let queue_ports = ports
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| switch_of[p.node.idx()] != u32::MAX)
+            .map(|(i, _)| PortId(i as u32))
+            .collect();
+        Observer {
+            sample_interval: ir.observe.sample_interval_ps,
+            bin,
+            n_bins,
+            queue_ports,
+            q_t: Vec::new(),
+            q_id: Vec::new(),
+            q_bytes: Vec::new(),
+            r_t: Vec::new(),
+            r_flow: Vec::new(),
+            r_rate: Vec::new(),
+            p_t: Vec::new(),
+            p_link: Vec::new(),
+            p_on: Vec::new(),
+            tp: vec![0; n_flows * n_bins],
+            record_fct: ir.observe.fct,
+        }
+    }
+
+    #[inline]
+    pub fn on_delivery(&mut self, flow: FlowId, t: SimTime, bytes: u32) {
+        if self.n_bins > 0 {
+            let b = ((t / self.bin) as usize).min(self.n_bins - 1);
+            self.tp[flow.idx() * self.n_bins + b] += bytes as u64;
+        }
+    }
+}
+
+/// Record one sample of every time series.
+pub fn sample(sim: &mut Simulation) {
+    let t = to_s(sim.now);
+    let o = &mut sim.obs;
+    for (qi, &p) in o.queue_ports.iter().enumerate() {
+        o.q_t.push(t);
+        o.q_id.push(qi as u32);
+        o.q_bytes.push(sim.ports[p.idx()].q_bytes);
+    }
+    if sim.has_rp {
+        for (fi, f) in sim.flows.iter().enumerate() {
+            let h = &sim.hosts[sim.host_of[f.src.idx()] as usize];
+            let rate = h.rp.as_ref().and_then(|rp| rp.rate_bps(f.local)).unwrap_or(f64::NAN);
+            o.r_t.push(t);
+            o.r_flow.push(fi as u32);
+            o.r_rate.push(rate);
+        }
+    }
+    if sim.pause_enabled {
+        for (pi, p) in sim.ports.iter().enumerate() {
+            o.p_t.push(t);
+            o.p_link.push(pi as u32);
+            o.p_on.push((p.paused_until > sim.now) as u32);
+        }
+    }
+}
+
+fn node_name(ir: &Ir, i: usize) -> &str {
+    match &ir.nodes[i] {
+        NodeIr::Host { name, .. } | NodeIr::Switch { name, .. } => name,
+    }
+}
+
+fn mean_std(xs: &[f64]) -> (f64, f64) {
+    if xs.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n;
+    (m, v.sqrt())
+}
+
+/// Jain's fairness index (Σx)²/(n·Σx²); 1 for an empty or all-zero set.
+pub fn jain(xs: &[f64]) -> f64 {
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if xs.is_empty() || s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (xs.len() as f64 * s2)
+    }
+}
+
+/// Build the summary and the tables; check conservation.
+pub fn collect(sim: &mut Simulation) -> Result<Results, RunError> {
+    let end = sim.ir.duration_ps;
+    let w = sim.ir.warmup_ps;
+    let window = (end - w) as f64 / PS_PER_S as f64;
+    // close the time-weighted queue statistics and paused intervals at the end
+    for pi in 0..sim.ports.len() {
+        let p = &mut sim.ports[pi];
+        let from = p.q_last_t.max(w);
+        if end > from && !p.q_hist.is_empty() {
+            let dt = end - from;
+            p.q_area += p.q_bytes as u128 * dt as u128;
+            let b = ((p.q_bytes / HIST_BUCKET) as usize).min(p.q_hist.len() - 1);
+            p.q_hist[b] += dt;
+        }
+        p.q_last_t = end;
+        let e = p.paused_until.min(end);
+        let f = p.pause_from.max(w);
+        if e > f {
+            p.paused_acc_ps += e - f;
+        }
+        p.pause_from = end;
+    }
+    let ir = &sim.ir;
+    // --- conservation: count live frames independently of the counters ---
+    let (mut live_data, mut live_data_bytes, mut live_ctrl) = (0u64, 0u64, 0u64);
+    for f in sim.frames.iter_live() {
+        match f.kind {
+            FrameKind::Data => {
+                live_data += 1;
+                live_data_bytes += f.size as u64;
+            }
+            FrameKind::Control => live_ctrl += 1,
+            FrameKind::Pause => {}
+        }
+    }
+    let host_q: u64 = sim.flows.iter().map(|f| f.backlog).sum();
+    let host_q_bytes: u64 = sim.flows.iter().map(|f| f.backlog * f.frame_bytes as u64).sum();
+    let c = &sim.c;
+    let mut problems = Vec::new();
+    if c.data_generated.0 != c.data_delivered.0 + c.data_dropped.0 + live_data + host_q {
+        problems.push(format!(
+            "data frames: generated {} != delivered {} + dropped {} + in flight {} + host queued {}",
+            c.data_generated.0, c.data_delivered.0, c.data_dropped.0, live_data, host_q
+        ));
+    }
+    if c.data_generated.1 != c.data_delivered.1 + c.data_dropped.1 + live_data_bytes + host_q_bytes {
+        problems.push(format!(
+            "data bytes: generated {} != delivered {} + dropped {} + in flight {} + host queued {}",
+            c.data_generated.1, c.data_delivered.1, c.data_dropped.1, live_data_bytes, host_q_bytes
+        ));
+    }
+    if c.ctrl_generated.0 != c.ctrl_delivered + c.ctrl_dropped + live_ctrl {
+        problems.push(format!(
+            "control frames: generated {} != delivered {} + dropped {} + in flight {}",
+            c.ctrl_generated.0, c.ctrl_delivered, c.ctrl_dropped, live_ctrl
+        ));
+    }
+    let queued: u64 = sim.ports.iter().map(|p| p.q_bytes).sum();
+    let queued_frames: u64 = sim
+        .ports
+        .iter()
+        .flat_map(|p| p.queue.iter())
+        .map(|&f| sim.frames.get(f).size as u64)
+        .sum();
+    if queued != queued_frames {
+        problems.push(format!("queue bytes {queued} != bytes of queued frames {queued_frames}"));
+    }
+    let per_flow_ok = sim.flows.iter().all(|f| {
+        f.generated_frames >= f.delivered_frames + f.dropped_frames + f.backlog
+            && f.sent_frames == f.generated_frames - f.backlog
+    });
+    if !per_flow_ok {
+        problems.push("per-flow: sent != generated - host queued".into());
+    }
+
+    // --- flows ---
+    let mut flows = Vec::new();
+    let mut tputs = Vec::new();
+    for (i, f) in sim.flows.iter().enumerate() {
+        let tp = f.delivered_bytes_window as f64 * 8.0 / window;
+        tputs.push(tp);
+        flows.push(json!({
+            "id": i,
+            "src": node_name(ir, f.src.idx()),
+            "dst": node_name(ir, f.dst.idx()),
+            "generated_frames": f.generated_frames,
+            "sent_frames": f.sent_frames,
+            "delivered_frames": f.delivered_frames,
+            "delivered_bytes": f.delivered_bytes,
+            "dropped": f.dropped_frames,
+            "throughput_bps": tp,
+        }));
+    }
+    // --- links (per direction) ---
+    let mut links = Vec::new();
+    let mut host_paused = Vec::new();
+    for p in &sim.ports {
+        let util = p.tx_bytes_window as f64 * 8.0 / (p.rate_bps as f64 * window);
+        let pf = p.paused_acc_ps as f64 / (end - w) as f64;
+        if sim.switch_of[p.node.idx()] == u32::MAX {
+            host_paused.push(pf);
+        }
+        links.push(json!({
+            "from": node_name(ir, p.node.idx()),
+            "to": node_name(ir, p.peer_node.idx()),
+            "rate_bps": p.rate_bps,
+            "utilization": util,
+            "paused_fraction": pf,
+        }));
+    }
+    // --- queues ---
+    let mut queues = Vec::new();
+    let mut by_reason = vec![0u64; DROP_REASONS.len()];
+    for &pid in &sim.obs.queue_ports {
+        let p = &sim.ports[pid.idx()];
+        let mean = (p.q_area as f64) / (end - w) as f64;
+        let total: u64 = p.q_hist.iter().sum();
+        let mut acc = 0u64;
+        let mut p99 = 0u64;
+        for (b, &v) in p.q_hist.iter().enumerate() {
+            acc += v;
+            if total > 0 && acc as f64 >= 0.99 * total as f64 {
+                p99 = ((b as u64 + 1) * HIST_BUCKET).min(p.q_max);
+                break;
+            }
+        }
+        let mut dr = serde_json::Map::new();
+        for (k, name) in DROP_REASONS.iter().enumerate() {
+            by_reason[k] += p.drops[k];
+            if p.drops[k] > 0 {
+                dr.insert(name.to_string(), json!(p.drops[k]));
+            }
+        }
+        queues.push(json!({
+            "switch": node_name(ir, p.node.idx()),
+            "port": node_name(ir, p.peer_node.idx()),
+            "cpid": p.cpid,
+            "mean_bytes": mean,
+            "max_bytes": p.q_max,
+            "p99_bytes": p99,
+            "drops": p.drops.iter().sum::<u64>(),
+            "drops_by_reason": dr,
+        }));
+    }
+    let by_switch: serde_json::Map<String, Value> = sim
+        .switches
+        .iter()
+        .map(|s| (node_name(ir, s.node.idx()).to_string(), json!(s.drops)))
+        .collect();
+    // --- control ---
+    let names = sim.scheme.message_types();
+    let mut messages = serde_json::Map::new();
+    for (k, name) in names.iter().enumerate() {
+        messages.insert(name.to_string(), json!(c.ctrl_by_kind[k]));
+    }
+    let overhead_bps = (c.ctrl_bytes_window + c.extra_overhead_bytes) as f64 * 8.0 / window;
+    // --- FCT ---
+    let mut fcts = Vec::new();
+    let mut bad = 0u64;
+    let mut unfinished = 0u64;
+    for t in &sim.transfers {
+        if t.start < w {
+            continue;
+        }
+        if t.bad {
+            bad += 1;
+        } else if t.end == u64::MAX {
+            unfinished += 1;
+        } else {
+            fcts.push((t.end - t.start) as f64 / 1e6);
+        }
+    }
+    let (fmean, fstd) = mean_std(&fcts);
+    let fmin = fcts.iter().cloned().fold(f64::INFINITY, f64::min);
+    let fmax = fcts.iter().cloned().fold(0.0, f64::max);
+    let conservation_ok = problems.is_empty();
+    let summary = json!({
+        "scenario": ir.name,
+        "scheme": sim.scheme.name(),
+        "seed": ir.seed,
+        "replication": ir.replication,
+        "sim_time_s": to_s(end),
+        "warmup_s": to_s(w),
+        "events": sim.events,
+        "frames": {
+            "generated": c.data_generated.0,
+            "sent": c.data_sent.0,
+            "delivered": c.data_delivered.0,
+            "dropped": c.data_dropped.0,
+            "in_flight": live_data,
+            "host_queued": host_q,
+        },
+        "bytes": {
+            "generated": c.data_generated.1,
+            "sent": c.data_sent.1,
+            "delivered": c.data_delivered.1,
+            "dropped": c.data_dropped.1,
+            "in_flight": live_data_bytes,
+            "host_queued": host_q_bytes,
+        },
+        "flows": flows,
+        "links": links,
+        "queues": queues,
+        "drops": {
+            "total": c.data_dropped.0 + c.ctrl_dropped,
+            "data": c.data_dropped.0,
+            "control": c.ctrl_dropped,
+            "by_reason": DROP_REASONS.iter().zip(&by_reason).map(|(n, v)| (n.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "by_switch": by_switch,
+        },
+        "control": {
+            "overhead_bps": overhead_bps,
+            "messages": messages,
+            "generated": c.ctrl_generated.0,
+            "bytes": c.ctrl_generated.1,
+            "delivered": c.ctrl_delivered,
+            "dropped": c.ctrl_dropped,
+            "extra_overhead_bytes": c.extra_overhead_bytes,
+        },
+        "pause": {
+            "frames_sent": c.pause_sent,
+            "host_paused_fraction": if host_paused.is_empty() { 0.0 } else { host_paused.iter().sum::<f64>() / host_paused.len() as f64 },
+        },
+        "fairness": { "jain": jain(&tputs) },
+        "fct": {
+            "count": fcts.len(),
+            "min_us": if fcts.is_empty() { 0.0 } else { fmin },
+            "mean_us": fmean,
+            "max_us": fmax,
+            "std_us": fstd,
+            "bad_flows": bad,
+            "unfinished": unfinished,
+        },
+        "conservation": { "ok": conservation_ok, "problems": problems },
+    });
+    if !conservation_ok {
+        return Err(RunError::Invariant(problems.join("; ")));
+    }
+    let tables = build_tables(sim);
+    Ok(Results { summary, tables })
+}
+
+fn build_tables(sim: &Simulation) -> Vec<Table> {
+    let ir = &sim.ir;
+    let o = &sim.obs;
+    let mut tables = Vec::new();
+    // keep only queues that ever held something
+    let used: Vec<bool> = o.queue_ports.iter().map(|p| sim.ports[p.idx()].q_max > 0).collect();
+    let keep: Vec<usize> = (0..o.q_id.len()).filter(|&i| used[o.q_id[i] as usize]).collect();
+    tables.push(Table {
+        name: "queue_ts",
+        columns: vec![
+            ("t_s", Column::F64(keep.iter().map(|&i| o.q_t[i]).collect())),
+            ("queue", Column::U32(keep.iter().map(|&i| o.q_id[i]).collect())),
+            ("bytes", Column::U64(keep.iter().map(|&i| o.q_bytes[i]).collect())),
+        ],
+    });
+    tables.push(Table {
+        name: "queues",
+        columns: vec![
+            ("queue", Column::U32((0..o.queue_ports.len() as u32).collect())),
+            (
+                "switch",
+                Column::Str(o.queue_ports.iter().map(|p| node_name(ir, sim.ports[p.idx()].node.idx()).to_string()).collect()),
+            ),
+            (
+                "port",
+                Column::Str(o.queue_ports.iter().map(|p| node_name(ir, sim.ports[p.idx()].peer_node.idx()).to_string()).collect()),
+            ),
+        ],
+    });
+    let (mut t, mut fl, mut bps) = (Vec::new(), Vec::new(), Vec::new());
+    if o.n_bins > 0 {
+        let bin_s = o.bin as f64 / PS_PER_S as f64;
+        for f in 0..sim.flows.len() {
+            for b in 0..o.n_bins {
+                t.push(b as f64 * bin_s);
+                fl.push(f as u32);
+                bps.push(o.tp[f * o.n_bins + b] as f64 * 8.0 / bin_s);
+            }
+        }
+    }
+    tables.push(Table {
+        name: "flow_tp",
+        columns: vec![("t_s", Column::F64(t)), ("flow", Column::U32(fl)), ("bps", Column::F64(bps))],
+    });
+    tables.push(Table {
+        name: "rp_rate",
+        columns: vec![
+            ("t_s", Column::F64(o.r_t.clone())),
+            ("flow", Column::U32(o.r_flow.clone())),
+            ("rate_bps", Column::F64(o.r_rate.clone())),
+        ],
+    });
+    tables.push(Table {
+        name: "pause_ts",
+        columns: vec![
+            ("t_s", Column::F64(o.p_t.clone())),
+            ("link", Column::U32(o.p_link.clone())),
+            ("paused", Column::U32(o.p_on.clone())),
+        ],
+    });
+    tables.push(Table {
+        name: "links",
+        columns: vec![
+            ("link", Column::U32((0..sim.ports.len() as u32).collect())),
+            ("from", Column::Str(sim.ports.iter().map(|p| node_name(ir, p.node.idx()).to_string()).collect())),
+            ("to", Column::Str(sim.ports.iter().map(|p| node_name(ir, p.peer_node.idx()).to_string()).collect())),
+        ],
+    });
+    let tr: Vec<_> = if o.record_fct { sim.transfers.iter().enumerate().collect() } else { Vec::new() };
+    tables.push(Table {
+        name: "fct",
+        columns: vec![
+            ("transfer", Column::U32(tr.iter().map(|(i, _)| *i as u32).collect())),
+            ("flow", Column::U32(tr.iter().map(|(_, t)| t.flow.0).collect())),
+            ("start_s", Column::F64(tr.iter().map(|(_, t)| to_s(t.start)).collect())),
+            (
+                "end_s",
+                Column::F64(tr.iter().map(|(_, t)| if t.end == u64::MAX { f64::NAN } else { to_s(t.end) }).collect()),
+            ),
+            ("frames", Column::U64(tr.iter().map(|(_, t)| t.frames).collect())),
+            (
+                "bytes",
+                Column::U64(tr.iter().map(|(_, t)| t.frames * sim.flows[t.flow.idx()].frame_bytes as u64).collect()),
+            ),
+            ("completed", Column::U32(tr.iter().map(|(_, t)| (t.end != u64::MAX) as u32).collect())),
+            ("bad", Column::U32(tr.iter().map(|(_, t)| t.bad as u32).collect())),
+        ],
+    });
+    tables.push(Table {
+        name: "flows",
+        columns: vec![
+            ("flow", Column::U32((0..sim.flows.len() as u32).collect())),
+            ("src", Column::Str(sim.flows.iter().map(|f| node_name(ir, f.src.idx()).to_string()).collect())),
+            ("dst", Column::Str(sim.flows.iter().map(|f| node_name(ir, f.dst.idx()).to_string()).collect())),
+        ],
+    });
+    tables
+}

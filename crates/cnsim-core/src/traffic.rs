@@ -1,0 +1,161 @@
+//! Traffic generators (spec §1.5). Each source owns one RNG stream derived from its stable id.
+//!
+//! Sources do not materialise frames: they add frames to their flows' FIFOs (counts), and the host
+//! NIC creates a frame record only when it starts transmitting. A saturated source marks its flows
+//! as always backlogged while it is active.
+
+use crate::ids::FlowId;
+use crate::ir::{GateIr, ProcessIr};
+use crate::rng::Stream;
+use crate::time::{SimTime, PS_PER_S};
+
+/// Runtime state of a source.
+pub struct Source {
+    pub flows: Vec<FlowId>,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub gate: Option<GateIr>,
+    pub process: ProcessIr,
+    pub rng: Stream,
+    /// Bernoulli: index of the next slot to consider.
+    pub slot: u64,
+    /// Saturated: whether the source currently marks its flows.
+    pub sat_on: bool,
+    /// Pareto: a transfer is being sent (closed loop, no timed event until it leaves the NIC).
+    pub busy: bool,
+}
+
+/// What a source does when it fires.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Action {
+    /// Add one frame to flow index `flow` of `flows`.
+    Frame { flow: usize },
+    /// Start a closed-loop transfer of `on_bits` bits of ON time on flow index `flow`.
+    Transfer { flow: usize, on_bits: f64 },
+    /// Saturated source turns on/off.
+    Saturate(bool),
+    Nothing,
+}
+
+impl Source {
+    /// Is the ON/OFF gate open at `t`?
+    pub fn gate_open(&self, t: SimTime) -> bool {
+        match &self.gate {
+            None => true,
+            Some(g) => {
+                if t < self.start {
+                    return false;
+                }
+                let period = g.on_ps + g.off_ps;
+                let ph = (t - self.start) % period;
+                if g.start_on { ph < g.on_ps } else { ph >= g.off_ps }
+            }
+        }
+    }
+
+    /// Next gate boundary strictly after `t` (for saturated sources).
+    fn next_gate_edge(&self, t: SimTime) -> Option<SimTime> {
+        let g = self.gate.as_ref()?;
+        let period = g.on_ps + g.off_ps;
+        let base = self.start + (t - self.start) / period * period;
+        let first = if g.start_on { g.on_ps } else { g.off_ps };
+        let mut cands = [base + first, base + period];
+        cands.sort();
+        cands.into_iter().find(|&c| c > t)
+    }
+
+    fn pick_flow(&mut self) -> usize {
+        if self.flows.len() == 1 { 0 } else { self.rng.below(self.flows.len() as u64) as usize }
+    }
+
+    /// First firing time.
+    pub fn first_time(&mut self) -> Option<SimTime> {
+        match self.process {
+            ProcessIr::Saturated => Some(self.start),
+            ProcessIr::Cbr { interval_ps, phase_ps, random_phase } => {
+                let rp = if random_phase { self.rng.below(interval_ps) } else { 0 };
+                Some(self.start + phase_ps + rp)
+            }
+            ProcessIr::Bernoulli { slot_ps, p } => {
+                self.slot = self.rng.geometric(p);
+                Some(self.start + self.slot * slot_ps)
+            }
+            ProcessIr::Poisson { mean_gap_ps } => {
+                Some(self.start + libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64)
+            }
+            ProcessIr::ParetoOnOff { off_mean_ps, .. } => {
+                Some(self.start + libm::round(self.rng.exponential(off_mean_ps as f64)) as u64)
+            }
+        }
+        .filter(|&t| t < self.stop)
+    }
+
+    /// Fire at `now`; returns the action and the next firing time (None = no timed event; for
+    /// Pareto the next one is scheduled when the transfer has left the NIC).
+    pub fn fire(&mut self, now: SimTime) -> (Action, Option<SimTime>) {
+        let (act, next) = match self.process {
+            ProcessIr::Saturated => {
+                let on = now < self.stop && self.gate_open(now);
+                let next = if now >= self.stop { None } else { self.next_gate_edge(now) };
+                let next = match next {
+                    Some(t) if t < self.stop => Some(t),
+                    _ if now < self.stop => Some(self.stop),
+                    _ => None,
+                };
+                (Action::Saturate(on), next)
+            }
+            ProcessIr::Cbr { interval_ps, .. } => {
+                let a = if self.gate_open(now) {
+                    Action::Frame { flow: self.pick_flow() }
+                } else {
+                    Action::Nothing
+                };
+                (a, Some(now + interval_ps))
+            }
+            ProcessIr::Bernoulli { slot_ps, p } => {
+                let a = if self.gate_open(now) {
+                    Action::Frame { flow: self.pick_flow() }
+                } else {
+                    Action::Nothing
+                };
+                self.slot += 1 + self.rng.geometric(p);
+                (a, Some(self.start + self.slot * slot_ps))
+            }
+            ProcessIr::Poisson { mean_gap_ps } => {
+                let a = if self.gate_open(now) {
+                    Action::Frame { flow: self.pick_flow() }
+                } else {
+                    Action::Nothing
+                };
+                let gap = libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64;
+                (a, Some(now + gap.max(1)))
+            }
+            ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, .. } => {
+                let t_on = self.rng.pareto(xm_ps as f64, alpha);
+                let flow = self.pick_flow();
+                let on_bits = t_on * line_rate_bps as f64 / PS_PER_S as f64;
+                self.busy = true;
+                (Action::Transfer { flow, on_bits }, None)
+            }
+        };
+        (act, next.filter(|&t| t < self.stop))
+    }
+
+    /// Pareto: the transfer's last frame leaves the NIC at `t_end`; draw the OFF period.
+    pub fn transfer_done(&mut self, t_end: SimTime) -> Option<SimTime> {
+        self.busy = false;
+        match self.process {
+            ProcessIr::ParetoOnOff { off_mean_ps, .. } => {
+                let off = libm::round(self.rng.exponential(off_mean_ps as f64)) as u64;
+                Some(t_end + off).filter(|&t| t < self.stop)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Frames of a Pareto transfer: max(1, round(ON bits / frame bits)) — spec §12 D2.
+pub fn pareto_frames(bits: f64, frame_bytes: u32) -> u64 {
+    let n = libm::round(bits / (8.0 * frame_bytes as f64));
+    if n < 1.0 { 1 } else { n as u64 }
+}

@@ -1,0 +1,212 @@
+//! Re-checks of the IR invariants on the Rust side. Python validates the user's scenario first;
+//! this is the defensive second check so that a direct Rust user (or a bug in the front-end) gets a
+//! path-naming error instead of a panic.
+
+use crate::error::ScenarioError;
+use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, ProcessIr};
+
+fn err(path: String, msg: impl Into<String>) -> ScenarioError {
+    ScenarioError::field(path, msg)
+}
+
+/// Parse IR JSON with path-precise errors.
+pub fn parse_ir(json: &str) -> Result<Ir, ScenarioError> {
+    let de = &mut serde_json::Deserializer::from_str(json);
+    serde_path_to_error::deserialize(de)
+        .map_err(|e| ScenarioError::Json { path: e.path().to_string(), message: e.inner().to_string() })
+}
+
+/// Check every invariant the engine relies on.
+pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
+    let n = ir.nodes.len();
+    if n == 0 {
+        return Err(err("nodes".into(), "at least one host and one switch are required"));
+    }
+    if ir.duration_ps == 0 {
+        return Err(err("duration_ps".into(), "must be > 0"));
+    }
+    if ir.warmup_ps >= ir.duration_ps {
+        return Err(err(
+            "warmup_ps".into(),
+            format!("must be < duration_ps ({}), got {}", ir.duration_ps, ir.warmup_ps),
+        ));
+    }
+    if ir.control_frame_bytes < 1 {
+        return Err(err("control_frame_bytes".into(), "must be >= 1"));
+    }
+    let is_host: Vec<bool> = ir.nodes.iter().map(|x| matches!(x, NodeIr::Host { .. })).collect();
+    let mut names = std::collections::BTreeSet::new();
+    for (i, node) in ir.nodes.iter().enumerate() {
+        let name = match node {
+            NodeIr::Host { name, .. } => name,
+            NodeIr::Switch { name, buffer, pause, .. } => {
+                let limit = match buffer {
+                    BufferIr::Egress { egress_bytes } => *egress_bytes,
+                    BufferIr::Ingress { ingress_bytes } => *ingress_bytes,
+                    BufferIr::Shared { shared_bytes } => *shared_bytes,
+                };
+                let max_frame = ir.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(0);
+                if limit < max_frame.max(ir.control_frame_bytes as u64) {
+                    return Err(err(
+                        format!("nodes[{i}].buffer"),
+                        format!("buffer of {limit} B is smaller than one frame ({max_frame} B)"),
+                    ));
+                }
+                match pause {
+                    PauseIr::None => {}
+                    PauseIr::Global { high_bytes, low_bytes, quanta, refresh_fraction }
+                    | PauseIr::Selective { high_bytes, low_bytes, quanta, refresh_fraction } => {
+                        if low_bytes >= high_bytes {
+                            return Err(err(
+                                format!("nodes[{i}].pause.low_bytes"),
+                                format!("de-assert ({low_bytes}) must be < assert ({high_bytes})"),
+                            ));
+                        }
+                        if *high_bytes > limit {
+                            return Err(err(
+                                format!("nodes[{i}].pause.high_bytes"),
+                                format!("assert threshold {high_bytes} exceeds the buffer ({limit})"),
+                            ));
+                        }
+                        if *quanta == 0 {
+                            return Err(err(format!("nodes[{i}].pause.quanta"), "must be in 1..=65535"));
+                        }
+                        if !(*refresh_fraction > 0.0 && *refresh_fraction <= 1.0) {
+                            return Err(err(
+                                format!("nodes[{i}].pause.refresh_fraction"),
+                                "must be in (0, 1]",
+                            ));
+                        }
+                    }
+                }
+                name
+            }
+        };
+        if !names.insert(name.clone()) {
+            return Err(err(format!("nodes[{i}].name"), format!("duplicate node name '{name}'")));
+        }
+    }
+    let mut degree = vec![0usize; n];
+    let mut pairs = std::collections::BTreeSet::new();
+    for (i, l) in ir.links.iter().enumerate() {
+        for (end, v) in [("a", l.a), ("b", l.b)] {
+            if v as usize >= n {
+                return Err(err(format!("links[{i}].{end}"), format!("node index {v} out of range 0..{n}")));
+            }
+        }
+        if l.a == l.b {
+            return Err(err(format!("links[{i}]"), "a link cannot connect a node to itself"));
+        }
+        if is_host[l.a as usize] && is_host[l.b as usize] {
+            return Err(err(format!("links[{i}]"), "hosts must connect to switches"));
+        }
+        if !pairs.insert((l.a.min(l.b), l.a.max(l.b))) {
+            return Err(err(format!("links[{i}]"), "parallel links between the same nodes are not supported"));
+        }
+        if l.rate_bps == 0 {
+            return Err(err(format!("links[{i}].rate_bps"), "must be > 0"));
+        }
+        degree[l.a as usize] += 1;
+        degree[l.b as usize] += 1;
+    }
+    for (i, &h) in is_host.iter().enumerate() {
+        if h && degree[i] != 1 {
+            return Err(err(format!("nodes[{i}]"), format!("a host needs exactly one link, has {}", degree[i])));
+        }
+    }
+    // connectivity: every node reachable from node 0 (switch-transit only matters for flows,
+    // and hosts have exactly one link, so plain connectivity is equivalent)
+    let mut adj = vec![Vec::new(); n];
+    for l in &ir.links {
+        adj[l.a as usize].push(l.b as usize);
+        adj[l.b as usize].push(l.a as usize);
+    }
+    let mut seen = vec![false; n];
+    let mut stack = vec![0usize];
+    seen[0] = true;
+    while let Some(u) = stack.pop() {
+        for &v in &adj[u] {
+            if !seen[v] {
+                seen[v] = true;
+                stack.push(v);
+            }
+        }
+    }
+    if let Some(i) = seen.iter().position(|s| !s) {
+        return Err(err(format!("nodes[{i}]"), "topology is disconnected: node unreachable"));
+    }
+    for (i, f) in ir.flows.iter().enumerate() {
+        for (end, v) in [("src", f.src), ("dst", f.dst)] {
+            if v as usize >= n || !is_host[v as usize] {
+                return Err(err(format!("flows[{i}].{end}"), format!("{v} is not a host index")));
+            }
+        }
+        if f.src == f.dst {
+            return Err(err(format!("flows[{i}]"), "source and destination must differ"));
+        }
+        if f.frame_bytes < 64 || f.frame_bytes > 9216 {
+            return Err(err(format!("flows[{i}].frame_bytes"), format!("must be in 64..=9216, got {}", f.frame_bytes)));
+        }
+    }
+    for (i, s) in ir.sources.iter().enumerate() {
+        let p = |f: &str| format!("sources[{i}].{f}");
+        if s.flows.is_empty() {
+            return Err(err(p("flows"), "at least one flow"));
+        }
+        for &f in &s.flows {
+            if f as usize >= ir.flows.len() {
+                return Err(err(p("flows"), format!("flow index {f} out of range")));
+            }
+            if ir.flows[f as usize].src != ir.flows[s.flows[0] as usize].src {
+                return Err(err(p("flows"), "all flows of a source must share its source host"));
+            }
+        }
+        if s.stop_ps <= s.start_ps {
+            return Err(err(p("stop_ps"), "must be > start_ps"));
+        }
+        if let Some(g) = &s.gate {
+            if g.on_ps == 0 || g.off_ps == 0 {
+                return Err(err(p("gate"), "on and off periods must be > 0"));
+            }
+        }
+        match &s.process {
+            ProcessIr::Saturated => {}
+            ProcessIr::Cbr { interval_ps, .. } if *interval_ps == 0 => {
+                return Err(err(p("process.interval_ps"), "must be > 0"))
+            }
+            ProcessIr::Bernoulli { slot_ps, p: prob } => {
+                if *slot_ps == 0 {
+                    return Err(err(p("process.slot_ps"), "must be > 0"));
+                }
+                if !(*prob > 0.0 && *prob <= 1.0) {
+                    return Err(err(p("process.p"), format!("must be in (0, 1], got {prob}")));
+                }
+            }
+            ProcessIr::Poisson { mean_gap_ps } if *mean_gap_ps == 0 => {
+                return Err(err(p("process.mean_gap_ps"), "must be > 0"))
+            }
+            ProcessIr::ParetoOnOff { xm_ps, alpha, off_mean_ps, line_rate_bps } => {
+                if *xm_ps == 0 || *line_rate_bps == 0 {
+                    return Err(err(p("process"), "xm_ps and line_rate_bps must be > 0"));
+                }
+                if !(*alpha > 1.0 && alpha.is_finite()) {
+                    return Err(err(p("process.alpha"), format!("must be > 1 (finite mean), got {alpha}")));
+                }
+                let _ = off_mean_ps;
+            }
+            _ => {}
+        }
+    }
+    for (i, h) in ir.hotspots.iter().enumerate() {
+        if h.switch as usize >= n || is_host[h.switch as usize] {
+            return Err(err(format!("hotspots[{i}].switch"), "must be a switch index"));
+        }
+        if !adj[h.switch as usize].contains(&(h.toward as usize)) {
+            return Err(err(format!("hotspots[{i}].toward"), "must be a neighbour of the switch"));
+        }
+        if h.schedule.windows(2).any(|w| w[0].0 > w[1].0) {
+            return Err(err(format!("hotspots[{i}].schedule"), "steps must be time-ordered"));
+        }
+    }
+    Ok(())
+}
