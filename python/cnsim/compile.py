@@ -1,0 +1,496 @@
+"""Whole-scenario checks and compilation to the engine IR (``crates/cnsim-core/src/ir.rs``).
+
+:func:`compile_ir` expands the preset, merges element overrides and ``[defaults]``, checks every
+rule that spans fields (names, connectivity, thresholds against buffers, rates against links, ...)
+collecting *all* problems, then emits the IR dict: integer ps / bytes / bit/s, indices, no
+defaults left. Routes are computed by the engine.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from cnsim import schemes
+from cnsim.errors import problems_from
+from cnsim.exceptions import ConfigError, Problem
+from cnsim.presets import PRESETS
+from cnsim.scenario import Bernoulli, Cbr, ParetoOnOff, Poisson, Saturated, Scenario
+from cnsim.topology import Elements, HostSpec, LinkSpec, SwitchSpec
+from cnsim.units import format_quantity as fq
+
+PS_PER_S = 10**12
+MIN_FRAME, MAX_FRAME = 64, 9216
+NEVER = 2**64 - 1
+WIRE_OVERHEAD_BYTES = 20
+
+
+@dataclass
+class Node:
+    """A resolved node: every attribute has its final value; ``path`` says where it was defined."""
+
+    name: str
+    kind: str  # "host" | "switch"
+    path: str
+    response_delay_ps: int = 0
+    latency_ps: int = 0
+    buffer_policy: str = "egress"
+    buffer_bytes: int = 0
+    buffer_path: str = ""
+
+
+@dataclass
+class Link:
+    """A resolved full-duplex link."""
+
+    a: str
+    b: str
+    rate_bps: int
+    prop_ps: int
+    path: str
+
+
+@dataclass
+class Network:
+    """The resolved topology."""
+
+    nodes: list[Node] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+
+    def index(self) -> dict[str, int]:
+        return {n.name: i for i, n in enumerate(self.nodes)}
+
+    def hosts(self) -> list[str]:
+        return [n.name for n in self.nodes if n.kind == "host"]
+
+    def link_of(self, host: str) -> Link | None:
+        return next((lk for lk in self.links if host in (lk.a, lk.b)), None)
+
+
+def stable_id(text: str) -> int:
+    """A 56-bit id from a name (sha-256): the RNG stream of a generator never depends on order."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:7], "little")
+
+
+def _known(names: list[str]) -> str:
+    shown = ", ".join(names[:8])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
+
+
+class Compiler:
+    """Resolves one scenario; problems accumulate in :attr:`problems`."""
+
+    def __init__(self, sc: Scenario):
+        self.sc = sc
+        self.problems: list[Problem] = []
+        self.net = Network()
+
+    def error(self, path: str, message: str, *value: Any) -> None:
+        self.problems.append(Problem(path, message, *value))
+
+    # ---- topology ---------------------------------------------------------------------------
+    def preset_elements(self) -> Elements:
+        topo = self.sc.topology
+        if topo.preset is None:
+            if topo.params:
+                self.error("topology.params", "parameters given without topology.preset", topo.params)
+            return Elements()
+        preset = PRESETS.get(topo.preset)
+        if preset is None:
+            self.error("topology.preset", f"unknown preset; known: {', '.join(PRESETS)}", topo.preset)
+            return Elements()
+        try:
+            params = preset.params.model_validate(topo.params)
+        except ValidationError as err:
+            self.problems += problems_from(err, preset.params, "topology.params")
+            return Elements()
+        return preset.build(params)
+
+    def resolve_topology(self) -> None:
+        sc, d = self.sc, self.sc.defaults
+        before = len(self.problems)
+        base = self.preset_elements()
+        if len(self.problems) > before:
+            return
+        hosts: dict[str, tuple[HostSpec, str]] = {h.name: (h, "topology.preset") for h in base.hosts}
+        switches: dict[str, tuple[SwitchSpec, str]] = {s.name: (s, "topology.preset") for s in base.switches}
+        for kind, items, table in (("hosts", sc.topology.hosts, hosts), ("switches", sc.topology.switches, switches)):
+            seen: set[str] = set()
+            for i, spec in enumerate(items):
+                path = f"topology.{kind}.{i}"
+                if spec.name in seen:
+                    self.error(f"{path}.name", "duplicate name", spec.name)
+                    continue
+                seen.add(spec.name)
+                if spec.name in table:  # override of a preset element: only the fields set
+                    old, _ = table[spec.name]
+                    spec = _merge(old, spec)
+                table[spec.name] = (spec, path)
+        for name in hosts.keys() & switches.keys():
+            self.error(switches[name][1] + ".name", "name already used by a host", name)
+        for name, (h, path) in hosts.items():
+            delay = h.response_delay if h.response_delay is not None else d.response_delay
+            self.net.nodes.append(Node(name, "host", path, response_delay_ps=delay))
+        for name, (s, path) in switches.items():
+            if name in hosts:
+                continue
+            buf = s.buffer
+            size_path = "defaults.buffer.size"
+            if buf is not None and buf.size is not None:
+                size_path = f"{path}.buffer.size" if path != "topology.preset" else "topology.params.buffer"
+            self.net.nodes.append(Node(
+                name, "switch", path,
+                latency_ps=s.latency if s.latency is not None else d.switch_latency,
+                buffer_policy=(buf.policy if buf and buf.policy else d.buffer.policy),
+                buffer_bytes=(buf.size if buf and buf.size else d.buffer.size),
+                buffer_path=size_path,
+            ))
+        if not self.net.nodes:
+            self.error("topology", "no nodes: set topology.preset or list hosts, switches and links")
+            return
+        self.resolve_links(base.links)
+        self.check_topology()
+
+    def resolve_links(self, preset_links: list[LinkSpec]) -> None:
+        d, names = self.sc.defaults, self.net.index()
+        table: dict[frozenset[str], tuple[LinkSpec, str]] = {lk.key(): (lk, "topology.preset") for lk in preset_links}
+        seen: set[frozenset[str]] = set()
+        for i, lk in enumerate(self.sc.topology.links):
+            path = f"topology.links.{i}"
+            bad = False
+            for end in ("a", "b"):
+                if getattr(lk, end) not in names:
+                    self.error(f"{path}.{end}", f"unknown node; known: {_known(list(names))}", getattr(lk, end))
+                    bad = True
+            if lk.a == lk.b:
+                self.error(path, "a link needs two different end points", [lk.a, lk.b])
+                bad = True
+            if lk.key() in seen:
+                self.error(path, "duplicate link", [lk.a, lk.b])
+                bad = True
+            if bad:
+                continue
+            seen.add(lk.key())
+            if lk.key() in table:
+                lk = _merge(table[lk.key()][0], lk)
+            table[lk.key()] = (lk, path)
+        for lk, path in table.values():
+            self.net.links.append(Link(
+                lk.a, lk.b,
+                lk.rate if lk.rate is not None else d.link_rate,
+                lk.delay if lk.delay is not None else d.link_delay,
+                path,
+            ))
+
+    def check_topology(self) -> None:
+        adj: dict[str, set[str]] = {n.name: set() for n in self.net.nodes}
+        degree: dict[str, int] = {n.name: 0 for n in self.net.nodes}
+        for lk in self.net.links:
+            adj[lk.a].add(lk.b)
+            adj[lk.b].add(lk.a)
+            degree[lk.a] += 1
+            degree[lk.b] += 1
+        for n in self.net.nodes:
+            if n.kind == "host" and degree[n.name] > 1:
+                self.error("topology.links", f"host {n.name!r} has {degree[n.name]} links; a host has one NIC")
+        start = self.net.nodes[0].name
+        reached, todo = {start}, deque([start])
+        while todo:
+            for nb in adj[todo.popleft()] - reached:
+                reached.add(nb)
+                todo.append(nb)
+        lost = [n.name for n in self.net.nodes if n.name not in reached]
+        if lost:
+            self.error("topology.links", f"topology is disconnected: {_known(lost)} cannot reach {start!r}")
+
+    # ---- run-wide rules ---------------------------------------------------------------------
+    def check_run(self) -> None:
+        run = self.sc.run
+        if run.warmup >= run.duration:
+            self.error("run.warmup", f"must be < run.duration ({fq(run.duration, 'time')})", fq(run.warmup, "time"))
+
+    def max_frame(self) -> int:
+        d = self.sc.defaults
+        return max([d.frame_size] + [g.frame_size for g in self.sc.traffic if g.frame_size is not None])
+
+    def check_buffers(self) -> None:
+        frame = self.max_frame()
+        for n in self.net.nodes:
+            if n.kind == "switch" and n.buffer_bytes < frame:
+                self.error(n.buffer_path, f"buffer of switch {n.name!r} is smaller than one frame "
+                           f"({fq(frame, 'size')}); allowed: >= the largest frame", fq(n.buffer_bytes, "size"))
+
+    # ---- flow control -----------------------------------------------------------------------
+    def pause_ir(self) -> dict[str, dict[str, Any]]:
+        fc = self.sc.flow_control
+        switches = [n for n in self.net.nodes if n.kind == "switch"]
+        result = {n.name: {"mode": "none"} for n in switches}
+        if fc.mode == "none":
+            for key in ("high", "low"):
+                if getattr(fc, key) is not None:
+                    self.error(f"flow_control.{key}", "set but flow_control.mode is 'none'; "
+                               "allowed modes: 'global', 'selective'", fq(getattr(fc, key), "size"))
+            return result
+        high, low = fc.thresholds()
+        if low >= high:
+            self.error("flow_control.low", f"de-assert threshold must be < flow_control.high ({fq(high, 'size')})",
+                       fq(low, "size"))
+        chosen = switches
+        if fc.switches != "all":
+            names = {n.name for n in switches}
+            for i, s in enumerate(fc.switches):
+                if s not in names:
+                    self.error(f"flow_control.switches.{i}", f"not a switch; switches: {_known(sorted(names))}", s)
+            chosen = [n for n in switches if n.name in fc.switches]
+        for n in chosen:
+            if high > n.buffer_bytes:
+                self.error("flow_control.high", f"must be <= the buffer of switch {n.name!r} "
+                           f"({fq(n.buffer_bytes, 'size')})", fq(high, "size"))
+            if fc.mode == "selective" and n.buffer_policy != "ingress":
+                self.error("flow_control.mode", f"selective pause acts on input partitions; switch {n.name!r} has "
+                           f"buffer policy {n.buffer_policy!r} (allowed: 'ingress')", fc.mode)
+            result[n.name] = {"mode": fc.mode, "high_bytes": high, "low_bytes": low,
+                              "quanta": fc.quanta, "refresh_fraction": fc.refresh}
+        return result
+
+    # ---- traffic ----------------------------------------------------------------------------
+    def select(self, selector: str | list[str], path: str) -> list[str]:
+        hosts = self.net.hosts()
+        switches = {n.name for n in self.net.nodes if n.kind == "switch"}
+        if isinstance(selector, str):
+            if selector == "all":
+                return hosts
+            if any(c in selector for c in "*?["):
+                found = [h for h in hosts if fnmatch.fnmatchcase(h, selector)]
+                if not found:
+                    self.error(path, f"pattern matches no host; hosts: {_known(hosts)}", selector)
+                return found
+            selector = [selector]
+        out: list[str] = []
+        for i, name in enumerate(selector):
+            where = path if len(selector) == 1 else f"{path}.{i}"
+            if name in switches:
+                self.error(where, "is a switch; traffic runs between hosts", name)
+            elif name not in hosts:
+                self.error(where, f"unknown host; hosts: {_known(hosts)}", name)
+            elif name not in out:
+                out.append(name)
+        return out
+
+    def traffic_ir(self) -> tuple[list[dict], list[dict]]:
+        run, d = self.sc.run, self.sc.defaults
+        index = self.net.index()
+        flows: list[dict] = []
+        flow_ids: dict[tuple[str, str, int], int] = {}
+        sources: list[dict] = []
+        names: set[str] = set()
+        for i, g in enumerate(self.sc.traffic):
+            path = f"traffic.{i}"
+            name = g.name or f"{g.kind}:{_sel(g.src)}->{_sel(g.dst)}"
+            if name in names:
+                self.error(f"{path}.name", "duplicate generator name (give each [[traffic]] a unique name)", name)
+            names.add(name)
+            frame = g.frame_size if g.frame_size is not None else d.frame_size
+            if not MIN_FRAME <= frame <= MAX_FRAME:
+                where = f"{path}.frame_size" if g.frame_size is not None else "defaults.frame_size"
+                self.error(where, f"allowed: {MIN_FRAME}B to {MAX_FRAME}B", fq(frame, "size"))
+            if g.start >= run.duration:
+                self.error(f"{path}.start", f"must be < run.duration ({fq(run.duration, 'time')})",
+                           fq(g.start, "time"))
+            if g.stop is not None and g.stop <= g.start:
+                self.error(f"{path}.stop", f"must be > start ({fq(g.start, 'time')})", fq(g.stop, "time"))
+            srcs, dsts = self.select(g.src, f"{path}.src"), self.select(g.dst, f"{path}.dst")
+            named_src = not (isinstance(g.src, str) and (g.src == "all" or any(c in g.src for c in "*?[")))
+            n_sources = len(sources)
+            for src in srcs:
+                targets = [t for t in dsts if t != src]
+                if not targets:  # a host selected by 'all' or a pattern is skipped silently
+                    if dsts and named_src:
+                        self.error(f"{path}.dst", f"host {src!r} has no destination other than itself", g.dst)
+                    continue
+                link = self.net.link_of(src)
+                if link is None:
+                    continue  # reported by the topology check
+                process = self.process(g, path, frame, link.rate_bps)
+                ids = []
+                for t in targets:
+                    key = (src, t, frame)
+                    if key not in flow_ids:
+                        flow_ids[key] = len(flows)
+                        flows.append({"src": index[src], "dst": index[t], "frame_bytes": frame})
+                    ids.append(flow_ids[key])
+                gate = getattr(g, "gate", None)
+                sources.append({
+                    "stream_id": stable_id(f"{name}/{src}"),
+                    "flows": ids,
+                    "start_ps": g.start,
+                    "stop_ps": g.stop if g.stop is not None else NEVER,
+                    "gate": None if gate is None else {"on_ps": gate.on, "off_ps": gate.off, "start_on": gate.start_on},
+                    "process": process,
+                })
+            if srcs and dsts and len(sources) == n_sources and not named_src:
+                self.error(path, "no (source, destination) pair: every selected source is its only destination")
+        return flows, sources
+
+    def process(self, g: Any, path: str, frame: int, line_bps: int) -> dict[str, Any]:
+        bits_ps = frame * 8 * PS_PER_S  # frame bits x ps per s
+        if isinstance(g, Saturated):
+            return {"kind": "saturated"}
+        if isinstance(g, Cbr):
+            if g.rate > line_bps:
+                self.error(f"{path}.rate", f"exceeds the source's link rate ({fq(line_bps, 'rate')}); "
+                           "use kind = 'saturated' for line rate", fq(g.rate, "rate"))
+            return {"kind": "cbr", "interval_ps": _div_round(bits_ps, g.rate), "phase_ps": g.phase,
+                    "random_phase": g.random_phase}
+        if isinstance(g, (Bernoulli, Poisson)):
+            offered = g.rate if g.rate is not None else g.load * line_bps
+            where = f"{path}.rate" if g.rate is not None else f"{path}.load"
+            if offered > line_bps:
+                self.error(where, f"offered rate exceeds the source's link rate ({fq(line_bps, 'rate')})",
+                           g.load if g.rate is None else fq(g.rate, "rate"))
+                offered = line_bps
+            if isinstance(g, Poisson):
+                return {"kind": "poisson", "mean_gap_ps": max(1, round(bits_ps / offered))}
+            slot = g.slot if g.slot is not None else _div_round(bits_ps, line_bps)
+            p = offered * slot / bits_ps
+            if p > 1:
+                self.error(where, f"more than one frame per slot (p = {p:.4g} > 1); lower the load or the slot")
+            return {"kind": "bernoulli", "slot_ps": slot, "p": min(p, 1.0)}
+        assert isinstance(g, ParetoOnOff)
+        xm, alpha = g.pareto()
+        return {"kind": "pareto_on_off", "xm_ps": xm, "alpha": alpha, "off_mean_ps": g.mean_off,
+                "line_rate_bps": g.line_rate if g.line_rate is not None else line_bps}
+
+    # ---- hotspots ---------------------------------------------------------------------------
+    def hotspot_ir(self) -> list[dict]:
+        index = self.net.index()
+        kinds = {n.name: n.kind for n in self.net.nodes}
+        windows: dict[tuple[str, str], list[tuple[int, int, int, str]]] = {}
+        for i, h in enumerate(self.sc.hotspot):
+            path = f"hotspot.{i}"
+            if kinds.get(h.switch) != "switch":
+                self.error(f"{path}.switch", "not a switch of the topology", h.switch)
+                continue
+            link = next((lk for lk in self.net.links if {lk.a, lk.b} == {h.switch, h.toward}), None)
+            if link is None:
+                self.error(f"{path}.toward", f"not a neighbour of {h.switch!r}", h.toward)
+                continue
+            end = h.end if h.end is not None else self.sc.run.duration
+            if end <= h.start:
+                self.error(f"{path}.end", f"must be > start ({fq(h.start, 'time')})", fq(end, "time"))
+            if h.rate > link.rate_bps:
+                self.error(f"{path}.rate", f"allowed: 0 to the link rate ({fq(link.rate_bps, 'rate')})",
+                           fq(h.rate, "rate"))
+            windows.setdefault((h.switch, h.toward), []).append((h.start, end, h.rate, path))
+        out = []
+        for (sw, toward), wins in windows.items():
+            wins.sort()
+            line = next(lk.rate_bps for lk in self.net.links if {lk.a, lk.b} == {sw, toward})
+            schedule: list[tuple[int, int]] = []
+            for k, (start, end, rate, path) in enumerate(wins):
+                if k and start < wins[k - 1][1]:
+                    self.error(f"{path}.start", f"overlaps another hotspot window on {sw} -> {toward}",
+                               fq(start, "time"))
+                schedule += [(start, rate), (end, line)]
+            out.append({"switch": index[sw], "toward": index[toward], "schedule": schedule})
+        return out
+
+    def cm_ir(self) -> dict[str, Any]:
+        cm = self.sc.cm
+        try:
+            scheme = schemes.get(cm.scheme)
+        except KeyError:
+            self.error("cm.scheme", f"unknown scheme; known: {', '.join(sorted(schemes.SCHEMES))}", cm.scheme)
+            return {"scheme": cm.scheme, "params": {}}
+        try:
+            params = scheme.params.model_validate(cm.params)
+        except ValidationError as err:
+            self.problems += problems_from(err, scheme.params, "cm.params")
+            return {"scheme": cm.scheme, "params": {}}
+        return {"scheme": cm.scheme, "params": scheme.to_ir(params)}
+
+    # ---- the IR -----------------------------------------------------------------------------
+    def compile(self) -> dict[str, Any]:
+        self.check_run()
+        self.resolve_topology()
+        cm = self.cm_ir()
+        if self.problems:  # element references below need a sound topology
+            raise ConfigError(self.problems)
+        self.check_buffers()
+        pause = self.pause_ir()
+        flows, sources = self.traffic_ir()
+        hotspots = self.hotspot_ir()
+        if self.problems:
+            raise ConfigError(self.problems)
+        index = self.net.index()
+        sc, d = self.sc, self.sc.defaults
+        nodes = []
+        for n in self.net.nodes:
+            if n.kind == "host":
+                nodes.append({"kind": "host", "name": n.name, "response_delay_ps": n.response_delay_ps})
+            else:
+                nodes.append({
+                    "kind": "switch", "name": n.name, "latency_ps": n.latency_ps,
+                    "buffer": {"policy": n.buffer_policy, f"{n.buffer_policy}_bytes": n.buffer_bytes},
+                    "pause": pause[n.name],
+                })
+        return {
+            "name": sc.run.name or "scenario",
+            "duration_ps": sc.run.duration,
+            "warmup_ps": sc.run.warmup,
+            "seed": sc.run.seed,
+            "replication": sc.run.replication,
+            "control_frame_bytes": d.control_frame_size,
+            "wire_overhead_bytes": WIRE_OVERHEAD_BYTES if d.wire_overhead else 0,
+            "nodes": nodes,
+            "links": [{"a": index[lk.a], "b": index[lk.b], "rate_bps": lk.rate_bps, "prop_ps": lk.prop_ps}
+                      for lk in self.net.links],
+            "flows": flows,
+            "sources": sources,
+            "hotspots": hotspots,
+            "cm": cm,
+            "observe": {"sample_interval_ps": sc.observe.sample_interval,
+                        "throughput_bin_ps": sc.observe.throughput_bin, "fct": sc.observe.fct},
+        }
+
+
+def _merge(base: Any, override: Any) -> Any:
+    """``base`` with the fields explicitly set in ``override`` (nested models merged likewise)."""
+    data = base.model_dump(exclude_none=True)
+    for key in override.model_fields_set:
+        value = getattr(override, key)
+        if value is None:
+            continue
+        old = getattr(base, key)
+        if hasattr(value, "model_fields_set") and old is not None:
+            value = _merge(old, value)
+        data[key] = value if not hasattr(value, "model_dump") else value.model_dump(exclude_none=True)
+    return type(base).model_validate(data)
+
+
+def _div_round(num: int, den: int) -> int:
+    """Integer num / den rounded to nearest (at least 1)."""
+    return max(1, (num + den // 2) // den)
+
+
+def _sel(selector: str | list[str]) -> str:
+    return selector if isinstance(selector, str) else ",".join(selector)
+
+
+def compile_ir(scenario: Scenario) -> dict[str, Any]:
+    """The engine IR of a validated scenario; :class:`ConfigError` lists every problem."""
+    return Compiler(scenario).compile()
+
+
+def resolve_network(scenario: Scenario) -> Network:
+    """The resolved topology (after presets, overrides and defaults)."""
+    c = Compiler(scenario)
+    c.resolve_topology()
+    if c.problems:
+        raise ConfigError(c.problems)
+    return c.net

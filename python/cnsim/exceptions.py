@@ -1,0 +1,53 @@
+"""Exception hierarchy of cnsim. Every error a user can cause is a :class:`ConfigError`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One invalid item: dotted field path, what is wrong / allowed, and the offending value."""
+
+    path: str
+    message: str
+    value: Any = _MISSING
+
+    def __str__(self) -> str:
+        where = self.path or "<scenario>"
+        if self.value is _MISSING:
+            return f"{where}: {self.message}"
+        return f"{where}: {self.message} (got {_show(self.value)})"
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class CnsimError(Exception):
+    """Base class of every cnsim error."""
+
+
+class ConfigError(CnsimError, ValueError):
+    """An invalid scenario: one :class:`Problem` per line (CLI exit status 2)."""
+
+    def __init__(self, problems: Iterable[Problem]):
+        self.problems: list[Problem] = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def single(cls, path: str, message: str, value: Any = _MISSING) -> "ConfigError":
+        """A ConfigError with one problem."""
+        return cls([Problem(path, message, value)])
+
+
+class InvariantError(CnsimError):
+    """The engine found a broken invariant (e.g. conservation) at the end of a run: a model bug."""
+
+
+class RunInterrupted(CnsimError, KeyboardInterrupt):
+    """The run was interrupted (Ctrl-C); nothing was written (CLI exit status 130)."""

@@ -1,0 +1,59 @@
+"""Pydantic field types for quantities with units (validated into base ints, dumped as strings).
+
+A field typed ``Rate`` accepts ``"10Gbps"`` and holds ``10_000_000_000`` (bit/s); dumping the model
+(``model_dump()``, ``resolved-config.toml``) writes the canonical string back, so a dumped scenario
+loads into the same values. The JSON Schema of each type is a string pattern so that editors
+(Taplo, VS Code) flag unit typos as you type.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BeforeValidator, Field, PlainSerializer, WithJsonSchema
+
+from cnsim.units import RATE_UNITS, SIZE_UNITS, TIME_UNITS, format_quantity, parse_quantity
+
+_NUMBER = r"^\s*[+]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*"
+
+
+def _pattern(units: dict[str, int]) -> str:
+    alternatives = "|".join(sorted(units, key=len, reverse=True))
+    return f"{_NUMBER}({alternatives})\\s*$"
+
+
+def _quantity(kind: str, units: dict[str, int], allow_zero: bool, what: str):
+    def validate(value: object) -> int:
+        return parse_quantity(value, kind, allow_zero=allow_zero)
+
+    def dump(value: int) -> str:
+        return format_quantity(value, kind)
+
+    schema: dict = {"type": "string", "pattern": _pattern(units), "description": what}
+    if allow_zero:
+        schema = {"anyOf": [schema, {"const": 0}], "description": what}
+    return Annotated[
+        int,
+        BeforeValidator(validate),
+        PlainSerializer(dump, return_type=str),
+        WithJsonSchema(schema),
+    ]
+
+
+Rate = _quantity("rate", RATE_UNITS, False, "bit rate > 0, e.g. '10Gbps' (units: bps, Kbps, Mbps, Gbps, Tbps)")
+"""A bit rate > 0, held in bit/s."""
+RateOrZero = _quantity("rate", RATE_UNITS, True, "bit rate >= 0, e.g. '0.5Gbps' or 0")
+"""A bit rate ≥ 0 (0 = stopped), held in bit/s."""
+Size = _quantity("size", SIZE_UNITS, False, "size > 0, e.g. '150KB' (KB = 1000 B; KiB = 1024 B; 1 page = 64 B)")
+"""A size > 0, held in bytes."""
+Time = _quantity("time", TIME_UNITS, True, "time >= 0, e.g. '0.5us' (units: ps, ns, us, ms, s) or 0")
+"""A time ≥ 0, held in picoseconds."""
+Duration = _quantity("time", TIME_UNITS, False, "time > 0, e.g. '100ms' (units: ps, ns, us, ms, s)")
+"""A time > 0, held in picoseconds."""
+
+Name = Annotated[
+    str,
+    Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]*$", max_length=64,
+          description="identifier: letters, digits, '_', '-', '.'; starts with a letter or '_'"),
+]
+"""A node or generator name."""

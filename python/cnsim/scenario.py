@@ -1,0 +1,236 @@
+"""The scenario schema: one pydantic model per TOML section — the single source of truth.
+
+Field names, units, defaults (the seeds' baseline, spec §0/§1/§9) and descriptions live here;
+``cnsim describe``, ``cnsim schema`` and ``docs/reference/scenario.md`` are generated from these
+models. Checks that need the whole scenario (names, connectivity, thresholds against buffers) are
+in :mod:`cnsim.compile`, which also turns a scenario into the engine IR.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, model_validator
+
+from cnsim.quantities import Duration, Name, Rate, RateOrZero, Size, Time
+from cnsim.units import format_quantity
+from cnsim.topology import BufferPolicy, HostSpec, LinkSpec, Strict, SwitchSpec
+
+HostSelector = Union[str, list[Name]]
+DEFAULT_XM_PS = 1_200_000
+"""Pareto scale of CN-SIM ON periods: one frame time (1500 B at 10 Gb/s), spec §12 D2."""
+
+
+class RunSection(Strict):
+    """``[run]``: what to simulate for how long, and with which randomness."""
+
+    name: Name | None = Field(None, description="scenario name for reports and the default output dir (default: file name)")
+    duration: Duration = Field(100 * 10**9, description="simulated time; the run stops at this instant")
+    warmup: Time = Field(0, description="statistics (throughput, queues, FCT, pause %) exclude [0, warmup)")
+    seed: int = Field(1, ge=0, lt=2**64, description="master seed; every random process has its own stream")
+    replication: int = Field(0, ge=0, lt=2**64, description="replication index mixed into every stream")
+
+
+class BufferDefaults(Strict):
+    """Default buffer admission of every switch (spec §1.3)."""
+
+    policy: BufferPolicy = Field("egress", description="'egress' (BUF-OUT), 'ingress' (BUF-IN) or 'shared'")
+    size: Size = Field(150_000, description="limit per egress queue / input partition / shared pool")
+
+
+class Defaults(Strict):
+    """``[defaults]``: values used by every element that does not set its own (spec §0, §9)."""
+
+    link_rate: Rate = Field(10 * 10**9, description="link rate per direction")
+    link_delay: Time = Field(500_000, description="link propagation delay (100 m = 0.5us)")
+    switch_latency: Time = Field(10**6, description="switch latency, last-bit arrival to egress enqueue")
+    response_delay: Time = Field(10**6, description="endpoint response time to feedback")
+    buffer: BufferDefaults = Field(default_factory=BufferDefaults, description="switch buffer admission")
+    frame_size: Size = Field(1500, description="data frame size (each generator may override)")
+    control_frame_size: Size = Field(64, description="size of congestion-management and PAUSE frames")
+    wire_overhead: bool = Field(False, description="add preamble + SFD + IFG (20 B) of link time to every frame")
+
+
+class TopologySection(Strict):
+    """``[topology]``: a preset with parameters, explicit elements, or a preset plus overrides."""
+
+    preset: str | None = Field(None, description="named topology (see `cnsim list`); its elements come first")
+    params: dict[str, Any] = Field(default_factory=dict, description="parameters of the preset (`cnsim describe <preset>`)")
+    hosts: list[HostSpec] = Field(default_factory=list, description="hosts (a name string or a table)")
+    switches: list[SwitchSpec] = Field(default_factory=list, description="switches")
+    links: list[LinkSpec] = Field(default_factory=list, description="links ([a, b] or a table)")
+
+
+class Gate(Strict):
+    """Deterministic ON/OFF gating (ONOFF-DET, spec §1.5), repeating from the generator's start."""
+
+    on: Duration = Field(description="ON period")
+    off: Duration = Field(description="OFF period")
+    start_on: bool = Field(True, description="begin in the ON state (spec §12 A4)")
+
+
+class _Generator(Strict):
+    name: Name | None = Field(None, description="unique name; seeds the generator's random stream (default: "
+                              "derived from kind, src and dst)")
+    src: HostSelector = Field(description="source host(s): a name, a list, a glob ('ep*') or 'all'")
+    dst: HostSelector = Field(description="destination host(s), same forms; a host never sends to itself; "
+                              "with several, each frame (or Pareto flow) picks one uniformly")
+    start: Time = Field(0, description="first instant the generator may send")
+    stop: Time | None = Field(None, description="instant after which it sends nothing (default: never)")
+    frame_size: Size | None = Field(None, description="data frame size (default [defaults].frame_size)")
+
+
+class _Gated(_Generator):
+    gate: Gate | None = Field(None, description="optional deterministic ON/OFF gate")
+
+
+class _Offered(_Gated):
+    load: float | None = Field(None, gt=0, le=1, description="offered load as a fraction of the source's link rate")
+    rate: Rate | None = Field(None, description="offered rate (instead of load)")
+
+    @model_validator(mode="after")
+    def _load_xor_rate(self):
+        if (self.load is None) == (self.rate is None):
+            raise ValueError("give exactly one of 'load' or 'rate'")
+        return self
+
+
+class Saturated(_Gated):
+    """SAT: always backlogged at line rate (spec §1.5)."""
+
+    kind: Literal["saturated"]
+
+
+class Cbr(_Gated):
+    """Constant bit rate: one frame every frame_size/rate (rounded to the picosecond)."""
+
+    kind: Literal["cbr"]
+    rate: Rate = Field(description="sending rate")
+    phase: Time = Field(0, description="offset of the first frame after start")
+    random_phase: bool = Field(False, description="add a phase drawn uniformly in [0, interval)")
+
+
+class Bernoulli(_Offered):
+    """BERNOULLI: slotted; in each slot a frame with probability p = offered rate x slot / frame bits."""
+
+    kind: Literal["bernoulli"]
+    slot: Duration | None = Field(None, description="slot length (default: one frame time at the source's line rate)")
+
+
+class Poisson(_Offered):
+    """Poisson arrivals of frames (exponential gaps) at the offered rate."""
+
+    kind: Literal["poisson"]
+
+
+class ParetoOnOff(_Generator):
+    """PARETO-ONOFF-FLOWS (CN-SIM, spec §1.5, §12 D2/D9): closed-loop flows of Pareto ON length."""
+
+    kind: Literal["pareto_onoff"]
+    mean_on: Duration = Field(45 * 10**6, description="mean ON period; fixes alpha from xm (or xm from alpha)")
+    xm: Duration | None = Field(None, description="Pareto scale (default 1.2us, so one-frame flows exist)")
+    alpha: float | None = Field(None, gt=1, le=100, description="Pareto shape (default mean_on / (mean_on - xm))")
+    mean_off: Duration = Field(15 * 10**6, description="mean of the exponential OFF period")
+    line_rate: Rate | None = Field(None, description="rate converting ON time to bytes (default: source link rate)")
+
+    @model_validator(mode="after")
+    def _shape(self):
+        if self.xm is not None and self.alpha is not None and "mean_on" in self.model_fields_set:
+            raise ValueError("give at most two of mean_on, xm, alpha (the third follows)")
+        if self.alpha is None and (self.xm or DEFAULT_XM_PS) >= self.mean_on:
+            raise ValueError(f"xm must be < mean_on ({format_quantity(self.mean_on, 'time')})")
+        return self
+
+    def pareto(self) -> tuple[int, float]:
+        """(x_m in ps, alpha) after filling the missing one from ``mean_on`` = alpha x_m / (alpha - 1)."""
+        if self.alpha is None:
+            xm = self.xm if self.xm is not None else DEFAULT_XM_PS
+            return xm, self.mean_on / (self.mean_on - xm)
+        if self.xm is None:
+            return round(self.mean_on * (self.alpha - 1) / self.alpha), self.alpha
+        return self.xm, self.alpha
+
+
+Traffic = Annotated[Union[Saturated, Cbr, Bernoulli, Poisson, ParetoOnOff], Field(discriminator="kind")]
+TRAFFIC_KINDS: dict[str, type[_Generator]] = {
+    "saturated": Saturated, "cbr": Cbr, "bernoulli": Bernoulli, "poisson": Poisson, "pareto_onoff": ParetoOnOff,
+}
+
+
+class CmSection(Strict):
+    """``[cm]``: the congestion-management scheme and its parameters (`cnsim describe <scheme>`)."""
+
+    scheme: str = Field("none", description="registry tag (see `cnsim list`)")
+    params: dict[str, Any] = Field(default_factory=dict, description="scheme parameters, with units")
+
+
+PAUSE_DEFAULTS: dict[str, tuple[int, int]] = {"global": (140_000, 130_000), "selective": (130_000, 120_000)}
+"""(high, low) thresholds in bytes per mode: seed 000 (global) and seed 003 (selective)."""
+
+
+class FlowControlSection(Strict):
+    """``[flow_control]``: IEEE 802.3x PAUSE generated by switches (spec §1.4)."""
+
+    mode: Literal["none", "global", "selective"] = Field(
+        "none", description="'global': any egress queue >= high pauses every input; 'selective': input "
+        "partition i >= high pauses input i (needs buffer policy 'ingress')",
+    )
+    high: Size | None = Field(None, description="assert (XOFF) threshold (default 140KB global, 130KB selective)")
+    low: Size | None = Field(None, description="de-assert (XON) threshold, < high (default 130KB global, 120KB selective)")
+    quanta: int = Field(65535, ge=1, le=65535, description="pause_time of XOFF, in quanta of 512 bit times")
+    refresh: float = Field(0.8, gt=0, le=1, description="re-send XOFF after this fraction of the pause time")
+    switches: Union[Literal["all"], list[Name]] = Field("all", description="switches that generate PAUSE")
+
+    def thresholds(self) -> tuple[int, int]:
+        """(high, low) in bytes with the mode's defaults filled in."""
+        high, low = PAUSE_DEFAULTS.get(self.mode, (0, 0))
+        return (self.high if self.high is not None else high, self.low if self.low is not None else low)
+
+
+class HotspotSection(Strict):
+    """``[[hotspot]]``: output-generated hotspot (OG-LINK, spec §1.6): a port serves slower for a while."""
+
+    switch: Name = Field(description="the switch owning the port")
+    toward: Name = Field(description="neighbour the port leads to (the hotspot node)")
+    start: Time = Field(0, description="start of the reduced service rate")
+    end: Time | None = Field(None, description="end of the window, line rate again (default: end of run)")
+    rate: RateOrZero = Field(description="service rate during the window (0 = port stopped)")
+
+
+class ObserveSection(Strict):
+    """``[observe]``: what to record."""
+
+    sample_interval: Time = Field(10 * 10**6, description="sampling interval of queues, RP rates, pause state (0 = off)")
+    throughput_bin: Time = Field(100 * 10**6, description="bin of per-flow throughput series (0 = off)")
+    fct: bool = Field(True, description="record one row per transfer (flow completion times)")
+
+
+class Scenario(Strict):
+    """A complete scenario file."""
+
+    run: RunSection = Field(default_factory=RunSection, description="duration, seed, warm-up")
+    topology: TopologySection = Field(description="network: preset and/or explicit elements")
+    defaults: Defaults = Field(default_factory=Defaults, description="element defaults")
+    traffic: list[Traffic] = Field(min_length=1, description="traffic generators ([[traffic]])")
+    cm: CmSection = Field(default_factory=CmSection, description="congestion management")
+    flow_control: FlowControlSection = Field(default_factory=FlowControlSection, description="PAUSE")
+    hotspot: list[HotspotSection] = Field(default_factory=list, description="output-generated hotspots")
+    observe: ObserveSection = Field(default_factory=ObserveSection, description="recording")
+
+
+SECTIONS: dict[str, type[Strict]] = {
+    "run": RunSection,
+    "topology": TopologySection,
+    "topology.hosts": HostSpec,
+    "topology.switches": SwitchSpec,
+    "topology.links": LinkSpec,
+    "defaults": Defaults,
+    "defaults.buffer": BufferDefaults,
+    "traffic.gate": Gate,
+    **{f"traffic.{k}": m for k, m in TRAFFIC_KINDS.items()},
+    "cm": CmSection,
+    "flow_control": FlowControlSection,
+    "hotspot": HotspotSection,
+    "observe": ObserveSection,
+}
+"""Every section model by its TOML path (for `cnsim describe` and the docs)."""

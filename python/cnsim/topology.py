@@ -1,0 +1,90 @@
+"""Topology elements: hosts, switches, links (as written in ``[topology]`` and made by presets).
+
+Every attribute of an element is optional: an unset attribute falls back to the preset's value (if
+the element comes from a preset), then to ``[defaults]``. An explicit element whose name (or, for a
+link, whose pair of end points) matches a preset element overrides only the attributes it sets.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from cnsim.quantities import Name, Rate, Size, Time
+
+BufferPolicy = Literal["egress", "ingress", "shared"]
+
+
+class Strict(BaseModel):
+    """Base of every scenario model: unknown keys are errors, never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class BufferSpec(Strict):
+    """Buffer admission of a switch (spec §1.3). Unset fields fall back to ``[defaults].buffer``."""
+
+    policy: BufferPolicy | None = Field(
+        None,
+        description="'egress' (BUF-OUT: private limit per egress queue), 'ingress' (BUF-IN, CN-SIM: "
+        "the memory is partitioned per input port) or 'shared' (one pool for all egress queues)",
+    )
+    size: Size | None = Field(
+        None, description="limit per egress queue (egress), per input partition (ingress) or of the pool (shared)"
+    )
+
+
+class HostSpec(Strict):
+    """An end station with one NIC (per-flow FIFOs, rate limiters, round-robin scheduler)."""
+
+    name: Name = Field(description="unique node name")
+    response_delay: Time | None = Field(
+        None, description="delay between a feedback frame's arrival and the rate change (default [defaults])"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, data: object) -> object:
+        return {"name": data} if isinstance(data, str) else data
+
+
+class SwitchSpec(Strict):
+    """A shared-memory output-queued switch (spec §1.3)."""
+
+    name: Name = Field(description="unique node name")
+    latency: Time | None = Field(None, description="last-bit arrival to egress enqueue (default [defaults])")
+    buffer: BufferSpec | None = Field(None, description="buffer admission (default [defaults].buffer)")
+
+
+class LinkSpec(Strict):
+    """A full-duplex point-to-point link; ``["h1", "sw1"]`` is short for ``{a = "h1", b = "sw1"}``."""
+
+    a: Name = Field(description="one end (node name)")
+    b: Name = Field(description="the other end (node name)")
+    rate: Rate | None = Field(None, description="rate per direction (default [defaults].link_rate)")
+    delay: Time | None = Field(None, description="propagation delay (default [defaults].link_delay)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_pair(cls, data: object) -> object:
+        if isinstance(data, (list, tuple)):
+            if len(data) != 2:
+                raise ValueError("a link written as a list must be [a, b]")
+            return {"a": data[0], "b": data[1]}
+        return data
+
+    def key(self) -> frozenset[str]:
+        """End points, unordered: two specs with the same key are the same link."""
+        return frozenset((self.a, self.b))
+
+
+class Elements(BaseModel):
+    """An explicit topology as produced by a preset (all element lists, in order)."""
+
+    hosts: list[HostSpec] = []
+    switches: list[SwitchSpec] = []
+    links: list[LinkSpec] = []
+
+
+__all__ = ["BufferSpec", "HostSpec", "SwitchSpec", "LinkSpec", "Elements", "Strict", "BufferPolicy"]
