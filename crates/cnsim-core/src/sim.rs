@@ -308,6 +308,9 @@ impl Simulation {
     }
 
     fn schedule_initial(&mut self) {
+        for h in 0..self.hosts.len() {
+            self.rp_call(h, |rp, ctx| rp.on_start(ctx));
+        }
         for i in 0..self.sources.len() {
             if let Some(t) = self.sources[i].first_time() {
                 self.q.push(t, Event::SourceFire { source: i as u32 });
@@ -907,6 +910,10 @@ impl Simulation {
             }
         };
         if let Some(reason) = verdict {
+            if self.cps[out.idx()].is_some() {
+                let frame = *self.frames.get(fr);
+                self.cp_call(out, |cp, ctx| cp.on_drop(ctx, &frame));
+            }
             self.drop_frame(s, out, fr, reason);
             return;
         }

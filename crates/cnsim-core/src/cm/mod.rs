@@ -56,6 +56,13 @@ pub struct HostInfo {
     pub flow_frame_bytes: Vec<u32>,
 }
 
+impl HostInfo {
+    /// Local index of a flow of this host (`None` if the flow does not start here).
+    pub fn local_of(&self, flow: FlowId) -> Option<u32> {
+        self.flows.iter().position(|&f| f == flow).map(|i| i as u32)
+    }
+}
+
 /// What a hook may ask of the engine at a congestion point.
 pub struct CpCtx<'a> {
     pub now: SimTime,
@@ -138,6 +145,8 @@ pub trait CongestionPoint: Send {
     /// A frame (data or control, never PAUSE) was admitted to the queue; `ctx.queue_bytes`
     /// includes it. Sampling schemes decide here; they must not sample control frames.
     fn on_enqueue(&mut self, _ctx: &mut CpCtx, _frame: &mut Frame) {}
+    /// A frame headed for this queue was refused by buffer admission (it was never enqueued).
+    fn on_drop(&mut self, _ctx: &mut CpCtx, _frame: &Frame) {}
     /// A frame starts transmission on the port (stamping, marking). `ctx.queue_bytes` still
     /// includes it.
     fn on_transmit(&mut self, _ctx: &mut CpCtx, _frame: &mut Frame) {}
@@ -152,6 +161,8 @@ pub trait CongestionPoint: Send {
 
 /// Reaction point: one per source host, owning the rate limiters of the host's flows.
 pub trait ReactionPoint: Send {
+    /// Called once at t = 0 (initial limiter rates, periodic timers).
+    fn on_start(&mut self, _ctx: &mut HostCtx) {}
     /// A control frame addressed to this host arrived; called after the response delay.
     fn on_feedback(&mut self, _ctx: &mut HostCtx, _msg: &CmMsg) {}
     /// A data frame of local flow `local` starts transmission at the NIC (tagging, byte counters).
