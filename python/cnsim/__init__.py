@@ -8,12 +8,14 @@
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
+from cnsim.api import run
 from cnsim.exceptions import CnsimError, ConfigError, InvariantError, RunInterrupted
 from cnsim.loader import load_scenario
+from cnsim.results import Result
 
 try:
     __version__ = _version("cnsim")
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.1.0"
 
-__all__ = ["load_scenario", "CnsimError", "ConfigError", "InvariantError", "RunInterrupted", "__version__"]
+__all__ = ["run", "load_scenario", "Result", "CnsimError", "ConfigError", "InvariantError", "RunInterrupted", "__version__"]

@@ -1,0 +1,5 @@
+"""``python -m cnsim`` = the ``cnsim`` command."""
+
+from cnsim.cli import main
+
+main()

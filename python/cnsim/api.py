@@ -1,0 +1,127 @@
+"""Python API: ``cnsim.run(scenario, seed=..., overrides=..., out=...) -> Result``.
+
+The CLI is a thin layer over these functions.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from cnsim.compile import compile_ir
+from cnsim.exceptions import CnsimError, ConfigError, InvariantError, Problem, RunInterrupted
+from cnsim.loader import dump_toml, load_scenario
+from cnsim.results import Result, frames_from_core
+from cnsim.scenario import Scenario
+
+ScenarioLike = str | os.PathLike[str] | Mapping[str, Any] | Scenario
+Progress = Callable[[float], None]
+
+
+def core():
+    """The engine extension ``cnsim._core`` (a CnsimError if it has not been built)."""
+    try:
+        from cnsim import _core
+    except ImportError as exc:
+        raise CnsimError(f"the engine extension cnsim._core is not built ({exc}); run `make build`") from None
+    return _core
+
+
+def resolve(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """A validated :class:`Scenario` from a path, dict or Scenario, with overrides and seed applied."""
+    overrides = dict(overrides or {})
+    if seed is not None:
+        overrides["run.seed"] = seed
+    if isinstance(scenario, Scenario):
+        if not overrides:
+            return scenario
+        scenario = scenario.model_dump(mode="json", exclude_none=True)
+    return load_scenario(scenario, overrides)
+
+
+def config_hash(ir: Mapping[str, Any]) -> str:
+    """sha-256 of the canonical JSON of the IR (sorted keys, no spaces)."""
+    canonical = json.dumps(ir, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def git_describe() -> str | None:
+    """``git describe --always --dirty`` of the source tree the package runs from, if any."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _scenario_error(exc: Exception) -> ConfigError:
+    """The engine's ``ScenarioError("path: message")`` as a ConfigError."""
+    problems = []
+    for line in str(exc).splitlines() or [str(exc)]:
+        path, sep, message = line.partition(": ")
+        problems.append(Problem("ir." + path if sep else "ir", message if sep else line))
+    return ConfigError(problems)
+
+
+def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str, Any] | None = None,
+        out: str | os.PathLike[str] | None = None, progress: Progress | None = None, plots: bool = True) -> Result:
+    """Run one scenario and return its :class:`Result` (also saved into ``out`` when given).
+
+    ``seed`` replaces ``run.seed``; ``overrides`` maps dotted paths to values as ``--set`` does.
+    ``progress`` is called with the simulated time in seconds between chunks of the run.
+    Raises :class:`ConfigError` (invalid input), :class:`InvariantError` (a model bug was
+    detected), :class:`RunInterrupted` (Ctrl-C; nothing is written).
+    """
+    sc = resolve(scenario, seed, overrides)
+    ir = compile_ir(sc)
+    engine = core()
+    if sc.cm.scheme not in engine.schemes():
+        raise ConfigError.single("cm.scheme", f"not available in this engine build; known: "
+                                 f"{', '.join(engine.schemes())}", sc.cm.scheme)
+    started = _dt.datetime.now(_dt.timezone.utc)
+    t0 = time.perf_counter()
+    try:
+        summary_json, tables = engine.run(json.dumps(ir), progress, 0)
+    except KeyboardInterrupt:
+        raise RunInterrupted("interrupted; no output written") from None
+    except engine.ScenarioError as exc:
+        raise _scenario_error(exc) from None
+    except engine.InvariantError as exc:
+        raise InvariantError(str(exc)) from None
+    wall = time.perf_counter() - t0
+    summary = json.loads(summary_json)
+    summary["wall_s"] = wall
+    from cnsim import __version__
+
+    manifest = {
+        "status": "ok",
+        "scenario": sc.model_dump(mode="json", exclude_none=True),
+        "config_hash": config_hash(ir),
+        "seed": sc.run.seed,
+        "replication": sc.run.replication,
+        "tool_version": __version__,
+        "core_version": engine.version(),
+        "git_describe": git_describe(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "started_at": started.isoformat(timespec="seconds"),
+        "wall_s": wall,
+        "events": summary.get("events"),
+        "sim_time_s": summary.get("sim_time_s"),
+    }
+    result = Result(summary, manifest, frames_from_core(tables, summary), dump_toml(sc))
+    if out is not None:
+        result.save(out, plots=plots)
+    return result

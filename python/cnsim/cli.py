@@ -1,0 +1,284 @@
+"""Command line: ``cnsim run | validate | describe | list | schema | docs | demo``.
+
+Exit status: 0 ok; 2 invalid input (one ``path: message (got value)`` line per problem on stderr,
+no traceback, nothing written); 1 any other failure; 130 interrupted (Ctrl-C, nothing written).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from cnsim import api, describe as describe_mod, schemes
+from cnsim.exceptions import CnsimError, ConfigError, InvariantError, RunInterrupted
+from cnsim.loader import load_scenario, parse_value
+from cnsim.presets import PRESETS
+from cnsim.scenario import Scenario
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="cnsim — packet-level simulator of congestion management in data-center Ethernet.")
+out_console = Console()
+err_console = Console(stderr=True)
+
+DEMO_SCENARIO = "seed-003/cnsim-1hop-none-hs0.5-pause.toml"
+PROGRESS_AFTER_S = 1.5
+
+
+def scenarios_dir() -> Path | None:
+    """``./scenarios`` if present, else the repository's ``scenarios/`` beside the package."""
+    for candidate in (Path.cwd() / "scenarios", Path(__file__).resolve().parents[2] / "scenarios"):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def _fail(code: int, lines: list[str]) -> None:
+    for line in lines:
+        err_console.print(line, markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Map cnsim errors to exit codes and one-line messages (never a traceback for user errors)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ConfigError as exc:
+            _fail(2, [str(p) for p in exc.problems])
+        except (RunInterrupted, KeyboardInterrupt):
+            _fail(130, ["interrupted; no output written"])
+        except InvariantError as exc:
+            _fail(1, [f"invariant violation (a model bug, please report): {exc}"])
+        except CnsimError as exc:
+            _fail(1, [f"error: {exc}"])
+
+    return wrapper
+
+
+def parse_sets(items: list[str]) -> dict[str, Any]:
+    """``["a.b=1", ...]`` → ``{"a.b": 1}``; a malformed item is a ConfigError."""
+    out: dict[str, Any] = {}
+    for item in items:
+        path, sep, value = item.partition("=")
+        if not sep or not path.strip():
+            raise ConfigError.single(f"--set {item}", "expected PATH=VALUE, e.g. run.duration=5ms")
+        out[path.strip()] = parse_value(value.strip())
+    return out
+
+
+class ProgressReporter:
+    """Rich progress bar over simulated time, shown only once a run has lasted a moment."""
+
+    def __init__(self, duration_s: float, enabled: bool):
+        self.duration_s = duration_s
+        self.enabled = enabled and err_console.is_terminal
+        self.t0 = time.perf_counter()
+        self.progress = None
+        self.task = None
+
+    def __call__(self, sim_s: float) -> None:
+        if not self.enabled:
+            return
+        if self.progress is None:
+            if time.perf_counter() - self.t0 < PROGRESS_AFTER_S:
+                return
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.progress = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.fields[sim]}"),
+                                     TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=True)
+            self.progress.start()
+            self.task = self.progress.add_task("run", total=self.duration_s, sim="")
+        self.progress.update(self.task, completed=sim_s, sim=f"{sim_s * 1e3:.1f} / {self.duration_s * 1e3:.1f} ms")
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def summary_table(summary: dict[str, Any]) -> Table:
+    """The headline metrics of a run as a rich table."""
+    t = Table(title=f"cnsim — {summary.get('scenario')} (seed {summary.get('seed')})", show_header=False)
+    t.add_column("metric", style="bold")
+    t.add_column("value", justify="right")
+    frames, byts = summary.get("frames", {}), summary.get("bytes", {})
+    flows = summary.get("flows", [])
+    t.add_row("simulated / wall", f"{summary.get('sim_time_s', 0):.4g} s / {summary.get('wall_s', 0):.3g} s")
+    t.add_row("events", f"{summary.get('events', 0):,}")
+    t.add_row("frames generated / delivered", f"{frames.get('generated', 0):,} / {frames.get('delivered', 0):,}")
+    t.add_row("frames dropped / in flight", f"{frames.get('dropped', 0):,} / {frames.get('in_flight', 0):,}")
+    t.add_row("bytes delivered", f"{byts.get('delivered', 0):,}")
+    t.add_row("aggregate throughput", f"{sum(f.get('throughput_bps', 0) for f in flows) / 1e9:.4f} Gb/s")
+    queues = sorted(summary.get("queues", []), key=lambda q: -q.get("max_bytes", 0))
+    for q in queues[:4]:
+        if q.get("max_bytes", 0) == 0:
+            continue
+        t.add_row(f"queue {q.get('switch')} → {q.get('port')}",
+                  f"mean {q.get('mean_bytes', 0) / 1e3:.1f} KB, p99 {q.get('p99_bytes', 0) / 1e3:.1f} KB, "
+                  f"max {q.get('max_bytes', 0) / 1e3:.1f} KB, drops {q.get('drops', 0):,}")
+    pause = summary.get("pause", {})
+    if pause:
+        t.add_row("hosts paused", f"{100 * pause.get('host_paused_fraction', 0):.2f} % "
+                  f"({pause.get('frames_sent', 0):,} PAUSE frames)")
+    fct = summary.get("fct", {})
+    if fct.get("count"):
+        t.add_row("FCT", f"n {fct['count']:,}: min {fct.get('min_us', 0):.1f}, mean {fct.get('mean_us', 0):.1f}, "
+                  f"max {fct.get('max_us', 0):.1f}, sd {fct.get('std_us', 0):.1f} µs; bad {fct.get('bad_flows', 0):,}")
+    control = summary.get("control", {})
+    if control.get("overhead_bps"):
+        t.add_row("control overhead", f"{control['overhead_bps'] / 1e6:.3f} Mb/s")
+    t.add_row("Jain's fairness", f"{summary.get('fairness', {}).get('jain', float('nan')):.4f}")
+    return t
+
+
+def _run(scenario: Any, seed: Optional[int], sets: list[str], out: Optional[Path], quiet: bool,
+         as_json: bool, default_out: Callable[[Scenario], Path]) -> None:
+    sc = api.resolve(scenario, seed, parse_sets(sets))
+    target = out if out is not None else default_out(sc)
+    reporter = ProgressReporter(sc.run.duration / 1e12, enabled=not quiet and not as_json)
+    try:
+        result = api.run(sc, out=target, progress=reporter)
+    finally:
+        reporter.close()
+    if as_json:
+        sys.stdout.write(json.dumps(result.summary, indent=2, sort_keys=True) + "\n")
+    elif not quiet:
+        out_console.print(summary_table(result.summary))
+        out_console.print(f"outputs: {target}", highlight=False)
+
+
+@app.command()
+@guarded
+def run(
+    scenario: Path = typer.Argument(..., help="scenario TOML file"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="master seed (replaces run.seed)"),
+    set_: list[str] = typer.Option([], "--set", help="override PATH=VALUE (repeatable), e.g. run.duration=5ms"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="output directory (default results/<name>/)"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no summary table"),
+    as_json: bool = typer.Option(False, "--json", help="print summary.json to stdout instead of the table"),
+) -> None:
+    """Run a scenario; write summary, manifest, Parquet tables and plots into the output directory."""
+    _run(scenario, seed, set_, out, quiet, as_json, lambda sc: Path("results") / (sc.run.name or scenario.stem))
+
+
+@app.command()
+@guarded
+def validate(files: list[Path] = typer.Argument(..., help="scenario TOML files")) -> None:
+    """Check scenario files without running them (exit 2 if any is invalid)."""
+    bad: list[str] = []
+    for f in files:
+        try:
+            load_scenario(f)
+        except ConfigError as exc:
+            bad += [f"{f}: {p}" for p in exc.problems]
+        else:
+            out_console.print(f"ok  {f}", highlight=False)
+    if bad:
+        _fail(2, bad)
+
+
+@app.command("describe")
+@guarded
+def describe_cmd(topic: Optional[str] = typer.Argument(None, help="section (run, traffic.cbr, ...), preset or scheme")) -> None:
+    """Parameters, units, defaults and descriptions of a section, preset or scheme."""
+    topics = describe_mod.topics()
+    if topic is None:
+        t = Table(title="cnsim describe TOPIC", show_header=True)
+        t.add_column("topic")
+        t.add_column("what")
+        for name, (title, _) in topics.items():
+            t.add_row(name, title)
+        out_console.print(t)
+        return
+    chosen = [k for k in topics if k == topic] or [k for k in topics if k.startswith(topic + ".")]
+    if not chosen:
+        raise ConfigError.single("topic", f"unknown; known: {', '.join(topics)}", topic)
+    for name in chosen:
+        title, model = topics[name]
+        doc = (model.__doc__ or "").strip().splitlines()
+        t = Table(title=title, caption=doc[0].replace("``", "") if doc else None)
+        for col in ("key", "type", "default", "description"):
+            t.add_column(col, overflow="fold")
+        for row in describe_mod.rows(model):
+            t.add_row(*row)
+        out_console.print(t)
+
+
+@app.command("list")
+@guarded
+def list_cmd() -> None:
+    """Congestion-management schemes, topology presets and scenario files."""
+    try:
+        engine_schemes = list(api.core().schemes())
+        where = "engine"
+    except CnsimError:
+        engine_schemes, where = sorted(schemes.SCHEMES), "python registry; engine not built"
+    t = Table(title=f"schemes ({where})")
+    t.add_column("tag")
+    t.add_column("summary")
+    for tag in engine_schemes:
+        t.add_row(tag, schemes.SCHEMES[tag].summary if tag in schemes.SCHEMES else "")
+    out_console.print(t)
+    t = Table(title="topology presets")
+    t.add_column("preset")
+    t.add_column("summary")
+    for name, p in PRESETS.items():
+        t.add_row(name, p.summary)
+    out_console.print(t)
+    root = scenarios_dir()
+    if root is not None:
+        t = Table(title=f"scenarios ({root})")
+        t.add_column("file")
+        for f in sorted(root.rglob("*.toml")):
+            t.add_row(f.relative_to(root).as_posix())
+        out_console.print(t)
+
+
+@app.command()
+def schema() -> None:
+    """JSON Schema of scenario files (for editors: Taplo, Even Better TOML)."""
+    sys.stdout.write(json.dumps(Scenario.model_json_schema(), indent=2) + "\n")
+
+
+@app.command()
+@guarded
+def docs(out: Path = typer.Option(Path("docs/reference"), "--out", help="directory for scenario.md")) -> None:
+    """Generate the scenario reference (scenario.md) from the models."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scenario.md").write_text(describe_mod.reference_markdown(), encoding="utf-8")
+    out_console.print(f"wrote {out / 'scenario.md'}", highlight=False)
+
+
+@app.command()
+@guarded
+def demo(
+    out: Path = typer.Option(Path("results/demo"), "--out", "-o", help="output directory"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no summary table"),
+) -> None:
+    """Run the CN-SIM single-hop hotspot (0.5 Gb/s, selective PAUSE, no CM) and write its outputs."""
+    root = scenarios_dir()
+    if root is None or not (root / DEMO_SCENARIO).exists():
+        raise CnsimError(f"demo scenario scenarios/{DEMO_SCENARIO} not found; run from the repository root")
+    _run(root / DEMO_SCENARIO, None, [], out, quiet, False, lambda sc: out)
+
+
+def main() -> None:
+    """Console entry point (``cnsim``)."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        err_console.print("interrupted; no output written")
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,187 @@
+"""The result of one run: summary, manifest and tables (pandas; polars on request), saved atomically.
+
+Layout written by :meth:`Result.save` (``manifest.json`` last — it is the commit marker)::
+
+    summary.json  manifest.json  resolved-config.toml
+    queue_ts.parquet  flow_tp.parquet  rp_rate.parquet  pause_ts.parquet  fct.parquet
+    flows.parquet  summary.parquet  plots/queue.png  plots/throughput.png
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+TABLES = ("queue_ts", "flow_tp", "rp_rate", "pause_ts", "fct", "flows")
+"""Tables of a result, each written as ``<name>.parquet``."""
+
+
+def _column(value: Any) -> Any:
+    """A column from the engine: ``(dtype, raw bytes)`` for numbers, ``list[str]`` for names."""
+    if isinstance(value, tuple):
+        dtype, raw = value
+        return np.frombuffer(raw, dtype=dtype).copy()
+    return pd.Categorical(value) if isinstance(value, list) else value
+
+
+def frames_from_core(tables: Mapping[str, Mapping[str, Any]], summary: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    """Engine tables → DataFrames, with id columns joined to names (see docs/metrics.md)."""
+    raw = {name: pd.DataFrame({c: _column(v) for c, v in cols.items()}) for name, cols in tables.items()}
+    empty = pd.DataFrame()
+    flows = raw.get("flows", empty)
+    per_flow = pd.DataFrame(summary.get("flows", []))
+    if not flows.empty and not per_flow.empty and "id" in per_flow:
+        stats = per_flow.drop(columns=[c for c in ("src", "dst") if c in per_flow]).rename(columns={"id": "flow"})
+        flows = flows.merge(stats, on="flow", how="left")
+    out = {
+        "queue_ts": _join(raw.get("queue_ts", empty), raw.get("queues", empty), "queue"),
+        "flow_tp": _join(raw.get("flow_tp", empty), raw.get("flows", empty), "flow"),
+        "rp_rate": _join(raw.get("rp_rate", empty), raw.get("flows", empty), "flow"),
+        "pause_ts": _join(raw.get("pause_ts", empty), raw.get("links", empty), "link"),
+        "fct": _join(raw.get("fct", empty), raw.get("flows", empty), "flow"),
+        "flows": flows,
+    }
+    return out
+
+
+def _join(series: pd.DataFrame, names: pd.DataFrame, key: str) -> pd.DataFrame:
+    if series.empty or names.empty or key not in series or key not in names:
+        return series
+    return series.merge(names, on=key, how="left", sort=False)
+
+
+def summary_row(summary: Mapping[str, Any]) -> pd.DataFrame:
+    """The scalar entries of the summary as one row (nested keys joined with '.')."""
+    flat: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif not isinstance(value, list):
+            flat[prefix] = value
+
+    walk("", summary)
+    return pd.DataFrame([flat])
+
+
+class Result:
+    """One finished run.
+
+    Attributes: ``summary`` (dict, see docs/metrics.md), ``manifest`` (provenance),
+    ``tables`` (name → pandas DataFrame), ``config_toml`` (the resolved scenario as TOML).
+    """
+
+    def __init__(self, summary: dict[str, Any], manifest: dict[str, Any], tables: dict[str, pd.DataFrame],
+                 config_toml: str):
+        self.summary = summary
+        self.manifest = manifest
+        self.tables = tables
+        self.config_toml = config_toml
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (f"<Result {s.get('scenario')!r} seed={s.get('seed')} sim={s.get('sim_time_s')}s "
+                f"delivered={s.get('frames', {}).get('delivered')} dropped={s.get('frames', {}).get('dropped')}>")
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        if name in TABLES:
+            return self.tables.get(name, pd.DataFrame())
+        raise AttributeError(name)
+
+    def summary_frame(self) -> pd.DataFrame:
+        """The summary as a one-row DataFrame (``summary.parquet``)."""
+        return summary_row(self.summary)
+
+    def to_polars(self, name: str | None = None):
+        """One table (or all, as a dict) as polars DataFrames."""
+        import polars as pl
+
+        if name is not None:
+            return pl.from_pandas(self.tables[name])
+        return {k: pl.from_pandas(v) for k, v in self.tables.items()}
+
+    def plot_queues(self, ax=None):
+        """Egress queue length vs time (matplotlib Axes)."""
+        from cnsim.plot import plot_queues
+
+        return plot_queues(self, ax)
+
+    def plot_throughput(self, ax=None):
+        """Per-flow and aggregate throughput vs time (matplotlib Axes)."""
+        from cnsim.plot import plot_throughput
+
+        return plot_throughput(self, ax)
+
+    # ---- files ------------------------------------------------------------------------------
+    def save(self, out: str | os.PathLike[str], plots: bool = True) -> Path:
+        """Write every output into ``out`` atomically: all or nothing under the final name."""
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        try:
+            self._write(tmp, plots)
+            if out.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+                os.replace(out, old / "previous")
+                os.replace(tmp, out)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return out
+
+    def _write(self, d: Path, plots: bool) -> None:
+        _write_text(d / "summary.json", json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
+        _write_text(d / "resolved-config.toml", self.config_toml)
+        for name in TABLES:
+            _write_parquet(self.tables.get(name, pd.DataFrame()), d / f"{name}.parquet")
+        _write_parquet(self.summary_frame(), d / "summary.parquet")
+        if plots:
+            from cnsim.plot import save_plots
+
+            save_plots(self, d / "plots")
+        files = {}
+        for p in sorted(d.rglob("*")):
+            if p.is_file():
+                files[p.relative_to(d).as_posix()] = {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+        manifest = dict(self.manifest, files=files)
+        _write_text(d / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+    @classmethod
+    def load(cls, d: str | os.PathLike[str]) -> "Result":
+        """Read a saved result back (tables as pandas)."""
+        d = Path(d)
+        manifest = json.loads((d / "manifest.json").read_text())
+        summary = json.loads((d / "summary.json").read_text())
+        tables = {n: pd.read_parquet(d / f"{n}.parquet") for n in TABLES if (d / f"{n}.parquet").exists()}
+        return cls(summary, manifest, tables, (d / "resolved-config.toml").read_text())
+
+
+def _write_text(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _write_parquet(df: pd.DataFrame, path: Path) -> None:
+    df.to_parquet(path, engine="pyarrow", index=False)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
