@@ -14,6 +14,7 @@ from typing import Callable
 from pydantic import BaseModel, Field
 
 from cnsim.quantities import Rate, Size, Time
+from cnsim.units import format_quantity
 from cnsim.topology import BufferSpec, Elements, HostSpec, LinkSpec, Strict, SwitchSpec
 
 
@@ -25,6 +26,11 @@ class Preset:
     summary: str
     params: type[BaseModel]
     build: Callable[[BaseModel], Elements]
+
+
+def _q(value: int | None, kind: str) -> str | None:
+    """A base-unit value as the unit string element models accept (None stays None)."""
+    return None if value is None else format_quantity(value, kind)
 
 
 def _hosts(prefix: str, first: int, last: int) -> list[HostSpec]:
@@ -62,7 +68,7 @@ def asymmetric(p: AsymmetricParams) -> Elements:
     sources = _hosts("h", 1, 4)
     links = _star("sw1", sources) + [
         LinkSpec(a="sw1", b="sw2"),
-        LinkSpec(a="sw2", b="h5", rate=p.slow_rate),
+        LinkSpec(a="sw2", b="h5", rate=_q(p.slow_rate, "rate")),
         LinkSpec(a="sw2", b="h6"),
     ]
     hosts = sources + _hosts("h", 5, 6)
@@ -85,7 +91,8 @@ def parking_lot(p: ParkingLotParams) -> Elements:
         _star("sw1", g1)
         + _star("sw2", g2)
         + _star("sw3", g3)
-        + [LinkSpec(a="sw1", b="sw2", delay=p.trunk_delay), LinkSpec(a="sw2", b="sw3", delay=p.trunk_delay)]
+        + [LinkSpec(a="sw1", b="sw2", delay=_q(p.trunk_delay, "time")),
+           LinkSpec(a="sw2", b="sw3", delay=_q(p.trunk_delay, "time"))]
     )
     switches = [SwitchSpec(name=f"sw{i}") for i in (1, 2, 3)]
     return Elements(hosts=g1 + g2 + g3, switches=switches, links=links)
@@ -125,7 +132,8 @@ class CnsimOneHopParams(Strict):
 def cnsim_1hop(p: CnsimOneHopParams) -> Elements:
     """``h1..hN`` all on one switch ``sw1`` with the CN-SIM bridge model (T5)."""
     hosts = _hosts("h", 1, p.n_hosts)
-    sw = SwitchSpec(name="sw1", latency=p.latency, buffer=BufferSpec(policy="ingress", size=p.buffer))
+    sw = SwitchSpec(name="sw1", latency=_q(p.latency, "time"),
+                    buffer=BufferSpec(policy="ingress", size=_q(p.buffer, "size")))
     return Elements(hosts=hosts, switches=[sw], links=_star("sw1", hosts))
 
 
@@ -139,15 +147,15 @@ class OgMultistageParams(Strict):
 
 def og_multistage(p: OgMultistageParams) -> Elements:
     """Edges ``e1{n1-n3}``, ``e2{n4-n6}``, ``e3{n7-n9}`` under core ``s0`` which also holds ``n10`` (T6)."""
-    buffer = BufferSpec(policy="egress", size=p.buffer)
+    buffer = BufferSpec(policy="egress", size=_q(p.buffer, "size"))
     switches = [SwitchSpec(name=n, buffer=buffer) for n in ("e1", "e2", "e3", "s0")]
     hosts = _hosts("n", 1, 10)
     links: list[LinkSpec] = []
     for e in range(3):
         for h in hosts[3 * e: 3 * e + 3]:
-            links.append(LinkSpec(a=h.name, b=f"e{e + 1}", delay=p.link_delay))
-        links.append(LinkSpec(a=f"e{e + 1}", b="s0", delay=p.link_delay))
-    links.append(LinkSpec(a="n10", b="s0", delay=p.link_delay))
+            links.append(LinkSpec(a=h.name, b=f"e{e + 1}", delay=_q(p.link_delay, "time")))
+        links.append(LinkSpec(a=f"e{e + 1}", b="s0", delay=_q(p.link_delay, "time")))
+    links.append(LinkSpec(a="n10", b="s0", delay=_q(p.link_delay, "time")))
     return Elements(hosts=hosts, switches=switches, links=links)
 
 
@@ -178,7 +186,8 @@ class SinglePortParams(Strict):
 def single_port(p: SinglePortParams) -> Elements:
     """``h1..hN —— sw1 —— sink``: one switch egress port (sw1 → sink) studied in isolation."""
     senders = _hosts("h", 1, p.n_senders)
-    links = [LinkSpec(a=h.name, b="sw1", rate=p.sender_rate) for h in senders] + [LinkSpec(a="sw1", b="sink")]
+    links = [LinkSpec(a=h.name, b="sw1", rate=_q(p.sender_rate, "rate")) for h in senders]
+    links.append(LinkSpec(a="sw1", b="sink"))
     return Elements(hosts=senders + [HostSpec(name="sink")], switches=[SwitchSpec(name="sw1")], links=links)
 
 
