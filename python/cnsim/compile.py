@@ -460,17 +460,14 @@ class Compiler:
 
 
 def _merge(base: Any, override: Any) -> Any:
-    """``base`` with the fields explicitly set in ``override`` (nested models merged likewise)."""
-    data = base.model_dump(exclude_none=True)
-    for key in override.model_fields_set:
-        value = getattr(override, key)
-        if value is None:
-            continue
-        old = getattr(base, key)
-        if hasattr(value, "model_fields_set") and old is not None:
-            value = _merge(old, value)
-        data[key] = value if not hasattr(value, "model_dump") else value.model_dump(exclude_none=True)
-    return type(base).model_validate(data)
+    """``base`` with the fields explicitly set in ``override`` (nested tables merged likewise)."""
+    def update(a: dict, b: dict) -> dict:
+        for k, v in b.items():
+            a[k] = update(a[k], v) if isinstance(v, dict) and isinstance(a.get(k), dict) else v
+        return a
+
+    merged = update(base.model_dump(exclude_none=True), override.model_dump(exclude_unset=True, exclude_none=True))
+    return type(base).model_validate(merged)
 
 
 def _div_round(num: int, den: int) -> int:

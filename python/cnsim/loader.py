@@ -34,8 +34,8 @@ def parse_value(text: str) -> Any:
 def apply_override(data: dict[str, Any], path: str, value: Any) -> None:
     """Set ``path`` (dotted; list elements by index or by ``name``) to ``value`` in ``data``.
 
-    Missing tables are created; a list element addressed by a name that does not exist yet is
-    appended as ``{name = ...}`` (so ``topology.switches.sw1.latency`` overrides a preset switch).
+    Missing tables are created; index ``len(list)`` appends; a list element addressed by a name
+    that does not exist yet is appended as ``{name = ...}`` (so ``topology.switches.sw1.latency`` overrides a preset switch).
     """
     parts = path.split(".")
     if not path or any(not p for p in parts):
@@ -47,8 +47,11 @@ def apply_override(data: dict[str, Any], path: str, value: Any) -> None:
         if isinstance(node, list):
             if part.isdigit():
                 i = int(part)
-                if i >= len(node):
-                    raise ConfigError.single(f"--set {path}", f"{where}: index out of range (0..{len(node) - 1})")
+                if i > len(node):
+                    raise ConfigError.single(f"--set {path}", f"{where}: index out of range (0..{len(node)}; "
+                                             f"{len(node)} appends)")
+                if i == len(node):
+                    node.append({})
             else:
                 matches = [j for j, e in enumerate(node) if isinstance(e, dict) and e.get("name") == part]
                 if not matches:

@@ -1,0 +1,28 @@
+"""Shared fixtures: paths, the shipped scenarios, the CLI runner, the engine guard."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = sorted((ROOT / "scenarios").rglob("*.toml"))
+
+HAVE_CORE = importlib.util.find_spec("cnsim._core") is not None
+needs_core = pytest.mark.skipif(not HAVE_CORE, reason="cnsim._core is not built yet (run `make build`)")
+
+
+@pytest.fixture
+def cli():
+    """Invoke the Typer app in-process: ``cli(["run", ...]) -> Result`` (stdout and stderr apart)."""
+    from cnsim.cli import app
+
+    runner = CliRunner()
+
+    def invoke(args: list[str]):
+        return runner.invoke(app, [str(a) for a in args])
+
+    return invoke
