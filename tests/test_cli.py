@@ -1,0 +1,68 @@
+"""T18 — front-end contract: --help for every command, schema, describe, list, docs, validate."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SCENARIOS
+
+COMMANDS = ["run", "validate", "describe", "list", "schema", "docs", "demo"]
+
+
+@pytest.mark.parametrize("command", [None] + COMMANDS)
+def test_help(cli, command):
+    r = cli(([command] if command else []) + ["--help"])
+    assert r.exit_code == 0 and "Usage" in r.stdout
+
+
+def test_python_dash_m():
+    r = subprocess.run([sys.executable, "-m", "cnsim", "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "validate" in r.stdout
+
+
+def test_schema_is_json_schema(cli):
+    r = cli(["schema"])
+    schema = json.loads(r.stdout)
+    assert schema["additionalProperties"] is False
+    assert {"run", "topology", "traffic", "cm", "flow_control", "hotspot", "observe"} <= set(schema["properties"])
+
+
+@pytest.mark.parametrize("topic", [None, "run", "traffic", "flow_control", "cnsim_1hop", "none", "traffic.cbr"])
+def test_describe(cli, topic):
+    r = cli(["describe"] + ([topic] if topic else []))
+    assert r.exit_code == 0, r.output
+    if topic == "flow_control":
+        assert "65535" in r.stdout and "high" in r.stdout
+
+
+def test_describe_unknown(cli):
+    r = cli(["describe", "bogus"])
+    assert r.exit_code == 2 and "topic: unknown" in r.stderr
+
+
+def test_list(cli):
+    r = cli(["list"])
+    assert r.exit_code == 0
+    for word in ("none", "cnsim_1hop", "og_multistage", "fan-in-4.toml"):
+        assert word in r.stdout
+
+
+def test_validate_all_shipped(cli):
+    r = cli(["validate", *SCENARIOS])
+    assert r.exit_code == 0 and r.stdout.count("ok ") == len(SCENARIOS)
+
+
+def test_docs_generates_reference(cli, tmp_path):
+    r = cli(["docs", "--out", tmp_path])
+    assert r.exit_code == 0
+    text = (tmp_path / "scenario.md").read_text()
+    assert "## Units" in text and "`cnsim_1hop`" in text and "| `duration` | time | '100ms' |" in text
+
+
+def test_committed_reference_is_current():
+    from cnsim.describe import reference_markdown
+
+    assert (ROOT / "docs/reference/scenario.md").read_text() == reference_markdown(), \
+        "docs/reference/scenario.md is stale: run `cnsim docs --out docs/reference`"
