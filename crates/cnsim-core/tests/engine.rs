@@ -127,7 +127,10 @@ fn global_pause_with_headroom_is_lossless_and_holds_senders_back() {
         4,
         ProcessIr::Cbr { interval_ps: 2_400_000, phase_ps: 0, random_phase: true },
         BufferIr::Egress { egress_bytes: 150_000 },
-        PauseIr::Global { high_bytes: 140_000, low_bytes: 130_000, quanta: 65535, refresh_fraction: 0.8 },
+        // Headroom: after XOFF each backlogged sender still delivers ≈ 3.25 µs of line rate (PAUSE
+        // serialisation + propagation + frame in progress + propagation + switch latency), i.e.
+        // ≈ 4 × 4 KB − 4 KB drained ≈ 12 KB, so 30 KB above HIGH is "enough headroom" here.
+        PauseIr::Global { high_bytes: 120_000, low_bytes: 110_000, quanta: 65535, refresh_fraction: 0.8 },
         20 * MS,
     );
     let r = run(ir);
@@ -161,7 +164,7 @@ fn global_pause_with_headroom_is_lossless_and_holds_senders_back() {
     // hysteresis: the queue oscillates between the thresholds; never above the buffer
     let q = &s["queues"][0];
     assert!(u(&q["max_bytes"]) < 150_000);
-    assert!(u(&q["max_bytes"]) >= 140_000);
+    assert!(u(&q["max_bytes"]) >= 120_000 && u(&q["max_bytes"]) <= 120_000 + 16_000, "{}", q["max_bytes"]);
     assert!(u(&s["pause"]["frames_sent"]) > 0);
 }
 
