@@ -50,11 +50,16 @@ class HostSpec(Strict):
 
 
 class SwitchSpec(Strict):
-    """A shared-memory output-queued switch (spec §1.3)."""
+    """A shared-memory output-queued switch (spec §1.3); a name string is short for ``{name = ...}``."""
 
     name: Name = Field(description="unique node name")
     latency: Time | None = Field(None, description="last-bit arrival to egress enqueue (default [defaults])")
     buffer: BufferSpec | None = Field(None, description="buffer admission (default [defaults].buffer)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, data: object) -> object:
+        return {"name": data} if isinstance(data, str) else data
 
 
 class LinkSpec(Strict):

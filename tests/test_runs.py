@@ -1,0 +1,169 @@
+"""Runs through the engine: conservation, determinism, M/D/1, fan-in, PAUSE, hotspot, CLI outputs."""
+
+import json
+
+import numpy as np
+import pytest
+
+import cnsim
+from cnsim.exceptions import RunInterrupted
+
+from conftest import ROOT, SCENARIOS, needs_core
+
+pytestmark = needs_core
+SC = ROOT / "scenarios"
+FAN_IN_4 = SC / "baseline/fan-in-4.toml"
+CNSIM = SC / "seed-003/cnsim-1hop-none-hs0.5-pause.toml"
+
+
+def conserved(s: dict) -> None:
+    for unit in ("frames", "bytes"):
+        c = s[unit]
+        assert c["generated"] == c["delivered"] + c["dropped"] + c["in_flight"] + c["host_queued"], (unit, c)
+    assert s["conservation"]["ok"], s["conservation"]
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_conservation_every_scenario(path):
+    r = cnsim.run(path, overrides={"run.duration": "3ms", "run.warmup": 0, "traffic.0.start": 0})
+    conserved(r.summary)
+    assert r.summary["frames"]["generated"] > 0
+
+
+def _strip(s: dict) -> dict:
+    return {k: v for k, v in s.items() if k != "wall_s"}
+
+
+@pytest.mark.parametrize("path", [FAN_IN_4, CNSIM], ids=["fan-in-4", "cnsim-1hop"])
+def test_determinism(path, tmp_path):
+    ov = {"run.duration": "5ms"}
+    a = cnsim.run(path, seed=7, overrides=ov, out=tmp_path / "a", plots=False)
+    b = cnsim.run(path, seed=7, overrides=ov, out=tmp_path / "b", plots=False)
+    assert _strip(a.summary) == _strip(b.summary)
+    for f in sorted((tmp_path / "a").glob("*.parquet")):
+        if f.name != "summary.parquet":  # holds wall_s
+            assert f.read_bytes() == (tmp_path / "b" / f.name).read_bytes(), f.name
+    assert a.manifest["config_hash"] == b.manifest["config_hash"]
+    c = cnsim.run(path, seed=8, overrides=ov, plots=False)
+    assert _strip(c.summary) != _strip(a.summary)
+
+
+def test_md1_mean_queue_matches_pollaczek_khinchine():
+    rho = 0.8
+    lq = rho**2 / (2 * (1 - rho))  # frames waiting
+    expected = (rho + lq) * 1500  # the queue counts the frame in service: L = rho + Lq frames
+    means = [cnsim.run(SC / "baseline/md1.toml", overrides={"run.replication": k}, plots=False)
+             .summary for k in range(5)]
+    per_run = [next(q["mean_bytes"] for q in s["queues"] if q["port"] == "sink") for s in means]
+    assert sum(s["frames"]["dropped"] for s in means) == 0
+    mean = float(np.mean(per_run))
+    assert abs(mean - expected) / expected < 0.03, (mean, expected, per_run)
+
+
+def bottleneck(s: dict) -> dict:
+    return next(q for q in s["queues"] if q["port"] == "sink")
+
+
+def test_fan_in_4_saturates_and_drops_half():
+    s = cnsim.run(FAN_IN_4, plots=False).summary
+    conserved(s)
+    assert sum(f["throughput_bps"] for f in s["flows"]) >= 9.99e9
+    ratio = s["frames"]["dropped"] / s["frames"]["generated"]
+    assert abs(ratio - 0.5) < 0.01, ratio
+
+
+def test_fan_in_4_global_pause_no_drops_half_paused():
+    """Lossless with 50 KB of headroom. The 4 senders need only C / (4 C) = 25 % unpaused time to keep
+    the port busy (while unpaused they drain their backlog at line rate), so they are paused 75 % of
+    the time — not the 50 % one might guess from the 2:1 overload. XOFF/XON frames also go out on
+    the sw1 → sink link (global pause addresses every input), costing it about 0.5 % of its time."""
+    s = cnsim.run(FAN_IN_4, overrides={"flow_control.mode": "global", "flow_control.high": "100KB",
+                                       "flow_control.low": "90KB"}, plots=False).summary
+    conserved(s)
+    assert s["frames"]["dropped"] == 0
+    assert sum(f["throughput_bps"] for f in s["flows"]) >= 9.9e9
+    assert s["pause"]["host_paused_fraction"] == pytest.approx(0.75, abs=0.03)
+
+
+def victim_scenario(mode: str) -> dict:
+    """a1, a2 → x congest sw1 → x; victim v → y uses an uncongested port of the same switch."""
+    policy = "ingress" if mode == "selective" else "egress"
+    return {
+        "run": {"name": f"victim-{mode}", "duration": "20ms"},
+        "topology": {"hosts": ["a1", "a2", "v", "x", "y"], "switches": ["sw1"],
+                     "links": [[h, "sw1"] for h in ("a1", "a2", "v", "x", "y")]},
+        "defaults": {"buffer": {"policy": policy, "size": "150KB"}},
+        "traffic": [{"name": "aggressors", "kind": "saturated", "src": ["a1", "a2"], "dst": "x"},
+                    {"name": "victim", "kind": "saturated", "src": "v", "dst": "y"}],
+        "flow_control": {"mode": mode, "high": "130KB", "low": "120KB"},
+    }
+
+
+def test_selective_pause_spares_the_victim_global_does_not():
+    flows = {}
+    for mode in ("global", "selective"):
+        s = cnsim.run(victim_scenario(mode), plots=False).summary
+        conserved(s)
+        assert s["frames"]["dropped"] == 0, mode
+        flows[mode] = next(f["throughput_bps"] for f in s["flows"] if f["src"] == "v")
+    assert flows["selective"] >= 9.9e9
+    assert flows["global"] < 0.9 * flows["selective"], flows
+
+
+def test_hotspot_port_serves_exactly_its_reduced_rate():
+    bin_s, rate = 600e-6, 2e9
+    sc = {
+        "run": {"name": "hotspot", "duration": "12ms"},
+        "topology": {"preset": "fan_in", "params": {"n_senders": 1}},
+        "traffic": [{"name": "sat", "kind": "saturated", "src": "h1", "dst": "sink"}],
+        "hotspot": [{"switch": "sw1", "toward": "sink", "start": "2.4ms", "end": "9.6ms", "rate": "2Gbps"}],
+        "observe": {"throughput_bin": "600us"},
+    }
+    r = cnsim.run(sc, plots=False)
+    conserved(r.summary)
+    tp = r.flow_tp
+    inside = tp[(tp["t_s"] >= 3.0e-3 - 1e-12) & (tp["t_s"] < 9.0e-3 - 1e-12)]
+    assert len(inside) == 10
+    one_frame = 1500 * 8 / bin_s
+    assert np.all(np.abs(inside["bps"] - rate) <= one_frame), inside["bps"].tolist()
+    assert inside["bps"].sum() * bin_s == pytest.approx(rate * len(inside) * bin_s, rel=0.01)
+    before = tp[(tp["t_s"] >= 0.6e-3) & (tp["t_s"] < 1.8e-3)]
+    assert np.all(before["bps"] > 9.9e9)
+
+
+def test_cli_run_writes_every_output(cli, tmp_path):
+    out = tmp_path / "res"
+    r = cli(["run", FAN_IN_4, "--set", "run.duration=2ms", "--out", out, "--json"])
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)
+    for name in ("summary.json", "manifest.json", "resolved-config.toml", "queue_ts.parquet", "flow_tp.parquet",
+                 "rp_rate.parquet", "pause_ts.parquet", "fct.parquet", "flows.parquet", "summary.parquet",
+                 "plots/queue.png", "plots/throughput.png"):
+        assert (out / name).is_file(), name
+    m = json.loads((out / "manifest.json").read_text())
+    for key in ("scenario", "seed", "tool_version", "core_version", "git_describe", "events", "wall_s",
+                "config_hash", "status", "files"):
+        assert key in m
+    assert m["status"] == "ok" and "manifest.json" not in m["files"]
+    loaded = cnsim.Result.load(out)
+    assert loaded.summary == summary
+    assert not list(tmp_path.glob(".res*"))
+    assert cnsim.load_scenario(out / "resolved-config.toml") is not None
+
+
+def test_interrupt_writes_nothing(tmp_path):
+    def stop(_sim_s: float) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(RunInterrupted):
+        cnsim.run(FAN_IN_4, out=tmp_path / "x", progress=stop)
+    assert not (tmp_path / "x").exists() and not list(tmp_path.iterdir())
+
+
+def test_result_frames_and_polars():
+    r = cnsim.run(CNSIM, overrides={"run.duration": "3ms"}, plots=False)
+    assert {"t_s", "queue", "bytes", "switch", "port"} <= set(r.queue_ts.columns)
+    assert {"flow", "src", "dst", "delivered_bytes"} <= set(r.flows.columns)
+    assert len(r.fct) > 0 and {"start_s", "end_s", "completed", "bad"} <= set(r.fct.columns)
+    assert r.to_polars("flows").height == len(r.flows)
+    assert r.summary_frame().shape[0] == 1
