@@ -19,6 +19,7 @@
 //! * DCQCN: the CP marks CE on a data frame (`Frame::tag.flags`), the reflector (NP) sends CNPs,
 //!   the RP runs the rate machine with timers ([`HostCtx::set_timer`]).
 
+pub mod bcn;
 pub mod none;
 
 use crate::error::ScenarioError;
@@ -214,12 +215,14 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(
 }
 
 /// Known scheme tags.
-pub const SCHEMES: &[&str] = &["none"];
+pub const SCHEMES: &[&str] = &["none", "bcn", "ecm"];
 
 /// Map a scenario tag to its implementation.
 pub fn registry(scheme: &str, params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioError> {
     match scheme {
         "none" => none::build(params),
+        "bcn" => bcn::build(params),
+        "ecm" => bcn::build_ecm(params),
         other => Err(ScenarioError::Field {
             path: "cm.scheme".into(),
             message: format!("unknown scheme '{other}'; known: {}", SCHEMES.join(", ")),
