@@ -20,6 +20,9 @@
 //!   the RP runs the rate machine with timers ([`HostCtx::set_timer`]).
 
 pub mod bcn;
+pub mod becn;
+pub mod explicit_rate;
+pub mod fecn;
 pub mod none;
 
 use crate::error::ScenarioError;
@@ -215,12 +218,14 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(
 }
 
 /// Known scheme tags.
-pub const SCHEMES: &[&str] = &["none", "bcn", "ecm"];
+pub const SCHEMES: &[&str] = &["none", "bcn", "ecm", "becn", "fecn"];
 
 /// Map a scenario tag to its implementation.
 pub fn registry(scheme: &str, params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioError> {
     match scheme {
         "none" => none::build(params),
+        "becn" => becn::build(params),
+        "fecn" => fecn::build(params),
         "bcn" => bcn::build(params),
         "ecm" => bcn::build_ecm(params),
         other => Err(ScenarioError::Field {

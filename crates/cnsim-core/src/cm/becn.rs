@@ -1,0 +1,305 @@
+//! `becn`: Backward Explicit Congestion Notification of Jain et al. (Nov 2006; spec §5.5, §12 A1).
+//!
+//! * **CP** (every switch egress port): the shared explicit-rate computation of
+//!   [`super::explicit_rate`] every T; a port that carried data in the interval (data frames
+//!   arrived, admitted or refused) then broadcasts its advertised rate r_i: one 64-B message to
+//!   every host of the network. Control frames never make a port "carry data", so ports that only
+//!   relay broadcasts stay silent; idle ports stay silent (their start-up rate would throttle
+//!   everyone, §12 A1).
+//! * **RP** (source host): keeps the latest value heard from every CP, each expiring
+//!   `expiry_intervals`·T after it was heard (2T), and sets every one of its flows to the minimum of
+//!   the live values (no limiter when none is live). Hence "the most severe CP dominates all RPs"
+//!   (seed 000): a flow is limited by CPs it does not even cross.
+
+use super::explicit_rate::{PortRate, SwitchParams};
+use super::{parse_params, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, Scheme};
+use crate::error::ScenarioError;
+use crate::frame::{CmMsg, Frame};
+use crate::ids::FlowId;
+use crate::time::SimTime;
+use serde::Deserialize;
+
+pub const KIND_BECN: u8 = 0;
+
+/// IR parameters of `becn` (base units, no defaults; the Python model documents them).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Switch computation (T, Qeq, a, b, c, β, N0, helper-routine switches).
+    pub switch: SwitchParams,
+    /// A host forgets a CP's value this many intervals T after hearing it (2).
+    pub expiry_intervals: f64,
+}
+
+pub struct Becn {
+    p: Params,
+}
+
+impl Scheme for Becn {
+    fn name(&self) -> &'static str {
+        "becn"
+    }
+    fn message_types(&self) -> &'static [&'static str] {
+        &["becn"]
+    }
+    fn congestion_point(&self, port: &PortInfo) -> Option<Box<dyn CongestionPoint>> {
+        Some(Box::new(BecnCp { pr: PortRate::new(self.p.switch.clone(), port.rate_bps as f64), cpid: port.cpid }))
+    }
+    fn reaction_point(&self, host: &HostInfo) -> Option<Box<dyn ReactionPoint>> {
+        let expiry = (self.p.expiry_intervals * self.p.switch.interval_ps as f64).round() as u64;
+        Some(Box::new(BecnRp {
+            n_flows: host.flows.len() as u32,
+            line: host.line_rate_bps as f64,
+            expiry: expiry.max(1),
+            heard: Vec::new(),
+            rate: None,
+        }))
+    }
+}
+
+pub fn build(params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioError> {
+    let p: Params = parse_params("becn", params)?;
+    p.switch.check("cm.params.switch")?;
+    if !(p.expiry_intervals > 0.0 && p.expiry_intervals.is_finite()) {
+        return Err(ScenarioError::field("cm.params.expiry_intervals", "must be > 0"));
+    }
+    Ok(Box::new(Becn { p }))
+}
+
+// ------------------------------------------------------------------------------------------------
+// CP
+// ------------------------------------------------------------------------------------------------
+
+pub struct BecnCp {
+    pub pr: PortRate,
+    cpid: u32,
+}
+
+impl CongestionPoint for BecnCp {
+    fn on_enqueue(&mut self, ctx: &mut CpCtx, frame: &mut Frame) {
+        self.pr.on_enqueue(ctx.now, frame.size, frame.is_data(), ctx.queue_bytes);
+    }
+    fn on_drop(&mut self, _ctx: &mut CpCtx, frame: &Frame) {
+        self.pr.on_drop(frame.size, frame.is_data());
+    }
+    fn on_transmit(&mut self, ctx: &mut CpCtx, frame: &mut Frame) {
+        self.pr.on_transmit(ctx.now, frame.size, ctx.service_rate_bps);
+    }
+    fn on_dequeue(&mut self, ctx: &mut CpCtx, _frame: &Frame) {
+        self.pr.on_dequeue(ctx.now, ctx.queue_bytes);
+    }
+    fn tick_period_ps(&self) -> Option<u64> {
+        Some(self.pr.p.interval_ps)
+    }
+    fn on_tick(&mut self, ctx: &mut CpCtx) {
+        if self.pr.end_interval(ctx.now, ctx.queue_bytes) {
+            let msg = CmMsg { kind: KIND_BECN, flow: FlowId::NONE, cpid: self.cpid, v: [self.pr.rate(), 0.0, 0.0] };
+            for k in 0..ctx.hosts().len() {
+                let h = ctx.hosts()[k];
+                ctx.send(h, msg);
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// RP
+// ------------------------------------------------------------------------------------------------
+
+/// Latest value heard from one CP.
+#[derive(Debug, Clone, Copy)]
+struct Heard {
+    cpid: u32,
+    rate: f64,
+    at: SimTime,
+}
+
+pub struct BecnRp {
+    n_flows: u32,
+    line: f64,
+    expiry: u64,
+    heard: Vec<Heard>,
+    rate: Option<f64>,
+}
+
+impl BecnRp {
+    /// Drop expired values and apply the minimum of the live ones to every flow.
+    fn apply(&mut self, ctx: &mut HostCtx) {
+        let now = ctx.now;
+        let exp = self.expiry;
+        self.heard.retain(|h| now < h.at + exp);
+        let min = self.heard.iter().map(|h| h.rate).fold(f64::INFINITY, f64::min);
+        let new = if min.is_finite() { Some(min.clamp(0.0, self.line)) } else { None };
+        if new != self.rate {
+            self.rate = new;
+            for l in 0..self.n_flows {
+                ctx.set_rate(l, new);
+            }
+        }
+    }
+}
+
+impl ReactionPoint for BecnRp {
+    fn on_feedback(&mut self, ctx: &mut HostCtx, msg: &CmMsg) {
+        if msg.kind != KIND_BECN {
+            return;
+        }
+        match self.heard.iter_mut().find(|h| h.cpid == msg.cpid) {
+            Some(h) => {
+                h.rate = msg.v[0];
+                h.at = ctx.now;
+            }
+            None => self.heard.push(Heard { cpid: msg.cpid, rate: msg.v[0], at: ctx.now }),
+        }
+        // re-evaluate when this value expires (stale timers just re-evaluate: idempotent)
+        ctx.set_timer(ctx.now + self.expiry, 0);
+        self.apply(ctx);
+    }
+    fn on_timer(&mut self, ctx: &mut HostCtx, _token: u64) {
+        self.apply(ctx);
+    }
+    fn rate_bps(&self, _local: u32) -> Option<f64> {
+        self.rate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cm::{Emit, RateChange};
+    use crate::ids::{NodeId, PortId};
+    use crate::rng::Stream;
+
+    const US: u64 = 1_000_000;
+
+    fn params() -> Params {
+        Params {
+            switch: SwitchParams {
+                interval_ps: 30 * US,
+                qeq_bytes: 24_000.0,
+                a: 1.05,
+                b: 1.2,
+                c: 0.5,
+                beta: 0.5,
+                n0: 1.0,
+                limit_increase: false,
+                capacity_estimation: true,
+                variable_capacity: true,
+            },
+            expiry_intervals: 2.0,
+        }
+    }
+
+    #[test]
+    fn cp_broadcasts_to_every_host_only_after_carrying_data() {
+        let scheme = Becn { p: params() };
+        let info = PortInfo { port: PortId(0), switch: NodeId(0), index: 0, rate_bps: 10_000_000_000, buffer_bytes: 150_000, cpid: 3 };
+        let mut cp = scheme.congestion_point(&info).unwrap();
+        let mut rng = Stream::new(1, 0, 1);
+        let mut out: Vec<Emit> = vec![];
+        let hosts = vec![NodeId(1), NodeId(2), NodeId(5)];
+        // idle interval: no broadcast
+        {
+            let mut ctx = CpCtx { now: 30 * US, queue_bytes: 0, service_rate_bps: 10_000_000_000, rng: &mut rng, out: &mut out, hosts: &hosts };
+            cp.on_tick(&mut ctx);
+        }
+        assert!(out.is_empty());
+        // only a control frame: still silent
+        {
+            let mut ctx = CpCtx { now: 31 * US, queue_bytes: 64, service_rate_bps: 10_000_000_000, rng: &mut rng, out: &mut out, hosts: &hosts };
+            let mut f = Frame {
+                kind: crate::frame::FrameKind::Control,
+                size: 64,
+                src: NodeId(0),
+                dst: NodeId(1),
+                flow: FlowId::NONE,
+                transfer: u32::MAX,
+                ingress: PortId::NONE,
+                born: 0,
+                tag: Default::default(),
+                msg: CmMsg::default(),
+                quanta: 0,
+            };
+            cp.on_enqueue(&mut ctx, &mut f);
+            ctx.now = 60 * US;
+            ctx.queue_bytes = 0;
+            cp.on_tick(&mut ctx);
+        }
+        assert!(out.is_empty());
+        // a data frame: one message per host with the cpid and the rate
+        {
+            let mut ctx = CpCtx { now: 61 * US, queue_bytes: 1500, service_rate_bps: 10_000_000_000, rng: &mut rng, out: &mut out, hosts: &hosts };
+            let mut f = Frame {
+                kind: crate::frame::FrameKind::Data,
+                size: 1500,
+                src: NodeId(1),
+                dst: NodeId(5),
+                flow: FlowId(0),
+                transfer: u32::MAX,
+                ingress: PortId::NONE,
+                born: 0,
+                tag: Default::default(),
+                msg: CmMsg::default(),
+                quanta: 0,
+            };
+            cp.on_enqueue(&mut ctx, &mut f);
+            ctx.now = 90 * US;
+            cp.on_tick(&mut ctx);
+        }
+        assert_eq!(out.len(), 3);
+        assert_eq!(out.iter().map(|e| e.dst).collect::<Vec<_>>(), hosts);
+        assert!(out.iter().all(|e| e.msg.cpid == 3 && e.msg.kind == KIND_BECN && e.msg.v[0] > 0.0));
+    }
+
+    #[test]
+    fn rp_uses_the_minimum_of_live_values_and_forgets_after_2t() {
+        let scheme = Becn { p: params() };
+        let info = HostInfo {
+            host: NodeId(1),
+            line_rate_bps: 10_000_000_000,
+            flows: vec![FlowId(0), FlowId(1)],
+            flow_dst: vec![NodeId(5), NodeId(6)],
+            flow_frame_bytes: vec![1500, 1500],
+        };
+        let mut rp = scheme.reaction_point(&info).unwrap();
+        let mut rng = Stream::new(1, 0, 2);
+        let mut out = vec![];
+        let mut rates: Vec<RateChange> = vec![];
+        let mut timers = vec![];
+        let backlog = vec![true, true];
+        let mut extra = 0;
+        let mut call = |rp: &mut Box<dyn ReactionPoint>, now: SimTime, m: Option<CmMsg>, rates: &mut Vec<RateChange>| {
+            let mut ctx = HostCtx {
+                now,
+                info: &info,
+                rng: &mut rng,
+                out: &mut out,
+                rates,
+                timers: &mut timers,
+                backlog: &backlog,
+                extra_overhead_bytes: &mut extra,
+            };
+            match m {
+                Some(m) => rp.on_feedback(&mut ctx, &m),
+                None => rp.on_timer(&mut ctx, 0),
+            }
+        };
+        let msg = |cpid, r| CmMsg { kind: KIND_BECN, flow: FlowId::NONE, cpid, v: [r, 0.0, 0.0] };
+        call(&mut rp, 0, Some(msg(1, 4e9)), &mut rates);
+        assert_eq!(rp.rate_bps(0), Some(4e9));
+        assert_eq!(rates.len(), 2, "every flow set");
+        call(&mut rp, US, Some(msg(2, 0.5e9)), &mut rates);
+        assert_eq!(rp.rate_bps(1), Some(0.5e9));
+        // CP 1 refreshes; CP 2 goes silent: its value expires 2T = 60 us after it was heard
+        call(&mut rp, 30 * US, Some(msg(1, 4e9)), &mut rates);
+        assert_eq!(rp.rate_bps(0), Some(0.5e9));
+        call(&mut rp, 60 * US, Some(msg(1, 4e9)), &mut rates);
+        assert_eq!(rp.rate_bps(0), Some(0.5e9));
+        call(&mut rp, 61 * US, None, &mut rates);
+        assert_eq!(rp.rate_bps(0), Some(4e9));
+        // everything expired: no limiter
+        call(&mut rp, 200 * US, None, &mut rates);
+        assert_eq!(rp.rate_bps(0), None);
+        assert_eq!(rates.last().unwrap().rate_bps, None);
+    }
+}
