@@ -23,7 +23,9 @@ pub mod bcn;
 pub mod becn;
 pub mod explicit_rate;
 pub mod fecn;
+pub mod dcqcn;
 pub mod none;
+pub mod qcn;
 
 use crate::error::ScenarioError;
 use crate::frame::{CmMsg, Frame};
@@ -218,7 +220,7 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(
 }
 
 /// Known scheme tags.
-pub const SCHEMES: &[&str] = &["none", "bcn", "ecm", "becn", "fecn"];
+pub const SCHEMES: &[&str] = &["none", "bcn", "ecm", "becn", "fecn", "qcn", "dcqcn"];
 
 /// Map a scenario tag to its implementation.
 pub fn registry(scheme: &str, params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioError> {
@@ -228,6 +230,8 @@ pub fn registry(scheme: &str, params: &serde_json::Value) -> Result<Box<dyn Sche
         "fecn" => fecn::build(params),
         "bcn" => bcn::build(params),
         "ecm" => bcn::build_ecm(params),
+        "qcn" => qcn::build(params),
+        "dcqcn" => dcqcn::build(params),
         other => Err(ScenarioError::Field {
             path: "cm.scheme".into(),
             message: format!("unknown scheme '{other}'; known: {}", SCHEMES.join(", ")),
