@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from cnsim.schemes import none
+from cnsim.schemes import none, bcn, ecm
+from cnsim.schemes import becn, fecn  # explicit-rate schemes (issue 4)
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class Scheme:
 
 
 SCHEMES: dict[str, Scheme] = {
-    mod.TAG: Scheme(mod.TAG, mod.SUMMARY, mod.Params, mod) for mod in (none,)
+    mod.TAG: Scheme(mod.TAG, mod.SUMMARY, mod.Params, mod) for mod in (none, bcn, ecm, becn, fecn)
 }
 
 

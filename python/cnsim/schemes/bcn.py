@@ -1,0 +1,168 @@
+"""``bcn``: Backward Congestion Notification v2.0 (spec §2) with every seed variant, and the
+"QCN enhancements to BCN" of Kwan & Matthews (spec §4) as switchable options.
+
+Defaults are the Cisco baseline of seed 000 ([A], spec §9.1): W = 2, Qeq = 375 pages (24 KB),
+Gi = 0.53333, Gd = 2.6667e-4 (derived here by the §2.1 normalisation from a 10 Gb/s line rate,
+Ru = 1 Mb/s, 10 % maximal increase and 50 % maximal decrease), sampling on average every 150 KB,
+no BCN-MAX / BCN(0,0), no oversampling, no drift. The engine model is in
+``crates/cnsim-core/src/cm/bcn.rs``; the page ``docs/schemes/bcn.md`` explains every rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from cnsim.quantities import Duration, Rate, RateOrZero, Size, Time
+
+TAG = "bcn"
+SUMMARY = ("BCN v2.0 (Cisco): sampled Qoff/Qdelta feedback, AIMD rate limiters with RL tags; BCN-MAX, "
+           "BCN(0,0) back-off, drift, oversampling, and the Kwan/Matthews QCN enhancements (spec §2, §4).")
+
+PAGE = 64
+"""Bytes per page; Qoff, Qdelta and Fb are in pages (real-valued, spec §0)."""
+
+
+class Params(BaseModel):
+    """BCN parameters (spec §2.1); units as written, converted to base units in the IR."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    # --- congestion point -------------------------------------------------------------------
+    sampling: Literal["random_bytes", "bernoulli", "periodic"] = Field(
+        "random_bytes", description="CP sampler (spec §2.2): 'random_bytes' = each data frame with probability "
+        "L/sample_interval ([A],[B]); 'bernoulli' = probability sample_probability ([C] Pm); 'periodic' = byte "
+        "counter every sample_interval ± U(sample_jitter) ([D],[E])")
+    sample_interval: Size = Field(150_000, description="mean bytes between samples ('random_bytes', 'periodic'); "
+                                  "150KB = 1 % of 1500-B frames ([A],[B]); [B] also 25KB; [D]/[E] 75KB")
+    sample_probability: float = Field(0.01, gt=0, le=1, description="sampling probability Pm ('bernoulli'; [C] "
+                                      "0.01, 0.05, 0.1)")
+    sample_jitter: Size | None = Field(None, description="half-width of the uniform jitter of the periodic "
+                                       "interval (ECM: 5000B); none = no jitter")
+    oversampling: Literal["none", "thresh", "qcn"] = Field(
+        "none", description="spec §2.6: 'thresh' = sampling rate x oversampling_factor while Q > Qeq (OS-THRESH); "
+        "'qcn' = next interval / (1 + floor(q/8)), q = 6-bit |Fb| of the last negative sample (OS-QCN)")
+    oversampling_factor: float = Field(10.0, ge=1, description="OS-THRESH multiplier (1 % -> 10 %)")
+    qeq: Size = Field(24_000, description="equilibrium queue Qeq (375 pages = 24KB; [E] uses B/4 = 150KB)")
+    w: float = Field(2.0, ge=0, description="derivative weight W (CP and RP)")
+    severe: Literal["none", "max", "zero"] = Field(
+        "none", description="above qsc at a sampling instant (spec §2.5): 'max' = BCN-MAX (maximal decrease), "
+        "'zero' = BCN(0,0) (stop, random restart at Rmin with exponential back-off)")
+    qsc: Size = Field(112_500, description="severe-congestion threshold Qsc (ECM: Qmc = 1300 pages); [B] 112.5KB = "
+                      "75 % of 150KB")
+    fb_at_cp: bool = Field(False, description="Kwan/Matthews (spec §4.1): the CP computes Fb and sends only "
+                           "decrease messages; no positive messages, no RL tags")
+    quant_bits: int | None = Field(None, ge=1, le=52, description="quantise the reported Fb to sign + n-bit "
+                                   "magnitude over [0, Fb_max] (spec §4.2, §12 E5; [E]: 32, 5, 3); none = exact")
+    # --- gains --------------------------------------------------------------------------------
+    gains: Literal["derived", "raw"] = Field(
+        "derived", description="'derived': Gi = gain_line_rate*max_increase/(Ru*(1+2W)*Qeq), Gd = max_decrease/"
+        "((1+2W)*Qeq), Qeq in pages (spec §2.1) — with the defaults Gi = 0.53333, Gd = 2.6667e-4; 'raw': gi, gd")
+    gi: float | None = Field(None, ge=0, description="raw additive-increase gain (gains = 'raw'); [A]/[D] 0.5333333333")
+    gd: float | None = Field(None, ge=0, description="raw multiplicative-decrease gain per page (gains = 'raw'); "
+                             "[A]/[D] 2.666666667e-4")
+    gain_line_rate: Rate = Field(10 * 10**9, description="line rate of the gain normalisation (gains = 'derived')")
+    max_increase: float = Field(0.1, gt=0, description="fraction of gain_line_rate added by one maximal positive "
+                                "message (gains = 'derived')")
+    max_decrease: float = Field(0.5, gt=0, le=1, description="fraction removed by one maximal negative message "
+                                "(gains = 'derived'); [B] 0.5 or 0.95")
+    ru: Rate = Field(1_000_000, description="rate unit Ru ([C] sweeps 8, 4, 0.8 Mbps)")
+    # --- reaction point -----------------------------------------------------------------------
+    rate_floor: RateOrZero = Field(1_000_000, description="lowest rate a decrease reaches (spec §12 G6; 0 = none)")
+    initial_rate: Rate | None = Field(None, description="rate of a new rate limiter before its first decrease; "
+                                      "none = line rate (spec §2.3); [C]: 5Gbps")
+    tmax: Duration = Field(100 * 10**6, description="BCN(0,0): Tmax0, restart drawn in U(0, Tmax) ([B] 100us)")
+    rmin: Rate = Field(10**9, description="BCN(0,0): Rmin0, restart rate ([B] 1Gbps)")
+    backoff_cap: int = Field(10, ge=0, le=40, description="BCN(0,0): at most this many doublings of Tmax / "
+                             "halvings of Rmin (spec §2.5 K_CAP)")
+    reset: Literal["always", "delayed", "never"] = Field(
+        "always", description="BCN(0,0) back-off reset (spec §12 B2): 'always' at every new stop episode (BCNz), "
+        "'delayed' only if >= reset_delay since the last restart (BCNzd), 'never' (BCNzp)")
+    reset_delay: Time = Field(10**9, description="BCN(0,0) 'delayed' reset: minimum time since the last restart")
+    drift: RateOrZero = Field(0, description="self-increase of every active RL per drift_interval (spec §2.4; "
+                              "[B] 1Mbps; 0 = off)")
+    drift_interval: Duration = Field(100 * 10**6, description="drift period ([B] 100us)")
+    rl_timeout: Duration | None = Field(None, description="delete an RL that received no BCN for this long "
+                                        "(ECM 2ms, spec §3); none = never")
+    self_increase: float | None = Field(None, gt=0, description="RP self-increase factor I (1/s): R += R*I*tau "
+                                        "every tau (spec §4.3); none = off")
+    self_increase_interval: Duration = Field(10**9, description="self-increase period tau (spec §12 E6: 1ms)")
+
+    @model_validator(mode="after")
+    def _raw_gains(self):
+        if self.gains == "raw" and (self.gi is None or self.gd is None):
+            raise ValueError("gains = 'raw' needs both gi and gd")
+        if self.gains == "derived" and (self.gi is not None or self.gd is not None):
+            raise ValueError("gi/gd are only used with gains = 'raw'")
+        if self.sampling == "periodic" and self.sample_jitter is not None and self.sample_jitter >= self.sample_interval:
+            raise ValueError("sample_jitter must be < sample_interval")
+        return self
+
+
+def qeq_pages(p: Params) -> float:
+    """Qeq in (real-valued) pages."""
+    return p.qeq / PAGE
+
+
+def fb_max(p: Params) -> float:
+    """Largest |Fb| after clamping, pages: (1 + 2W)·Qeq (spec §2.1)."""
+    return (1 + 2 * p.w) * qeq_pages(p)
+
+
+def derived_gains(p: Params) -> tuple[float, float]:
+    """(Gi, Gd) by the normalisation of spec §2.1 (whatever ``p.gains`` says)."""
+    fm = fb_max(p)
+    return p.gain_line_rate * p.max_increase / (p.ru * fm), p.max_decrease / fm
+
+
+def gains(p: Params) -> tuple[float, float]:
+    """(Gi, Gd) the engine uses."""
+    if p.gains == "raw":
+        assert p.gi is not None and p.gd is not None
+        return p.gi, p.gd
+    return derived_gains(p)
+
+
+def to_ir(params: Params) -> dict[str, Any]:
+    """Every engine parameter in base units (bytes, bit/s, ps); see ``cm/bcn.rs`` ``Params``."""
+    p = params
+    gi, gd = gains(p)
+    return {
+        "sampling": p.sampling,
+        "sample_p": p.sample_probability,
+        "sample_interval_bytes": p.sample_interval,
+        "sample_jitter_bytes": p.sample_jitter or 0,
+        "oversampling": p.oversampling,
+        "os_factor": p.oversampling_factor,
+        "qeq_bytes": p.qeq,
+        "w": p.w,
+        "severe": p.severe,
+        "qsc_bytes": p.qsc,
+        "fb_at_cp": p.fb_at_cp,
+        "quant_bits": p.quant_bits,
+        "gi": gi,
+        "gd": gd,
+        "ru_bps": float(p.ru),
+        "rate_floor_bps": float(p.rate_floor),
+        "initial_rate_bps": None if p.initial_rate is None else float(p.initial_rate),
+        "tmax0_ps": p.tmax,
+        "rmin0_bps": float(p.rmin),
+        "backoff_cap": p.backoff_cap,
+        "reset": p.reset,
+        "reset_delay_ps": p.reset_delay,
+        "drift_bps": float(p.drift),
+        "drift_interval_ps": p.drift_interval,
+        "rl_timeout_ps": p.rl_timeout,
+        "self_increase": p.self_increase,
+        "self_increase_interval_ps": p.self_increase_interval,
+    }
+
+
+def describe_gains(p: Params) -> str:
+    """One line with both gain forms, e.g. for reports: raw values in use and the derived ones."""
+    gi, gd = gains(p)
+    dgi, dgd = derived_gains(p)
+    fm = fb_max(p)
+    return (f"Gi = {gi:.6g}, Gd = {gd:.6g} ({p.gains}); derived by spec §2.1: Gi = {dgi:.6g}, Gd = {dgd:.6g}; "
+            f"Fb_max = {fm:.6g} pages; max step +{gi * fm * p.ru / 1e9:.4g} Gb/s, x{1 - gd * fm:.4g}")
