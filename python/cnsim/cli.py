@@ -22,6 +22,7 @@ from cnsim.exceptions import CnsimError, ConfigError, InvariantError, RunInterru
 from cnsim.loader import load_scenario, parse_value
 from cnsim.presets import PRESETS
 from cnsim.scenario import Scenario
+from cnsim.cli_sweep import register as register_sweep_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="cnsim — packet-level simulator of congestion management in data-center Ethernet.")
@@ -269,6 +270,9 @@ def demo(
     if root is None or not (root / DEMO_SCENARIO).exists():
         raise CnsimError(f"demo scenario scenarios/{DEMO_SCENARIO} not found; run from the repository root")
     _run(root / DEMO_SCENARIO, None, [], out, quiet, False, lambda sc: out)
+
+
+register_sweep_commands(app)
 
 
 def main() -> None:

@@ -1,0 +1,159 @@
+"""CLI commands ``sweep``, ``summarize``, ``reproduce`` and ``report`` (hooked in by ``register(app)``).
+
+Exit status: 0 ok; 1 one or more runs failed (or another failure); 2 invalid input or a locked
+output directory; 130 interrupted (finished runs are kept; rerun to resume).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+from rich.console import Console
+
+out_console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(code: int, lines: list[str]) -> None:
+    for line in lines:
+        err_console.print(line, markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """cnsim errors → one-line messages and exit codes (no traceback for user errors)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from cnsim.exceptions import CnsimError, ConfigError, InvariantError
+        from cnsim.sweep import SweepLocked
+
+        try:
+            return fn(*args, **kwargs)
+        except ConfigError as exc:
+            _fail(2, [str(p) for p in exc.problems])
+        except SweepLocked as exc:
+            _fail(2, [f"error: {exc}"])
+        except KeyboardInterrupt:
+            _fail(130, ["interrupted; finished runs are kept — rerun the same command to resume"])
+        except InvariantError as exc:
+            _fail(1, [f"invariant violation (a model bug, please report): {exc}"])
+        except CnsimError as exc:
+            _fail(1, [f"error: {exc}"])
+
+    return wrapper
+
+
+def sweep(
+    spec_file: Path = typer.Argument(..., help="sweep file (SWEEP.toml)"),
+    out: Path = typer.Option(..., "--out", "-o", help="output directory (runs/<id>/, sweep.json)"),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="1: in-process; N: Dask LocalCluster of N workers on 127.0.0.1"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="address of an existing Dask scheduler (tcp://host:8786)"),
+    force: bool = typer.Option(False, "--force", help="rerun every run, also finished ones"),
+    dry_run: bool = typer.Option(False, "--dry-run", "-n", help="list the runs that would execute and why; run nothing"),
+    plots: bool = typer.Option(False, "--plots", help="also write per-run PNG plots (slower)"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar or progress lines"),
+    as_json: bool = typer.Option(False, "--json", help="print the outcome (counts, runs) as JSON on stdout"),
+) -> None:
+    """Run a parameter sweep with replications; resumable, parallel (Dask), output folder locked."""
+    _sweep(spec_file, out, jobs, scheduler, force, dry_run, plots, no_progress, as_json)
+
+
+@guarded
+def _sweep(spec_file, out, jobs, scheduler, force, dry_run, plots, no_progress, as_json) -> None:
+    from cnsim import sweep as sw
+
+    spec, root = sw.load_spec(spec_file)
+    if dry_run:
+        runs = sw.expand(spec, root)
+        todo = sw.plan(runs, out / "runs", force)
+        for r, why in todo:
+            params = ", ".join(f"{k}={v}" for k, v in r.parameters.items()) or "-"
+            out_console.print(f"{r.run_id}  rep {r.replication}  {params}  ({why})", markup=False, highlight=False)
+        out_console.print(f"{len(todo)} of {len(runs)} runs would execute "
+                          f"({len(spec.points())} points × {spec.replications} replications)", highlight=False)
+        return
+    outcome = sw.run_sweep(spec, out, root, jobs=jobs, scheduler=scheduler, force=force,
+                           progress=not no_progress and not as_json, plots=plots)
+    if as_json:
+        sys.stdout.write(json.dumps({"out": str(out), "total": outcome.total, "executed": outcome.executed,
+                                     "skipped": outcome.skipped, "failed": outcome.failed,
+                                     "runs": outcome.runs}, indent=2, default=str) + "\n")
+    else:
+        out_console.print(f"{outcome.total} runs: {outcome.executed} executed, {outcome.skipped} already done, "
+                          f"{outcome.failed} failed → {out}", highlight=False)
+        for e in outcome.runs:
+            if e["status"] != "ok":
+                err_console.print(f"failed {e['id']} {e.get('parameters')} rep {e.get('replication')}: "
+                                  f"{e.get('error', '')}", markup=False, highlight=False)
+    if outcome.exit_code:
+        raise typer.Exit(outcome.exit_code)
+
+
+def summarize(out: Path = typer.Argument(..., help="sweep output directory")) -> None:
+    """Aggregate a sweep: summary.parquet / summary.csv (mean, std, 95 % CI half-width, n per point)."""
+    _summarize(out)
+
+
+@guarded
+def _summarize(out: Path) -> None:
+    from cnsim import sweep as sw
+
+    pq, csv, table = sw.summarize(out)
+    n_points = len(table.drop(columns=["metric", "mean", "std", "ci95", "n"]).drop_duplicates()) if not table.empty else 0
+    out_console.print(f"{n_points} points, {table['metric'].nunique() if not table.empty else 0} metrics → {pq}, {csv}",
+                      highlight=False)
+
+
+def reproduce(
+    study: str = typer.Argument(..., help="seed-000 … seed-004, or all"),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="parallel workers (Dask LocalCluster when > 1)"),
+    quick: bool = typer.Option(False, "--quick", help="reduced configuration (fewer replications, shorter runs)"),
+    out: Path = typer.Option(Path("results/reproduce"), "--out", "-o", help="output directory"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="existing Dask scheduler address"),
+    force: bool = typer.Option(False, "--force", help="rerun finished runs"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
+) -> None:
+    """Reproduce seed studies: run their sweeps, compare with the published numbers, write the report."""
+    _reproduce(study, jobs, quick, out, scheduler, force, no_progress)
+
+
+@guarded
+def _reproduce(study, jobs, quick, out, scheduler, force, no_progress) -> None:
+    from cnsim import reproduce as rp
+
+    outcome = rp.reproduce(study, out, jobs=jobs, quick=quick, scheduler=scheduler, force=force,
+                           progress=not no_progress, log=lambda s: out_console.print(s, markup=False, highlight=False))
+    out_console.print(f"report: {outcome['report_html']}", highlight=False)
+    out_console.print(f"        {outcome['report_md']}", highlight=False)
+    if outcome["failed"]:
+        raise typer.Exit(1)
+
+
+def report(
+    out: Path = typer.Argument(..., help="directory written by `cnsim reproduce` (or a sweep directory)"),
+) -> None:
+    """Write report.html (self-contained, offline) and report.md for a reproduction or sweep directory."""
+    _report(out)
+
+
+@guarded
+def _report(out: Path) -> None:
+    from cnsim import report as rep
+
+    html, md = rep.write_report(out)
+    out_console.print(f"wrote {html}", highlight=False)
+    out_console.print(f"wrote {md}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sweep``, ``summarize``, ``reproduce`` and ``report`` to the cnsim Typer app."""
+    app.command("sweep")(sweep)
+    app.command("summarize")(summarize)
+    app.command("reproduce")(reproduce)
+    app.command("report")(report)

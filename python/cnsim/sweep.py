@@ -1,0 +1,756 @@
+"""Parameter sweeps with replications: spec, expansion, content-addressed runs, execution on Dask.
+
+A sweep file (``SWEEP.toml``)::
+
+    base = "../scenarios/baseline/fan-in-4.toml"   # relative to the sweep file
+    replications = 3                                # replication k = 0 .. N-1
+    seed = 1                                        # optional; default: the base scenario's run.seed
+    [set]                                           # fixed overrides applied to every run
+    "run.duration" = "5ms"
+    [parameters]                                    # full factorial over these dotted paths
+    "traffic.senders.rate" = ["2Gbps", "5Gbps"]
+    "defaults.buffer.size" = { from = 50000, to = 150000, step = 50000 }
+    "defaults.link_delay" = { values = ["0.5us", "9.5us"] }
+
+Seeds (common random numbers): every parameter point uses the same ``run.seed`` and replication k
+sets ``run.replication = k``, which the engine mixes into every random stream. Replication k thus
+sees the same traffic realisation at every point (what differs is only the swept parameter).
+
+Layout of an output directory::
+
+    sweep.json           spec, runs (id, parameters, replication, status, error), counts
+    sweep.lock           filelock while a sweep runs (+ sweep.lock.owner: PID and host)
+    runs/<run-id>/       Result.save layout; manifest.json last (status ok) — or only
+                         manifest.json with status "failed" and the error
+
+The run id is the sha-256 (first 20 hex digits) of the canonical JSON of the resolved scenario
+(seed and replication included) and the cnsim version: the same run in two sweeps has the same id,
+and a rerun skips every run whose ``manifest.json`` says ``ok``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import itertools
+import json
+import math
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from cnsim.exceptions import CnsimError, ConfigError, Problem
+
+RUN_ID_LEN = 20
+SWEEP_FILE = "sweep.json"
+LOCK_FILE = "sweep.lock"
+OWNER_FILE = "sweep.lock.owner"
+
+
+class SweepLocked(CnsimError):
+    """The output directory is locked by another sweep (CLI exit status 2)."""
+
+
+# ---- spec ------------------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class Range(_Strict):
+    """``{from, to, step[, unit]}``: from, from+step, ... up to and including ``to``.
+
+    With ``unit`` (e.g. ``"KB"``, ``"us"``, ``"Gbps"``) each value is written as a quantity string.
+    """
+
+    from_: float = Field(alias="from")
+    to: float
+    step: float
+    unit: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.step == 0:
+            raise ValueError("step must not be 0")
+        if (self.to - self.from_) * self.step < 0:
+            raise ValueError("step goes away from 'to' (sign of step)")
+        if abs(self.to - self.from_) / abs(self.step) > 100_000:
+            raise ValueError("more than 100000 values")
+        return self
+
+    def values(self) -> list[Any]:
+        n = int(math.floor((self.to - self.from_) / self.step + 1e-9)) + 1
+        out = [self.from_ + i * self.step for i in range(n)]
+        ints = all(float(v).is_integer() for v in (self.from_, self.to, self.step))
+        vals = [int(round(v)) if ints else round(v, 12) for v in out]
+        return [f"{v}{self.unit}" for v in vals] if self.unit else vals
+
+
+class Values(_Strict):
+    """``{values = [...]}``: an explicit list."""
+
+    values: list[Any] = Field(min_length=1)
+
+
+class SweepSpec(_Strict):
+    """A sweep: base scenario, fixed overrides, swept parameters (full factorial), replications."""
+
+    name: str | None = Field(None, description="sweep name (default: the sweep file's name)")
+    base: str = Field(description="base scenario TOML, relative to the sweep file")
+    seed: int | None = Field(None, ge=0, lt=2**64, description="master seed (default: the base scenario's run.seed)")
+    replications: int = Field(1, ge=1, le=10_000, description="replications per parameter point")
+    set: dict[str, Any] = Field(default_factory=dict, description="overrides applied to every run")
+    parameters: dict[str, list[Any] | Range | Values] = Field(default_factory=dict,
+                                                             description="dotted path -> values (full factorial)")
+
+    @field_validator("parameters", mode="before")
+    @classmethod
+    def _lists_non_empty(cls, v: Any) -> Any:
+        if isinstance(v, Mapping):
+            for k, vals in v.items():
+                if isinstance(vals, list) and not vals:
+                    raise ValueError(f"{k}: empty list of values")
+                if not isinstance(vals, (list, Mapping)):
+                    raise ValueError(f"{k}: expected a list, {{from, to, step}} or {{values}}, got {vals!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _no_reserved(self):
+        for key in self.parameters:
+            if key in ("run.seed", "run.replication"):
+                raise ValueError(f"{key} is set per replication; use 'seed' and 'replications'")
+            if key in self.set:
+                raise ValueError(f"{key} is both in [set] and in [parameters]")
+        return self
+
+    def axes(self) -> dict[str, list[Any]]:
+        """Parameter path → its list of values, in file order."""
+        out: dict[str, list[Any]] = {}
+        for key, vals in self.parameters.items():
+            out[key] = vals.values() if isinstance(vals, Range) else (vals.values if isinstance(vals, Values) else list(vals))
+        return out
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every parameter point of the full factorial (the first parameter varies slowest)."""
+        axes = self.axes()
+        keys = list(axes)
+        return [dict(zip(keys, combo)) for combo in itertools.product(*(axes[k] for k in keys))]
+
+
+def load_spec(path: str | os.PathLike[str]) -> tuple[SweepSpec, Path]:
+    """Read and validate a sweep file; returns (spec, directory relative paths are resolved from)."""
+    from cnsim.errors import problems_from
+    from cnsim.loader import read_toml
+
+    path = Path(path)
+    data = read_toml(path)
+    try:
+        spec = SweepSpec.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(_sweep_problems(err, path)) from None
+    if spec.name is None:
+        spec.name = path.stem
+    return spec, path.parent
+
+
+def _sweep_problems(err: ValidationError, path: Path) -> list[Problem]:
+    out = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"] if not str(p).startswith(("list[", "function-", "Range", "Values")))
+        msg = e["msg"].removeprefix("Value error, ")
+        out.append(Problem(f"{path.name}: {loc}" if loc else path.name, msg, e.get("input")) if e["type"] != "missing"
+                   else Problem(f"{path.name}: {loc}", "required"))
+    return out
+
+
+# ---- runs ------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunSpec:
+    """One run of a sweep: what the worker needs (small, picklable)."""
+
+    run_id: str
+    parameters: dict[str, Any]
+    replication: int
+    seed: int
+    scenario: dict[str, Any]          # the resolved scenario (every default filled in)
+    sweep: str = ""
+    plots: bool = False
+
+    def brief(self) -> dict[str, Any]:
+        return {"id": self.run_id, "parameters": self.parameters, "replication": self.replication, "seed": self.seed}
+
+
+def tool_version() -> str:
+    from cnsim import __version__
+
+    return __version__
+
+
+def run_id(scenario: Mapping[str, Any], seed: int, replication: int, version: str | None = None) -> str:
+    """Content address of a run: sha-256 of canonical JSON of config + seed + replication + version."""
+    payload = {"config": scenario, "seed": seed, "replication": replication, "version": version or tool_version()}
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:RUN_ID_LEN]
+
+
+def expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) -> list[RunSpec]:
+    """Every run of the sweep: points × replications, each resolved and validated.
+
+    Invalid points are collected into one ConfigError naming the point.
+    """
+    from cnsim.api import resolve
+
+    base = Path(root) / spec.base
+    if not base.is_file():
+        raise ConfigError.single("base", f"scenario file not found: {base}", spec.base)
+    base_sc = resolve(base, None, spec.set)
+    seed = spec.seed if spec.seed is not None else base_sc.run.seed
+    runs: list[RunSpec] = []
+    problems: list[Problem] = []
+    base_data = base_sc.model_dump(mode="json", exclude_none=True)
+    for point in spec.points():
+        try:
+            sc = resolve(base_data, seed, {**point, "run.replication": 0})
+        except ConfigError as exc:
+            where = ", ".join(f"{k}={v}" for k, v in point.items())
+            problems += [Problem(f"[{where}] {p.path}", p.message, p.value) for p in exc.problems]
+            continue
+        data = sc.model_dump(mode="json", exclude_none=True)
+        for k in range(spec.replications):
+            d = json.loads(json.dumps(data))
+            d["run"]["seed"], d["run"]["replication"] = seed, k
+            runs.append(RunSpec(run_id(d, seed, k), dict(point), k, seed, d, spec.name or "", plots))
+    if problems:
+        raise ConfigError(problems)
+    return runs
+
+
+def run_dir(runs_dir: Path | str, rid: str) -> Path:
+    return Path(runs_dir) / rid
+
+
+def read_manifest(d: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((d / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def is_done(runs_dir: Path | str, rid: str) -> bool:
+    m = read_manifest(run_dir(runs_dir, rid))
+    return bool(m) and m.get("status") == "ok"
+
+
+def write_failed(runs_dir: Path | str, spec: RunSpec | Mapping[str, Any], error: str, status: str = "failed") -> None:
+    """Record a failed run: a directory holding only ``manifest.json`` (written atomically)."""
+    brief = spec.brief() if isinstance(spec, RunSpec) else dict(spec)
+    manifest = {"run_id": brief["id"], "status": status, "error": error, "parameters": brief["parameters"],
+                "replication": brief["replication"], "seed": brief["seed"], "tool_version": tool_version(),
+                "sweep": getattr(spec, "sweep", None),
+                "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    out = run_dir(runs_dir, brief["id"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def execute_run(spec: RunSpec, runs_dir: str) -> dict[str, Any]:
+    """Run one sweep run and write its directory (in the worker). Returns a small status dict."""
+    from cnsim import api
+
+    t0 = time.perf_counter()
+    if is_done(runs_dir, spec.run_id):
+        return {"id": spec.run_id, "status": "skipped", "wall_s": 0.0}
+    try:
+        result = api.run(spec.scenario)
+        result.manifest.update(run_id=spec.run_id, parameters=spec.parameters, sweep=spec.sweep)
+        result.save(run_dir(runs_dir, spec.run_id), plots=spec.plots)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 — a failing run is recorded, the sweep goes on
+        error = f"{type(exc).__name__}: {exc}"
+        status = "invariant_violation" if type(exc).__name__ == "InvariantError" else "failed"
+        write_failed(runs_dir, spec, error + "\n" + traceback.format_exc(limit=3), status)
+        return {"id": spec.run_id, "status": status, "error": error, "wall_s": time.perf_counter() - t0}
+    return {"id": spec.run_id, "status": "ok", "wall_s": time.perf_counter() - t0}
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same directory and ``os.replace``."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ---- lock ------------------------------------------------------------------------------------
+
+
+class OutputLock:
+    """Exclusive lock of an output directory (``filelock``), with the owner's PID and host recorded."""
+
+    def __init__(self, out: Path):
+        from filelock import FileLock
+
+        self.out = out
+        self.lock = FileLock(str(out / LOCK_FILE), timeout=0)
+
+    def __enter__(self) -> "OutputLock":
+        from filelock import Timeout
+
+        self.out.mkdir(parents=True, exist_ok=True)
+        try:
+            self.lock.acquire()
+        except Timeout:
+            owner = {}
+            try:
+                owner = json.loads((self.out / OWNER_FILE).read_text())
+            except (OSError, ValueError):
+                pass
+            raise SweepLocked(f"output directory locked by PID {owner.get('pid', '?')} on host "
+                              f"{owner.get('host', '?')} (since {owner.get('since', '?')}): {self.out}") from None
+        atomic_write_text(self.out / OWNER_FILE, json.dumps(
+            {"pid": os.getpid(), "host": socket.gethostname(),
+             "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}) + "\n")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            (self.out / OWNER_FILE).unlink()
+        except OSError:
+            pass
+        self.lock.release()
+
+
+# ---- executors -------------------------------------------------------------------------------
+
+Task = Callable[[RunSpec, str], dict[str, Any]]
+
+
+class InProcessExecutor:
+    """``-j 1``: runs one after another in this process, no Dask."""
+
+    def __init__(self) -> None:
+        self.description = "in-process"
+
+    def map(self, task: Task, specs: list[RunSpec], runs_dir: str) -> Iterable[tuple[RunSpec, dict[str, Any]]]:
+        for s in specs:
+            yield s, task(s, runs_dir)
+
+    def close(self) -> None:
+        pass
+
+
+class DaskExecutor:
+    """``-j N`` (LocalCluster on 127.0.0.1, N processes × 1 thread) or ``--scheduler ADDRESS``.
+
+    One task per run (``pure=False``); results come back through ``as_completed``. A task whose
+    worker dies is retried once (``distributed.scheduler.allowed-failures = 1``) and then recorded
+    as failed (``KilledWorker``).
+    """
+
+    def __init__(self, jobs: int = 2, scheduler: str | None = None, allowed_failures: int = 1):
+        import dask
+        from distributed import Client, LocalCluster
+
+        dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures,
+                         "distributed.worker.daemon": False,
+                         "distributed.admin.tick.limit": "60s"})
+        self.cluster = None
+        if scheduler:
+            self.client = Client(scheduler, timeout="20s")
+            self.description = f"Dask scheduler {scheduler}"
+        else:
+            self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                        dashboard_address=None, silence_logs=40)
+            self.client = Client(self.cluster)
+            self.description = f"Dask LocalCluster, {jobs} workers on 127.0.0.1"
+
+    def map(self, task: Task, specs: list[RunSpec], runs_dir: str) -> Iterable[tuple[RunSpec, dict[str, Any]]]:
+        from distributed import as_completed
+
+        futures = {}
+        for s in specs:
+            fut = self.client.submit(task, s, runs_dir, pure=False, key=f"cnsim-run-{s.run_id}-{time.monotonic_ns()}")
+            futures[fut] = s
+        try:
+            for fut in as_completed(futures):
+                s = futures[fut]
+                try:
+                    res = fut.result()
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 — KilledWorker, CommClosedError, ...
+                    error = f"{type(exc).__name__}: {exc}"
+                    if type(exc).__name__ == "KilledWorker":
+                        error = f"worker process died while running this run ({error})"
+                    write_failed(runs_dir, s, error)
+                    res = {"id": s.run_id, "status": "failed", "error": error, "wall_s": 0.0}
+                yield s, res
+        finally:
+            for fut in futures:
+                if not fut.done():
+                    fut.cancel()
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+
+
+# ---- progress --------------------------------------------------------------------------------
+
+
+class SweepProgress:
+    """Rich progress bar (done / failed, ETA) on a terminal; plain periodic lines otherwise."""
+
+    def __init__(self, total: int, label: str, enabled: bool = True, stream=None, every_s: float = 5.0):
+        from rich.console import Console
+
+        self.console = Console(file=stream or sys.stderr)
+        self.total, self.done, self.failed = total, 0, 0
+        self.label = label
+        self.enabled = enabled and total > 0
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.every_s = every_s
+        self.bar = None
+        if self.enabled and self.console.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+                TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("[green]{task.fields[ok]} ok[/] [red]{task.fields[failed]} failed[/]"),
+                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                console=self.console, transient=False)
+            self.bar.start()
+            self.task = self.bar.add_task(label, total=total, ok=0, failed=0)
+
+    def advance(self, status: str) -> None:
+        self.done += 1
+        if status not in ("ok", "skipped"):
+            self.failed += 1
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done, ok=self.done - self.failed, failed=self.failed)
+            return
+        now = time.monotonic()
+        if now - self.last >= self.every_s or self.done == self.total:
+            self.last = now
+            elapsed = now - self.t0
+            eta = elapsed / self.done * (self.total - self.done) if self.done else float("nan")
+            self.console.print(f"{self.label}: {self.done}/{self.total} done, {self.failed} failed, "
+                               f"elapsed {elapsed:.0f}s, ETA {eta:.0f}s", markup=False, highlight=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+# ---- the sweep -------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepOutcome:
+    """What a sweep did: counts by status and the per-run statuses."""
+
+    out: Path
+    total: int
+    executed: int = 0
+    skipped: int = 0
+    ok: int = 0
+    failed: int = 0
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+
+def plan(runs: list[RunSpec], runs_dir: Path, force: bool = False) -> list[tuple[RunSpec, str]]:
+    """(run, reason) for every run that would execute: missing, failed before, or forced."""
+    todo = []
+    for r in runs:
+        m = read_manifest(run_dir(runs_dir, r.run_id))
+        if force:
+            todo.append((r, "forced"))
+        elif m is None:
+            todo.append((r, "missing"))
+        elif m.get("status") != "ok":
+            todo.append((r, f"previous status {m.get('status')}"))
+    return todo
+
+
+def _clean_temporaries(runs_dir: Path) -> None:
+    if runs_dir.is_dir():
+        for p in runs_dir.glob(".*.tmp-*"):
+            shutil.rmtree(p, ignore_errors=True)
+        for p in runs_dir.glob(".*.old-*"):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _status_of(runs_dir: Path, r: RunSpec) -> dict[str, Any]:
+    m = read_manifest(run_dir(runs_dir, r.run_id))
+    entry = r.brief()
+    entry["status"] = m.get("status", "pending") if m else "pending"
+    if m and m.get("error"):
+        entry["error"] = m["error"].splitlines()[0]
+    if m and m.get("wall_s") is not None:
+        entry["wall_s"] = m["wall_s"]
+    return entry
+
+
+def write_sweep_json(out: Path, spec: SweepSpec, runs: list[RunSpec], statuses: dict[str, dict[str, Any]],
+                     extra: Mapping[str, Any] | None = None) -> None:
+    """``sweep.json``: the spec, every run with its status, counts; rewritten atomically."""
+    entries = []
+    counts: dict[str, int] = {}
+    for r in runs:
+        e = statuses.get(r.run_id) or {**r.brief(), "status": "pending"}
+        entries.append(e)
+        counts[e["status"]] = counts.get(e["status"], 0) + 1
+    doc = {"name": spec.name, "spec": spec.model_dump(mode="json", by_alias=True), "tool_version": tool_version(),
+           "updated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+           "total": len(runs), "counts": counts, "runs": entries, **(extra or {})}
+    atomic_write_text(out / SWEEP_FILE, json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def run_sweep(spec: SweepSpec, out: str | os.PathLike[str], root: Path | str = ".", jobs: int = 1,
+              scheduler: str | None = None, force: bool = False, progress: bool = True,
+              task: Task | None = None, plots: bool = False, executor: Any = None,
+              label: str | None = None) -> SweepOutcome:
+    """Run a sweep into ``out`` (locked meanwhile); finished runs are skipped unless ``force``.
+
+    ``jobs == 1`` and no ``scheduler``: in-process. Otherwise Dask (LocalCluster or ``scheduler``),
+    or the given ``executor`` (anything with ``map(task, specs, runs_dir)`` and ``close()``).
+    Failing runs are recorded and counted; the outcome's ``exit_code`` is 1 if any failed.
+    """
+    out = Path(out)
+    runs = expand(spec, root, plots=plots)
+    runs_dir = out / "runs"
+    with OutputLock(out):
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        _clean_temporaries(runs_dir)
+        todo = [r for r, _ in plan(runs, runs_dir, force)]
+        statuses = {r.run_id: _status_of(runs_dir, r) for r in runs}
+        if force:
+            for r in todo:
+                statuses[r.run_id]["status"] = "pending"
+        outcome = SweepOutcome(out, len(runs), skipped=len(runs) - len(todo))
+        extra: dict[str, Any] = {"executor": None}
+        write_sweep_json(out, spec, runs, statuses, extra)
+        if force:
+            for r in todo:
+                d = run_dir(runs_dir, r.run_id)
+                if d.exists():
+                    shutil.rmtree(d)
+        own_executor = executor is None and bool(todo)
+        if executor is None and todo:
+            executor = InProcessExecutor() if jobs <= 1 and not scheduler else DaskExecutor(jobs, scheduler)
+        if executor is not None:
+            extra["executor"] = executor.description
+        bar = SweepProgress(len(todo), label or spec.name or "sweep", enabled=progress)
+        last_write = time.monotonic()
+        try:
+            for r, res in (executor.map(task or execute_run, todo, str(runs_dir)) if todo else ()):
+                status = res.get("status", "failed")
+                if status == "skipped":
+                    status = "ok"
+                outcome.executed += 1
+                outcome.ok += status == "ok"
+                outcome.failed += status != "ok"
+                entry = r.brief()
+                entry.update(status=status, wall_s=res.get("wall_s"))
+                if res.get("error"):
+                    entry["error"] = str(res["error"]).splitlines()[0]
+                statuses[r.run_id] = entry
+                bar.advance(status)
+                if time.monotonic() - last_write > 2.0:
+                    write_sweep_json(out, spec, runs, statuses, extra)
+                    last_write = time.monotonic()
+        finally:
+            bar.close()
+            write_sweep_json(out, spec, runs, statuses, extra)
+            if own_executor and executor is not None:
+                executor.close()
+        outcome.runs = [statuses[r.run_id] for r in runs]
+        outcome.failed = sum(1 for e in outcome.runs if e["status"] not in ("ok",))
+        return outcome
+
+
+# ---- summarize -------------------------------------------------------------------------------
+
+NON_METRICS = {"seed", "replication", "wall_s", "scenario", "scheme", "sim_time_s", "warmup_s", "conservation.ok"}
+
+
+def flat_metrics(summary: Mapping[str, Any]) -> dict[str, float]:
+    """Every numeric metric of a ``summary.json`` as ``name → value``.
+
+    Scalars keep their dotted names (``fct.mean_us``); list entries are keyed by their names:
+    ``flows[h1>h9].throughput_bps``, ``queues[sw1>sw2].mean_bytes``, ``links[h1>sw1].paused_fraction``.
+    Derived: ``throughput.aggregate_bps`` (sum over flows), ``throughput.min_bps``, ``throughput.max_bps``.
+    """
+    out: dict[str, float] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(value, bool):
+            out[prefix] = float(value)
+        elif isinstance(value, (int, float)):
+            out[prefix] = float(value)
+
+    for key, value in summary.items():
+        if key in ("flows", "queues", "links") and isinstance(value, list):
+            a, b = {"flows": ("src", "dst"), "queues": ("switch", "port"), "links": ("from", "to")}[key]
+            for item in value:
+                name = f"{key}[{item.get(a)}>{item.get(b)}]"
+                for k, v in item.items():
+                    if k not in (a, b, "id"):
+                        walk(f"{name}.{k}", v)
+        else:
+            walk(key, value)
+    tps = [float(f.get("throughput_bps", 0.0)) for f in summary.get("flows", []) or []]
+    if tps:
+        out["throughput.aggregate_bps"] = sum(tps)
+        out["throughput.min_bps"] = min(tps)
+        out["throughput.max_bps"] = max(tps)
+    for k in NON_METRICS:
+        out.pop(k, None)
+    return out
+
+
+def collect_runs(out: str | os.PathLike[str]) -> "Any":
+    """One row per run of a sweep directory: ``run_id``, ``status``, ``replication``, ``seed``,
+    ``param:<path>`` columns and every metric of :func:`flat_metrics` (ok runs only have metrics)."""
+    import pandas as pd
+
+    out = Path(out)
+    rows = []
+    order: dict[str, int] = {}
+    param_order: list[str] = []
+    try:  # the sweep's own order (points in file order, then replications)
+        doc = json.loads((out / SWEEP_FILE).read_text())
+        order = {e["id"]: i for i, e in enumerate(doc["runs"])}
+        param_order = list(doc["spec"].get("parameters", {}))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    dirs = sorted((out / "runs").iterdir(), key=lambda d: (order.get(d.name, len(order)), d.name)) \
+        if (out / "runs").is_dir() else []
+    for d in dirs:
+        if d.name.startswith("."):
+            continue
+        m = read_manifest(d)
+        if m is None:
+            continue
+        row: dict[str, Any] = {"run_id": m.get("run_id", d.name), "status": m.get("status"),
+                               "replication": m.get("replication"), "seed": m.get("seed"),
+                               "sweep": m.get("sweep")}
+        params = m.get("parameters") or {}
+        for k in [*[p for p in param_order if p in params], *[p for p in params if p not in param_order]]:
+            row[f"param:{k}"] = params[k]
+        if m.get("status") == "ok":
+            try:
+                row.update(flat_metrics(json.loads((d / "summary.json").read_text())))
+            except (OSError, ValueError):
+                row["status"] = "unreadable"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def param_columns(df: "Any") -> list[str]:
+    return [c for c in df.columns if str(c).startswith("param:")]
+
+
+def summarize_frame(runs: "Any", confidence: float = 0.95) -> "Any":
+    """Tidy table: parameters, ``metric``, ``mean``, ``std``, ``ci95`` (Student-t half-width), ``n``."""
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    if runs.empty:
+        return pd.DataFrame(columns=["metric", "mean", "std", "ci95", "n"])
+    ok = runs[runs["status"] == "ok"]
+    params = param_columns(runs)
+    meta = {"run_id", "status", "replication", "seed", "sweep", *params}
+    metrics = [c for c in ok.columns if c not in meta]
+    if ok.empty or not metrics:
+        return pd.DataFrame(columns=[*params, "metric", "mean", "std", "ci95", "n"])
+    keyed = ok.copy()
+    for p in params:  # group keys must be hashable and stable (lists, units as strings)
+        keyed[p] = keyed[p].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
+    long = keyed.melt(id_vars=params or None, value_vars=metrics, var_name="metric", value_name="value")
+    long = long.dropna(subset=["value"])
+    groups = long.groupby([*params, "metric"], sort=False, dropna=False)["value"]
+    agg = groups.agg(mean="mean", std="std", n="count").reset_index()
+    q = stats.t.ppf(0.5 + confidence / 2, np.maximum(agg["n"] - 1, 1))
+    agg["ci95"] = np.where(agg["n"] > 1, q * agg["std"] / np.sqrt(agg["n"]), np.nan)
+    agg = agg[[*params, "metric", "mean", "std", "ci95", "n"]]
+    return agg.rename(columns={p: p.removeprefix("param:") for p in params})
+
+
+def summarize(out: str | os.PathLike[str]) -> tuple[Path, Path, "Any"]:
+    """Write ``summary.parquet`` and ``summary.csv`` (tidy) and ``runs.parquet`` (one row per run)."""
+    out = Path(out)
+    if not (out / "runs").is_dir():
+        raise CnsimError(f"{out} is not a sweep directory (no runs/)")
+    runs = collect_runs(out)
+    table = summarize_frame(runs)
+    pq, csv = out / "summary.parquet", out / "summary.csv"
+    _atomic_frame(runs.rename(columns={p: p for p in runs.columns}), out / "runs.parquet")
+    _atomic_frame(table, pq)
+    _atomic_frame(table, csv, csv=True)
+    return pq, csv, table
+
+
+def _atomic_frame(df: "Any", path: Path, csv: bool = False) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        if csv:
+            df.to_csv(tmp, index=False)
+        else:
+            obj = df.copy()
+            for c in obj.columns:  # mixed-type parameter columns (e.g. "5ms" and 0.005) as strings
+                if obj[c].dtype == object:
+                    obj[c] = obj[c].map(lambda v: v if v is None or isinstance(v, str) else json.dumps(v))
+            obj.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
