@@ -30,8 +30,14 @@ pub struct Port {
     /// Index within its node.
     pub index: u32,
     pub rate_bps: u64,
-    /// Current service rate (differs from `rate_bps` under an output-generated hotspot).
+    /// Current service rate (differs from `rate_bps` under an output-generated hotspot). A
+    /// throttled port still serialises each frame at line rate, then waits until
+    /// `data_ready_at` = start + size/service before the next *data* frame (the receiver drains
+    /// slowly); MAC-control frames may use the gaps.
     pub service_bps: u64,
+    pub data_ready_at: SimTime,
+    pub last_data_start: SimTime,
+    pub last_data_len: u64,
     pub prop_ps: u64,
     /// True if the far end is a switch (arrivals then include its latency).
     pub peer_is_switch: bool,
@@ -78,6 +84,9 @@ impl Port {
             index,
             rate_bps,
             service_bps: rate_bps,
+            data_ready_at: 0,
+            last_data_start: 0,
+            last_data_len: 0,
             prop_ps,
             peer_is_switch: false,
             peer_latency_ps: 0,

@@ -450,7 +450,13 @@ impl Simulation {
                 if let Some(&(t, _)) = sched.get(step as usize + 1) {
                     self.q.push(t, Event::ServiceRate { hotspot, step: step + 1 });
                 }
-                self.ports[port.idx()].service_bps = rate;
+                let p = &mut self.ports[port.idx()];
+                p.service_bps = rate;
+                // re-pace the gap after the last data frame at the new rate
+                if p.data_ready_at > self.now && rate > 0 {
+                    let gap = tx_time_ps(p.last_data_len, rate.min(p.rate_bps));
+                    p.data_ready_at = (p.last_data_start + gap).max(self.now);
+                }
                 self.port_try_send(port);
             }
             Event::Sample => {
@@ -1026,11 +1032,18 @@ impl Simulation {
             }
             return;
         }
-        if p.service_bps == 0 {
+        if p.service_bps == 0 || p.queue.is_empty() {
             return;
         }
-        let Some(&head) = p.queue.front() else { return };
-        let service = p.service_bps;
+        if p.data_ready_at > now {
+            if p.wake_at != p.data_ready_at {
+                p.wake_at = p.data_ready_at;
+                self.q.push(p.data_ready_at, Event::PortWake { port: pid });
+            }
+            return;
+        }
+        let head = *p.queue.front().expect("non-empty");
+        let (line, service) = (p.rate_bps, p.service_bps);
         if self.cps[pid.idx()].is_some() {
             let mut frame = *self.frames.get(head);
             self.cp_call(pid, |cp, ctx| cp.on_transmit(ctx, &mut frame));
@@ -1038,7 +1051,10 @@ impl Simulation {
         }
         let size = self.frames.get(head).size as u64;
         let p = &mut self.ports[pid.idx()];
-        let t_end = now + tx_time_ps(size + wire, service);
+        let t_end = now + tx_time_ps(size + wire, line);
+        p.data_ready_at = if service < line { now + tx_time_ps(size + wire, service) } else { t_end };
+        p.last_data_start = now;
+        p.last_data_len = size + wire;
         p.busy = true;
         p.busy_until = t_end;
         p.tx_frame = head;
