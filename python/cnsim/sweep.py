@@ -363,7 +363,15 @@ class InProcessExecutor:
 
     def map(self, task: Task, specs: list[RunSpec], runs_dir: str) -> Iterable[tuple[RunSpec, dict[str, Any]]]:
         for s in specs:
-            yield s, task(s, runs_dir)
+            try:
+                res = task(s, runs_dir)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # noqa: BLE001 — recorded, the sweep goes on
+                error = f"{type(exc).__name__}: {exc}"
+                write_failed(runs_dir, s, error)
+                res = {"id": s.run_id, "status": "failed", "error": error, "wall_s": 0.0}
+            yield s, res
 
     def close(self) -> None:
         pass
@@ -542,7 +550,7 @@ def write_sweep_json(out: Path, spec: SweepSpec, runs: list[RunSpec], statuses: 
         counts[e["status"]] = counts.get(e["status"], 0) + 1
     doc = {"name": spec.name, "spec": spec.model_dump(mode="json", by_alias=True), "tool_version": tool_version(),
            "updated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-           "total": len(runs), "counts": counts, "runs": entries, **(extra or {})}
+           "parameter_order": list(spec.parameters), "total": len(runs), "counts": counts, "runs": entries, **(extra or {})}
     atomic_write_text(out / SWEEP_FILE, json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
 
 
@@ -664,7 +672,7 @@ def collect_runs(out: str | os.PathLike[str]) -> "Any":
     try:  # the sweep's own order (points in file order, then replications)
         doc = json.loads((out / SWEEP_FILE).read_text())
         order = {e["id"]: i for i, e in enumerate(doc["runs"])}
-        param_order = list(doc["spec"].get("parameters", {}))
+        param_order = list(doc.get("parameter_order") or doc["spec"].get("parameters", {}))
     except (OSError, ValueError, KeyError, TypeError):
         pass
     dirs = sorted((out / "runs").iterdir(), key=lambda d: (order.get(d.name, len(order)), d.name)) \
