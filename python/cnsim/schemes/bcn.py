@@ -55,6 +55,11 @@ class Params(BaseModel):
                            "decrease messages; no positive messages, no RL tags")
     quant_bits: int | None = Field(None, ge=1, le=52, description="quantise the reported Fb to sign + n-bit "
                                    "magnitude over [0, Fb_max] (spec §4.2, §12 E5; [E]: 32, 5, 3); none = exact")
+    slow_cp_rate: Rate | None = Field(None, description="[C] §4 'enhanced' asymmetric setting: CPs on ports "
+                                      "of at most this rate (e.g. 1Gbps) use slow_cp_sample_probability "
+                                      "(Bernoulli) and ask the RP for slow_cp_ru; none = every CP alike")
+    slow_cp_sample_probability: float = Field(0.1, gt=0, le=1, description="Pm of a slow CP ([C]: 0.1)")
+    slow_cp_ru: Rate = Field(800_000, description="Ru requested by a slow CP ([C]: 0.8Mbps)")
     # --- gains --------------------------------------------------------------------------------
     gains: Literal["derived", "raw"] = Field(
         "derived", description="'derived': Gi = gain_line_rate*max_increase/(Ru*(1+2W)*Qeq), Gd = max_decrease/"
@@ -141,6 +146,9 @@ def to_ir(params: Params) -> dict[str, Any]:
         "qsc_bytes": p.qsc,
         "fb_at_cp": p.fb_at_cp,
         "quant_bits": p.quant_bits,
+        "slow_cp_max_rate_bps": p.slow_cp_rate,
+        "slow_cp_sample_p": p.slow_cp_sample_probability,
+        "slow_cp_ru_bps": float(p.slow_cp_ru),
         "gi": gi,
         "gd": gd,
         "ru_bps": float(p.ru),

@@ -20,8 +20,10 @@
 //!   self-increase R += R·I·τ.
 //!
 //! Message kinds (index = `CmMsg::kind`): 0 positive, 1 negative, 2 max (BCN-MAX), 3 zero
-//! (BCN(0,0)). `CmMsg::v` = [qoff (pages), qdelta (pages), fb (pages, as reported: quantised when
-//! quantisation is on; −Fb_max for MAX)].
+//! (BCN(0,0)). `CmMsg::v` = [qoff (pages), fb (pages, as reported: quantised when quantisation is
+//! on; −Fb_max for MAX), Ru (bit/s) of the sending CP]. The RP uses the reported Fb (W_rp = W, so
+//! this equals qoff − W·qdelta; qdelta = (qoff − fb)/W) and the CP's Ru, which lets the 1 Gb/s CP
+//! of [C]'s "enhanced" asymmetric run use its own (Pm, Ru) — see `slow_cp_*`.
 
 use super::{parse_params, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, Scheme};
 use crate::error::ScenarioError;
@@ -111,6 +113,11 @@ pub struct Params {
     pub fb_at_cp: bool,
     /// Quantise the reported Fb to sign + n-bit magnitude (spec §4.2, §12 E5); null = exact.
     pub quant_bits: Option<u32>,
+    /// [C] §4 "enhanced" setting: CPs whose port rate is ≤ this use `slow_cp_sample_p`
+    /// (Bernoulli) and ask for `slow_cp_ru_bps`; null = every CP alike.
+    pub slow_cp_max_rate_bps: Option<u64>,
+    pub slow_cp_sample_p: f64,
+    pub slow_cp_ru_bps: f64,
     // --- reaction point ---
     /// Additive-increase gain (per page, times Ru).
     pub gi: f64,
@@ -177,6 +184,14 @@ impl Params {
         if !(self.ru_bps.is_finite() && self.ru_bps > 0.0) {
             return bad("ru_bps", "must be > 0");
         }
+        if self.slow_cp_max_rate_bps.is_some() {
+            if !(self.slow_cp_sample_p > 0.0 && self.slow_cp_sample_p <= 1.0) {
+                return bad("slow_cp_sample_p", "must be in (0, 1]");
+            }
+            if !(self.slow_cp_ru_bps.is_finite() && self.slow_cp_ru_bps > 0.0) {
+                return bad("slow_cp_ru_bps", "must be > 0");
+            }
+        }
         if !finite_nonneg(self.rate_floor_bps) {
             return bad("rate_floor_bps", "must be >= 0");
         }
@@ -236,7 +251,7 @@ impl Scheme for Bcn {
         MESSAGE_TYPES
     }
     fn congestion_point(&self, port: &PortInfo) -> Option<Box<dyn CongestionPoint>> {
-        Some(Box::new(Cp::new(self.p.clone(), port.cpid)))
+        Some(Box::new(Cp::new(self.p.clone(), port.cpid, port.rate_bps)))
     }
     fn reaction_point(&self, host: &HostInfo) -> Option<Box<dyn ReactionPoint>> {
         Some(Box::new(Rp::new(self.p.clone(), host)))
@@ -297,8 +312,8 @@ pub fn q6(fb: f64, fb_max: f64) -> u32 {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Verdict {
     Nothing,
-    /// A message of `kind` with values [qoff, qdelta, fb].
-    Send(u8, [f64; 3]),
+    /// A message of `kind` with values [qoff, fb] (pages).
+    Send(u8, [f64; 2]),
 }
 
 /// The CP message rule for one sample (spec §2.2, §2.5, §4.1, §4.2).
@@ -310,7 +325,7 @@ pub fn cp_decide(p: &Params, q_bytes: u64, q_last_bytes: u64, tagged_by_me: bool
     // §2.5: above Qsc the severe message replaces the normal one (at sampling instants, §12 B4).
     if p.severe != Severe::None && q_bytes > p.qsc_bytes {
         let kind = if p.severe == Severe::Max { MSG_MAX } else { MSG_ZERO };
-        return Verdict::Send(kind, [qoff, qdelta, -fb_max]);
+        return Verdict::Send(kind, [qoff, -fb_max]);
     }
     let mut fb = qoff - p.w * qdelta;
     // §4.2 / §12 E5: sign + n-bit magnitude; a magnitude that quantises to 0 sends nothing.
@@ -318,9 +333,9 @@ pub fn cp_decide(p: &Params, q_bytes: u64, q_last_bytes: u64, tagged_by_me: bool
         fb = quantize(fb, fb_max, bits);
     }
     if fb < 0.0 {
-        Verdict::Send(MSG_NEGATIVE, [qoff, qdelta, fb]) // negative: always
+        Verdict::Send(MSG_NEGATIVE, [qoff, fb]) // negative: always
     } else if fb > 0.0 && !p.fb_at_cp && tagged_by_me {
-        Verdict::Send(MSG_POSITIVE, [qoff, qdelta, fb]) // positive: only to RLs this CP owns
+        Verdict::Send(MSG_POSITIVE, [qoff, fb]) // positive: only to RLs this CP owns
     } else {
         Verdict::Nothing // Fb = 0 (collides with BCN(0,0), spec §2.2), untagged, or decrease-only mode
     }
@@ -331,9 +346,9 @@ pub fn decrease(p: &Params, rate: f64, fb: f64) -> f64 {
     (rate * (1.0 - p.gd * fb.abs())).max(p.rate_floor_bps)
 }
 
-/// Additive increase (spec §2.3): R ← R + Gi·fb·Ru.
-pub fn increase(p: &Params, rate: f64, fb: f64) -> f64 {
-    rate + p.gi * fb * p.ru_bps
+/// Additive increase (spec §2.3): R ← R + Gi·fb·Ru (Ru of the CP that sent the message).
+pub fn increase(p: &Params, rate: f64, fb: f64, ru_bps: f64) -> f64 {
+    rate + p.gi * fb * ru_bps
 }
 
 /// BCN(0,0) back-off (spec §2.5): (Tmax, Rmin) for back-off level k.
@@ -362,6 +377,9 @@ pub fn self_increase_step(rate: f64, i_per_s: f64, tau_ps: u64) -> f64 {
 pub struct Cp {
     p: Arc<Params>,
     cpid: u32,
+    /// Bernoulli probability and Ru of this CP (differ at a slow CP, `slow_cp_*`).
+    sample_p: f64,
+    ru: f64,
     /// Queue bytes at the previous sample.
     q_last: u64,
     /// Periodic sampler: bytes left until the next sample.
@@ -372,8 +390,10 @@ pub struct Cp {
 }
 
 impl Cp {
-    fn new(p: Arc<Params>, cpid: u32) -> Self {
-        Cp { p, cpid, q_last: 0, ctr: 0.0, os_div: 1.0, primed: false }
+    fn new(p: Arc<Params>, cpid: u32, port_rate_bps: u64) -> Self {
+        let slow = p.slow_cp_max_rate_bps.is_some_and(|r| port_rate_bps <= r);
+        let (sample_p, ru) = if slow { (p.slow_cp_sample_p, p.slow_cp_ru_bps) } else { (p.sample_p, p.ru_bps) };
+        Cp { p, cpid, sample_p, ru, q_last: 0, ctr: 0.0, os_div: 1.0, primed: false }
     }
 
     /// Current oversampling multiplier of the sampling rate.
@@ -407,7 +427,7 @@ impl CongestionPoint for Cp {
         let q = ctx.queue_bytes;
         let l = frame.size as f64;
         let sampled = match self.p.sampling {
-            Sampling::Bernoulli => ctx.rng.bernoulli((self.p.sample_p * self.os_mult(q)).min(1.0)),
+            Sampling::Bernoulli => ctx.rng.bernoulli((self.sample_p * self.os_mult(q)).min(1.0)),
             Sampling::RandomBytes => {
                 ctx.rng.bernoulli((l * self.os_mult(q) / self.p.sample_interval_bytes as f64).min(1.0))
             }
@@ -428,7 +448,7 @@ impl CongestionPoint for Cp {
         self.q_last = q;
         if self.p.oversampling == Oversampling::Qcn {
             let fb = match verdict {
-                Verdict::Send(_, v) => v[2],
+                Verdict::Send(_, v) => v[1],
                 Verdict::Nothing => 0.0,
             };
             self.os_div = 1.0 + (q6(fb, self.p.fb_max()) / 8) as f64;
@@ -437,7 +457,7 @@ impl CongestionPoint for Cp {
             self.ctr += self.reload(ctx, q);
         }
         if let Verdict::Send(kind, v) = verdict {
-            ctx.send(frame.src, CmMsg { kind, flow: frame.flow, cpid: self.cpid, v });
+            ctx.send(frame.src, CmMsg { kind, flow: frame.flow, cpid: self.cpid, v: [v[0], v[1], self.ru] });
         }
     }
 }
@@ -577,7 +597,8 @@ impl ReactionPoint for Rp {
             self.push_rate(ctx, local);
             return;
         }
-        let fb = if msg.kind == MSG_MAX { -self.p.fb_max() } else { msg.v[2] };
+        let fb = if msg.kind == MSG_MAX { -self.p.fb_max() } else { msg.v[1] };
+        let ru = if msg.v[2] > 0.0 { msg.v[2] } else { self.p.ru_bps };
         if self.flows[local as usize].rl.is_none() {
             if fb >= 0.0 {
                 return; // positive feedback never creates an RL
@@ -594,7 +615,7 @@ impl ReactionPoint for Rp {
             rl.rate = decrease(&p, rl.rate, fb);
             rl.cpid = msg.cpid; // the latest congested CP takes ownership (§12 G9)
         } else if fb > 0.0 && (p.fb_at_cp || msg.cpid == rl.cpid) {
-            rl.rate = increase(&p, rl.rate, fb);
+            rl.rate = increase(&p, rl.rate, fb, ru);
         } else {
             return;
         }
@@ -693,6 +714,7 @@ mod tests {
             "sample_jitter_bytes": 0, "oversampling": "none", "os_factor": 10.0,
             "qeq_bytes": 24000, "w": 2.0, "severe": "none", "qsc_bytes": 112500,
             "fb_at_cp": false, "quant_bits": null,
+            "slow_cp_max_rate_bps": null, "slow_cp_sample_p": 0.1, "slow_cp_ru_bps": 0.8e6,
             "gi": 1000.0 / 1875.0, "gd": 0.5 / 1875.0, "ru_bps": 1e6, "rate_floor_bps": 1e6,
             "initial_rate_bps": null, "tmax0_ps": 100 * PS_PER_US, "rmin0_bps": 1e9,
             "backoff_cap": 10, "reset": "always", "reset_delay_ps": PS_PER_MS,
@@ -737,7 +759,7 @@ mod tests {
     }
     impl CpH {
         fn new(p: Params) -> Self {
-            CpH { cp: Cp::new(Arc::new(p), CPID), rng: Stream::new(1, 0, 5), out: Vec::new() }
+            CpH { cp: Cp::new(Arc::new(p), CPID, 10_000_000_000), rng: Stream::new(1, 0, 5), out: Vec::new() }
         }
         /// Enqueue `f` with the queue (incl. f) at `q` bytes; returns the messages sent.
         fn enqueue(&mut self, q: u64, f: &mut Frame) -> Vec<Emit> {
@@ -793,7 +815,7 @@ mod tests {
             f(&mut self.rp, &mut ctx)
         }
         fn msg(&mut self, kind: u8, flow: u32, cpid: u32, fb: f64) {
-            let m = CmMsg { kind, flow: FlowId(flow), cpid, v: [0.0, 0.0, fb] };
+            let m = CmMsg { kind, flow: FlowId(flow), cpid, v: [0.0, fb, 1e6] };
             self.with(|rp, ctx| rp.on_feedback(ctx, &m));
         }
         /// Fire every pending timer due at or before `t`, in time order (and those they arm).
@@ -869,7 +891,7 @@ mod tests {
             match cp_decide(&p, 30_000, 28_500, tagged) {
                 Verdict::Send(k, v) => {
                     assert_eq!(k, MSG_NEGATIVE);
-                    assert!(close(v[2], (24_000.0 - 30_000.0) / 64.0 - 2.0 * 1500.0 / 64.0));
+                    assert!(close(v[1], (24_000.0 - 30_000.0) / 64.0 - 2.0 * 1500.0 / 64.0));
                 }
                 v => panic!("expected negative, got {v:?}"),
             }
@@ -879,7 +901,7 @@ mod tests {
         match cp_decide(&p, 6_000, 6_000, true) {
             Verdict::Send(k, v) => {
                 assert_eq!(k, MSG_POSITIVE);
-                assert!(close(v[2], 18_000.0 / 64.0));
+                assert!(close(v[1], 18_000.0 / 64.0));
             }
             v => panic!("expected positive, got {v:?}"),
         }
@@ -914,7 +936,7 @@ mod tests {
             match cp_decide(&p, 112_501, 112_501, true) {
                 Verdict::Send(k, v) => {
                     assert_eq!(k, kind);
-                    assert!(close(v[2], -1875.0));
+                    assert!(close(v[1], -1875.0));
                 }
                 v => panic!("{v:?}"),
             }
@@ -1001,6 +1023,35 @@ mod tests {
         assert_eq!(q6(100.0, 1875.0), 0);
     }
 
+    #[test]
+    fn slow_cp_uses_its_own_pm_and_ru() {
+        // [C] §4 enhanced: Pm 0.1, Ru 0.8 Mb/s at the 1 Gb/s CP; Pm 0.01, Ru 8 Mb/s elsewhere
+        let p = params_with(json!({"sampling": "bernoulli", "sample_p": 0.01, "ru_bps": 8e6,
+                                   "slow_cp_max_rate_bps": 1_000_000_000u64}));
+        let p = Arc::new(p);
+        let mut rng = Stream::new(1, 0, 3);
+        for (rate, want_p, want_ru) in [(1_000_000_000u64, 0.1, 0.8e6), (10_000_000_000, 0.01, 8e6)] {
+            let mut cp = Cp::new(p.clone(), CPID, rate);
+            let mut out = vec![];
+            let n = 100_000;
+            for _ in 0..n {
+                let hosts = [NodeId(0)];
+                let mut ctx = CpCtx { now: 0, queue_bytes: 100_000, service_rate_bps: rate, rng: &mut rng,
+                                      out: &mut out, hosts: &hosts };
+                cp.on_enqueue(&mut ctx, &mut data_frame(1, 0, 1500));
+            }
+            let got = out.len() as f64 / n as f64;
+            assert!((got - want_p).abs() < 0.1 * want_p, "{got}");
+            assert!(out.iter().all(|e| e.msg.v[2] == want_ru));
+        }
+        // the RP increases by Gi·fb·Ru of the message
+        let mut h = RpH::new(base(), 1);
+        h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+        let m = CmMsg { kind: MSG_POSITIVE, flow: FlowId(0), cpid: CPID, v: [0.0, 1875.0, 0.8e6] };
+        h.with(|rp, ctx| rp.on_feedback(ctx, &m));
+        assert!(close(h.rate(0).unwrap(), 5e9 + 0.8e9));
+    }
+
     // ---------------------------------------------------------------- quantisation (§4.2)
 
     #[test]
@@ -1019,7 +1070,7 @@ mod tests {
         assert_eq!(cp_decide(&p, 30_000, 30_000, false), Verdict::Nothing);
         match cp_decide(&p, 48_000, 40_000, false) {
             // qoff = −375, qdelta = +125 ⇒ fb = −625; floor(625·7/1875) = 2 ⇒ −2·Fb_max/7
-            Verdict::Send(MSG_NEGATIVE, v) => assert!(close(v[2], -2.0 * fm / 7.0)),
+            Verdict::Send(MSG_NEGATIVE, v) => assert!(close(v[1], -2.0 * fm / 7.0)),
             v => panic!("{v:?}"),
         }
     }
