@@ -307,7 +307,8 @@ class _Network:
         for _ in range(self.depth - 1):
             total = np.bincount(self.hop_link, x, minlength=self.n_links)
             over = backlogged | (total > self.capacity)
-            scale = np.where(over & (total > 0), self.capacity / np.maximum(total, 1e-300), 1.0)
+            scale = np.ones(self.n_links)
+            np.divide(self.capacity, total, out=scale, where=over & (total > 0))
             out = x * scale[self.hop_link]
             x = np.where(self.hop_prev >= 0, out[np.maximum(self.hop_prev, 0)], r_in[self.hop_flow])
         return x
