@@ -1,0 +1,402 @@
+"""``cnsim report DIR``: a self-contained HTML page (plots as base64 PNG, no external resource) and a
+Markdown version (PNG files beside it) for a directory written by ``cnsim reproduce`` — or for a single
+sweep directory (its summary table and a plot per metric family).
+
+Per study: the published tables side by side with cnsim's mean ± 95 % CI and a verdict, the plots
+matching the seed's figures (from the runs' Parquet files), the sweeps (scheme, replications, seeds,
+overrides, status) and the provenance (cnsim version, git commit, engine version).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html as _html
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+VERDICT_CLASS = {"within band": "ok", "outside band": "bad", "explained": "expl", "not available": "na"}
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;
+color:#222;line-height:1.4;padding:0 1em}
+h1{border-bottom:2px solid #446}h2{border-bottom:1px solid #aab;margin-top:2em}
+table{border-collapse:collapse;margin:0.6em 0;font-size:0.88em}
+th,td{border:1px solid #ccd;padding:3px 7px;text-align:right}th{background:#eef}
+td.l,th.l{text-align:left}
+.ok{background:#dfd}.bad{background:#fdd}.expl{background:#ffd}.na{background:#eee;color:#777}
+figure{display:inline-block;margin:0.5em;vertical-align:top;max-width:560px}
+figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:0.85em;color:#444}
+.prov{font-size:0.85em;color:#444}code{background:#f4f4f8;padding:0 3px}
+"""
+
+
+# ---- figures ---------------------------------------------------------------------------------
+
+
+def _first_ok_run(sweep_dir: Path) -> Path | None:
+    try:
+        doc = json.loads((sweep_dir / "sweep.json").read_text())
+    except (OSError, ValueError):
+        return None
+    for e in doc.get("runs", []):
+        if e.get("status") == "ok" and e.get("replication", 0) == 0:
+            return sweep_dir / "runs" / e["id"]
+    for e in doc.get("runs", []):
+        if e.get("status") == "ok":
+            return sweep_dir / "runs" / e["id"]
+    return None
+
+
+def _read(run: Path | None, table: str) -> pd.DataFrame:
+    if run is None or not (run / f"{table}.parquet").exists():
+        return pd.DataFrame()
+    return pd.read_parquet(run / f"{table}.parquet")
+
+
+def _label(study: dict, name: str) -> str:
+    return study["sweeps"].get(name, {}).get("label") or name
+
+
+def make_figure(study: dict, fig: dict, sdir: Path) -> tuple[bytes | None, str]:
+    """(PNG bytes or None, note) for one declared figure."""
+    kind = fig["kind"]
+    names = fig.get("sweeps") or ([fig["sweep"]] if fig.get("sweep") else [])
+    ran = [n for n in names if study["sweeps"].get(n, {}).get("status") == "ran"]
+    missing = [n for n in names if n not in ran]
+    note = ("not available: " + "; ".join(f"{n} ({study['sweeps'].get(n, {}).get('reason')})" for n in missing)) \
+        if missing else ""
+    if kind != "cells" and not ran:
+        return None, note or "no runs"
+    f, ax = plt.subplots(figsize=(6.4, 3.6), dpi=90)
+    drew = False
+    try:
+        if kind == "queue":
+            a, _, b = (fig.get("select") or "").partition(">")
+            for n in ran:
+                q = _read(_first_ok_run(sdir / n), "queue_ts")
+                if q.empty:
+                    continue
+                if a:
+                    q = q[(q["switch"].astype(str) == a) & (q["port"].astype(str) == b)]
+                else:
+                    q = q.groupby("t_s", as_index=False)["bytes"].max()
+                ax.plot(q["t_s"] * 1e3, q["bytes"] / 1e3, label=_label(study, n), lw=0.9)
+                drew = drew or not q.empty
+            ax.set_xlabel("time (ms)")
+            ax.set_ylabel(f"queue {fig.get('select') or '(max)'} (KB)")
+        elif kind in ("throughput", "rate"):
+            table, col = ("flow_tp", "bps") if kind == "throughput" else ("rp_rate", "rate_bps")
+            for n in ran:
+                t = _read(_first_ok_run(sdir / n), table)
+                if t.empty:
+                    continue
+                if kind == "rate" or fig.get("per_flow"):
+                    for (src, dst), g in t.groupby([t["src"].astype(str), t["dst"].astype(str)], sort=True):
+                        if g[col].notna().any():
+                            ax.plot(g["t_s"] * 1e3, g[col] / 1e9, lw=0.8, label=f"{src}→{dst}")
+                            drew = True
+                else:
+                    agg = t.groupby("t_s", as_index=False)[col].sum()
+                    ax.plot(agg["t_s"] * 1e3, agg[col] / 1e9, lw=0.9, label=_label(study, n))
+                    drew = True
+            ax.set_xlabel("time (ms)")
+            ax.set_ylabel("throughput (Gb/s)" if kind == "throughput" else "RP rate (Gb/s)")
+        elif kind == "fct":
+            for n in ran:
+                t = _read(_first_ok_run(sdir / n), "fct")
+                if t.empty:
+                    continue
+                t = t[(t["completed"] == 1) & (t["bad"] == 0)]
+                fct = ((t["end_s"] - t["start_s"]) * 1e6).sort_values()
+                if fct.empty:
+                    continue
+                ax.step(fct.values, (pd.RangeIndex(1, len(fct) + 1) / len(fct)), where="post", lw=0.9,
+                        label=_label(study, n))
+                drew = True
+            ax.set_xscale("log")
+            ax.set_xlabel("flow completion time (µs)")
+            ax.set_ylabel("CDF")
+        elif kind == "fairness":
+            labels, means, errs = [], [], []
+            for n in ran:
+                p = sdir / n / "runs.parquet"
+                if not p.exists():
+                    continue
+                r = pd.read_parquet(p)
+                v = r[r["status"] == "ok"]["fairness.jain"].dropna()
+                if v.empty:
+                    continue
+                labels.append(_label(study, n))
+                means.append(v.mean())
+                errs.append(_half(v))
+            if labels:
+                ax.bar(range(len(labels)), means, yerr=errs, color="#68a", capsize=4)
+                ax.set_xticks(range(len(labels)), labels, rotation=15, ha="right", fontsize=7)
+                ax.set_ylim(0, 1.05)
+                ax.set_ylabel("Jain's fairness index")
+                drew = True
+        elif kind == "cells":
+            cells = [c for c in study["cells"] if c["column"] == fig.get("column")]
+            if cells:
+                x = range(len(cells))
+                pub = [c["published"] for c in cells]
+                sim = [c["mean"] if c["mean"] is not None else float("nan") for c in cells]
+                err = [c["ci95"] or 0 for c in cells]
+                ax.bar([i - 0.2 for i in x], pub, width=0.4, label="published", color="#bbb")
+                ax.bar([i + 0.2 for i in x], sim, width=0.4, yerr=err, label="cnsim (mean ± 95 % CI)",
+                       color="#47a", capsize=3)
+                ax.set_xticks(list(x), [c["row"] for c in cells], rotation=20, ha="right", fontsize=7)
+                ax.set_ylabel(fig.get("column"))
+                if fig.get("log"):
+                    ax.set_yscale("log")
+                drew = True
+                if all(math.isnan(s) for s in sim):
+                    note = (note + "; " if note else "") + "cnsim values not available"
+        if not drew:
+            return None, note or "no data"
+        ax.grid(alpha=0.3)
+        handles, _ = ax.get_legend_handles_labels()
+        if handles and len(handles) <= 12:
+            ax.legend(fontsize=7)
+        ax.set_title(fig["title"], fontsize=9)
+        f.tight_layout()
+        buf = io.BytesIO()
+        f.savefig(buf, format="png")
+        return buf.getvalue(), note
+    finally:
+        plt.close(f)
+
+
+def _half(v: pd.Series) -> float:
+    from scipy import stats
+
+    n = len(v)
+    return float(stats.t.ppf(0.975, n - 1) * v.std() / n ** 0.5) if n > 1 else 0.0
+
+
+# ---- formatting ------------------------------------------------------------------------------
+
+
+def fmt(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    x = float(x)
+    if x == 0:
+        return "0"
+    a = abs(x)
+    if a >= 1000:
+        return f"{x:,.0f}".replace(",", " ")
+    if a >= 10:
+        return f"{x:.1f}"
+    return f"{x:.3g}"
+
+
+def cell_rows(study: dict) -> dict[str, list[dict]]:
+    tables: dict[str, list[dict]] = {}
+    for c in study["cells"]:
+        tables.setdefault(c["table"], []).append(c)
+    return tables
+
+
+def sim_text(c: dict) -> str:
+    if c["mean"] is None:
+        return "–"
+    return fmt(c["mean"]) + (f" ± {fmt(c['ci95'])}" if c.get("ci95") is not None else "") + f" (n={c['n']})"
+
+
+def comment(c: dict) -> str:
+    bits = [x for x in (c.get("reason"), c.get("explanation"), c.get("note")) if x]
+    return "; ".join(bits)
+
+
+# ---- report ----------------------------------------------------------------------------------
+
+
+def _provenance(out: Path) -> dict[str, Any]:
+    from cnsim import __version__
+    from cnsim.api import git_describe
+
+    prov = {"cnsim": __version__, "git": git_describe(), "generated": _dt.datetime.now(_dt.timezone.utc)
+            .isoformat(timespec="seconds")}
+    try:
+        from cnsim import _core
+
+        prov["core"] = _core.version()
+    except Exception:  # noqa: BLE001
+        prov["core"] = None
+    try:
+        idx = json.loads((out / "reproduce.json").read_text())
+        prov["run_with"] = {"tool_version": idx.get("tool_version"), "git_describe": idx.get("git_describe"),
+                            "quick": idx.get("quick")}
+    except (OSError, ValueError):
+        pass
+    return prov
+
+
+def load_studies(out: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(out.glob("*/study.json"))]
+
+
+def write_report(out: str | Path) -> tuple[Path, Path]:
+    """Write ``DIR/report/report.html`` and ``DIR/report/report.md`` (+ ``DIR/report/figures/*.png``)."""
+    from cnsim.exceptions import CnsimError
+
+    out = Path(out)
+    studies = load_studies(out)
+    if not studies:
+        if (out / "sweep.json").exists():
+            return write_sweep_report(out)
+        raise CnsimError(f"{out}: no study.json (run `cnsim reproduce`) and no sweep.json (run `cnsim sweep`)")
+    rdir = out / "report"
+    figdir = rdir / "figures"
+    figdir.mkdir(parents=True, exist_ok=True)
+    prov = _provenance(out)
+    h: list[str] = []
+    m: list[str] = []
+    title = "cnsim — reproduction of the 802.1Qau seed studies"
+    h.append(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
+             f"<style>{CSS}</style></head><body>")
+    h.append(f"<h1>{title}</h1>")
+    m.append(f"# {title}\n")
+    prov_line = (f"cnsim {prov['cnsim']}, engine {prov.get('core')}, git {prov.get('git')}, generated "
+                 f"{prov['generated']}" + (", **quick (reduced) configuration**" if prov.get("run_with", {}).get("quick")
+                                           else ""))
+    h.append(f"<p class='prov' id='provenance'>Provenance: {_html.escape(prov_line).replace('**', '')}</p>")
+    m.append(f"Provenance: {prov_line}\n")
+    # overview
+    h.append("<h2 id='overview'>Overview</h2><table><tr><th class='l'>study</th><th>cells</th><th>within band</th>"
+             "<th>outside band</th><th>explained</th><th>not available</th></tr>")
+    m.append("## Overview\n\n| study | cells | within band | outside band | explained | not available |\n|---|---|---|---|---|---|")
+    for s in studies:
+        c = s["counts"]
+        vals = [len(s["cells"]), c.get("within band", 0), c.get("outside band", 0), c.get("explained", 0),
+                c.get("not available", 0)]
+        h.append(f"<tr><td class='l'><a href='#{s['id']}'>{s['id']}</a> {_html.escape(s['title'])}</td>"
+                 + "".join(f"<td>{v}</td>" for v in vals) + "</tr>")
+        m.append(f"| {s['id']} {s['title']} | " + " | ".join(str(v) for v in vals) + " |")
+    h.append("</table>")
+    m.append("")
+    for s in studies:
+        sid = s["id"]
+        sdir = out / sid
+        h.append(f"<h2 id='{sid}' class='study'>{sid}: {_html.escape(s['title'])}</h2>")
+        h.append(f"<p>Source: {_html.escape(s['source'])}. Specification: {_html.escape(s['spec'])}.</p>")
+        m.append(f"## {sid}: {s['title']}\n\nSource: {s['source']}. Specification: {s['spec']}.\n")
+        # tables
+        h.append(f"<h3 id='{sid}-tables'>Published vs cnsim</h3>")
+        m.append("### Published vs cnsim\n")
+        if not s["cells"]:
+            h.append("<p>No published numbers (graphs only).</p>")
+            m.append("No published numbers (graphs only).\n")
+        for tname, cells in cell_rows(s).items():
+            h.append(f"<h4>{_html.escape(tname)}</h4><table><tr><th class='l'>row</th><th class='l'>column</th>"
+                     "<th>published</th><th>band ±</th><th>cnsim mean ± 95 % CI</th><th>verdict</th>"
+                     "<th class='l'>note</th></tr>")
+            m.append(f"#### {tname}\n\n| row | column | published | band ± | cnsim mean ± 95 % CI | verdict | note |\n"
+                     "|---|---|---|---|---|---|---|")
+            for c in cells:
+                cls = VERDICT_CLASS.get(c["verdict"], "na")
+                h.append(f"<tr class='{cls}'><td class='l'>{_html.escape(c['row'])}</td><td class='l'>"
+                         f"{_html.escape(c['column'])}</td><td>{fmt(c['published'])}</td><td>{fmt(c['band_half'])}</td>"
+                         f"<td>{sim_text(c)}</td><td class='verdict'>{c['verdict']}</td><td class='l'>"
+                         f"{_html.escape(comment(c))}</td></tr>")
+                m.append(f"| {c['row']} | {c['column']} | {fmt(c['published'])} | {fmt(c['band_half'])} | "
+                         f"{sim_text(c)} | {c['verdict']} | {comment(c)} |")
+            h.append("</table>")
+            m.append("")
+        # figures
+        h.append(f"<h3 id='{sid}-figures'>Figures</h3>")
+        m.append("### Figures\n")
+        for i, fig in enumerate(s.get("figures", [])):
+            png, note = make_figure(s, fig, sdir)
+            cap = fig["title"] + (f" — cf. {fig['seed_figure']}" if fig.get("seed_figure") else "")
+            if png is None:
+                h.append(f"<figure><figcaption>{_html.escape(cap)} — {_html.escape(note)}</figcaption></figure>")
+                m.append(f"- {cap}: {note}\n")
+                continue
+            name = f"{sid}-{i:02d}-{fig['kind']}.png"
+            (figdir / name).write_bytes(png)
+            b64 = base64.b64encode(png).decode()
+            h.append(f"<figure><img alt='{_html.escape(fig['title'])}' src='data:image/png;base64,{b64}'>"
+                     f"<figcaption>{_html.escape(cap)}{(' — ' + _html.escape(note)) if note else ''}</figcaption></figure>")
+            m.append(f"![{fig['title']}](figures/{name})\n\n*{cap}*{(' — ' + note) if note else ''}\n")
+        # sweeps / parameters
+        h.append(f"<h3 id='{sid}-parameters'>Sweeps, parameters and seeds</h3><table><tr><th class='l'>sweep</th>"
+                 "<th class='l'>scenario</th><th class='l'>scheme</th><th>replications</th><th>seed</th>"
+                 "<th class='l'>overrides</th><th class='l'>status</th></tr>")
+        m.append("### Sweeps, parameters and seeds\n\n| sweep | scenario | scheme | replications | seed | overrides | status |\n"
+                 "|---|---|---|---|---|---|---|")
+        for name, e in s["sweeps"].items():
+            over = ", ".join(f"{k}={v}" for k, v in {**(e.get("set") or {}), **(e.get("parameters") or {})}.items())
+            status = e["reason"] or f"ran: {e.get('total', 0)} runs, {e.get('failed', 0)} failed"
+            seeds = ", ".join(str(x) for x in e.get("seed", []) or [])
+            cls = "na" if e["reason"] else ("bad" if e.get("failed") else "")
+            h.append(f"<tr class='{cls}'><td class='l'>{_html.escape(name)}</td><td class='l'><code>{_html.escape(e['base'])}"
+                     f"</code></td><td class='l'>{e.get('scheme')}</td><td>{e.get('replications', '–')}</td>"
+                     f"<td>{seeds or '–'}</td><td class='l'>{_html.escape(over)}</td><td class='l'>"
+                     f"{_html.escape(status)}</td></tr>")
+            m.append(f"| {name} | `{e['base']}` | {e.get('scheme')} | {e.get('replications', '–')} | {seeds or '–'} | "
+                     f"{over} | {status} |")
+        h.append("</table>")
+        m.append("")
+    h.append("<h2 id='method'>Method</h2><p>Each cnsim value is the mean over the replications of the sweep; "
+             "± is the 95 % Student-t half-width. Replication k uses the same master seed with "
+             "<code>run.replication = k</code> at every configuration (common random numbers). A verdict is "
+             "<em>within band</em> when the mean lies within published ± band (band from the study file), "
+             "<em>explained</em> when outside but the study documents why, <em>not available</em> when the "
+             "scheme or scenario is missing or no run succeeded.</p></body></html>")
+    m.append("## Method\n\nEach cnsim value is the mean over the replications; ± is the 95 % Student-t half-width. "
+             "Replication k uses the same master seed with `run.replication = k` at every configuration (common "
+             "random numbers). Verdicts: within band / outside band / explained / not available.\n")
+    from cnsim.sweep import atomic_write_text
+
+    html_path, md_path = rdir / "report.html", rdir / "report.md"
+    atomic_write_text(html_path, "\n".join(h) + "\n")
+    atomic_write_text(md_path, "\n".join(m) + "\n")
+    return html_path, md_path
+
+
+def write_sweep_report(out: Path) -> tuple[Path, Path]:
+    """Report of a plain sweep directory: the summary table (mean ± CI per point) of headline metrics."""
+    from cnsim import sweep as swp
+
+    _, _, table = swp.summarize(out)
+    rdir = out / "report"
+    rdir.mkdir(parents=True, exist_ok=True)
+    prov = _provenance(out)
+    doc = json.loads((out / "sweep.json").read_text())
+    head = ["throughput.aggregate_bps", "fairness.jain", "frames.dropped", "fct.mean_us", "control.overhead_bps",
+            "pause.host_paused_fraction"]
+    t = table[table["metric"].isin(head)] if not table.empty else table
+    params = [c for c in t.columns if c not in ("metric", "mean", "std", "ci95", "n")]
+    title = f"cnsim sweep {doc.get('name')}"
+    h = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_html.escape(title)}</title>"
+         f"<style>{CSS}</style></head><body><h1>{_html.escape(title)}</h1>",
+         f"<p class='prov' id='provenance'>cnsim {prov['cnsim']}, git {prov.get('git')}, {doc.get('total')} runs, "
+         f"counts {_html.escape(json.dumps(doc.get('counts')))}</p><h2 id='summary'>Summary</h2><table><tr>"
+         + "".join(f"<th class='l'>{_html.escape(p)}</th>" for p in params)
+         + "<th class='l'>metric</th><th>mean ± 95 % CI</th><th>n</th></tr>"]
+    m = [f"# {title}\n", f"cnsim {prov['cnsim']}, git {prov.get('git')}, {doc.get('total')} runs\n",
+         "| " + " | ".join([*params, "metric", "mean ± 95 % CI", "n"]) + " |",
+         "|" + "---|" * (len(params) + 3)]
+    for _, r in t.iterrows():
+        ci = f"{fmt(r['mean'])} ± {fmt(r['ci95'])}"
+        h.append("<tr>" + "".join(f"<td class='l'>{_html.escape(str(r[p]))}</td>" for p in params)
+                 + f"<td class='l'>{r['metric']}</td><td>{ci}</td><td>{r['n']}</td></tr>")
+        m.append("| " + " | ".join([*(str(r[p]) for p in params), r["metric"], ci, str(r["n"])]) + " |")
+    h.append("</table></body></html>")
+    from cnsim.sweep import atomic_write_text
+
+    atomic_write_text(rdir / "report.html", "\n".join(h) + "\n")
+    atomic_write_text(rdir / "report.md", "\n".join(m) + "\n")
+    return rdir / "report.html", rdir / "report.md"
