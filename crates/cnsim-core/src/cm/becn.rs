@@ -2,8 +2,8 @@
 //!
 //! * **CP** (every switch egress port): the shared explicit-rate computation of
 //!   [`super::explicit_rate`] every T; a port that carried data in the interval (data frames
-//!   arrived, admitted or refused) then broadcasts its advertised rate r_i: one 64-B message to
-//!   every host of the network. Control frames never make a port "carry data", so ports that only
+//!   arrived — admitted or refused — or started transmission) then broadcasts its advertised rate
+//!   r_i: one 64-B message to every host of the network. Control frames never make a port "carry data", so ports that only
 //!   relay broadcasts stay silent; idle ports stay silent (their start-up rate would throttle
 //!   everyone, §12 A1).
 //! * **RP** (source host): keeps the latest value heard from every CP, each expiring
@@ -83,7 +83,7 @@ impl CongestionPoint for BecnCp {
         self.pr.on_drop(frame.size, frame.is_data());
     }
     fn on_transmit(&mut self, ctx: &mut CpCtx, frame: &mut Frame) {
-        self.pr.on_transmit(ctx.now, frame.size, ctx.service_rate_bps);
+        self.pr.on_transmit(ctx.now, frame.size, frame.is_data(), ctx.service_rate_bps);
     }
     fn on_dequeue(&mut self, ctx: &mut CpCtx, _frame: &Frame) {
         self.pr.on_dequeue(ctx.now, ctx.queue_bytes);

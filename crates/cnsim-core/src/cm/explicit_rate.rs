@@ -176,7 +176,8 @@ pub struct PortRate {
     pub bits_received: f64,
     pub bits_sent: f64,
     pub busy_ps: u64,
-    /// Data frames arrived in the current interval (BECN: "the port carried data").
+    /// Data frames that arrived at or started transmission on the port in the current interval
+    /// (BECN: "the port carried data").
     pub data_frames: u64,
     // busy-time and transmission tracking
     nonempty: bool,
@@ -238,7 +239,10 @@ impl PortRate {
     }
 
     /// A frame starts transmission at `service_bps`.
-    pub fn on_transmit(&mut self, now: SimTime, bytes: u32, service_bps: u64) {
+    pub fn on_transmit(&mut self, now: SimTime, bytes: u32, is_data: bool, service_bps: u64) {
+        if is_data {
+            self.data_frames += 1;
+        }
         self.tx_active = true;
         self.tx_start = now;
         self.tx_bits = bytes as f64 * 8.0;
@@ -273,7 +277,8 @@ impl PortRate {
     }
 
     /// End of a measurement interval at `now` with `queue_bytes` queued: update Ci and r_i, shift
-    /// the history, zero the counters. Returns true when data frames arrived in the interval.
+    /// the history, zero the counters. Returns true when the port carried data in the interval
+    /// (data frames arrived — admitted or refused — or started transmission).
     pub fn end_interval(&mut self, now: SimTime, queue_bytes: u64) -> bool {
         self.close_counters(now);
         let carried_data = self.data_frames > 0;
@@ -471,7 +476,7 @@ mod tests {
         let t = pr.p.interval_ps;
         // first interval initialises at line-rate service
         pr.on_enqueue(0, 1500, true, 1500);
-        pr.on_transmit(0, 1500, 10_000_000_000);
+        pr.on_transmit(0, 1500, true, 10_000_000_000);
         pr.on_dequeue(1_200_000, 0);
         pr.end_interval(t, 0);
         assert!(pr.initialized);
@@ -492,7 +497,7 @@ mod tests {
         let t = pr.p.interval_ps;
         // a frame starts 0.6 us before the end of the interval and ends 0.6 us after it
         pr.on_enqueue(t - 600_000, 1500, true, 1500);
-        pr.on_transmit(t - 600_000, 1500, 10_000_000_000);
+        pr.on_transmit(t - 600_000, 1500, true, 10_000_000_000);
         pr.close_counters(t);
         assert!((pr.bits_sent - 6000.0).abs() < 1e-6);
         assert_eq!(pr.busy_ps, 600_000);

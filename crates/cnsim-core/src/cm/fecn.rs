@@ -143,7 +143,7 @@ impl CongestionPoint for FecnCp {
         self.pr.on_drop(frame.size, frame.is_data());
     }
     fn on_transmit(&mut self, ctx: &mut CpCtx, frame: &mut Frame) {
-        self.pr.on_transmit(ctx.now, frame.size, ctx.service_rate_bps);
+        self.pr.on_transmit(ctx.now, frame.size, frame.is_data(), ctx.service_rate_bps);
         self.stamp(frame);
     }
     fn on_dequeue(&mut self, ctx: &mut CpCtx, _frame: &Frame) {
