@@ -1,0 +1,234 @@
+"""BCN family (issue 3): gains, parameters, and the effects the seeds report.
+
+Quick tier (default): gain rule, parameter docs, every BCN/ECM scenario compiles, the symmetric
+equilibrium with the N/(5+N) check, all 14 runs of the seed-001 100-flow study (full length, one
+seed), shortened seed-004 and seed-003 runs. ``-m extensive``: several seeds and full lengths.
+Measured numbers beside the published ones are in docs/validation/bcn.md.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import cnsim
+from cnsim import describe, schemes
+from cnsim.compile import compile_ir
+from cnsim.loader import load_scenario
+from cnsim.schemes import bcn, ecm
+
+ROOT = Path(__file__).resolve().parents[1]
+SC = ROOT / "scenarios"
+BCN_FILES = sorted(
+    [p for p in SC.glob("seed-00*/*.toml") if "-bcn" in p.name or "-ecm-" in p.name or "qcn-selfinc" in p.name]
+)
+
+
+def _queue(summary: dict, switch: str, port: str) -> dict:
+    return next(q for q in summary["queues"] if q["switch"] == switch and q["port"] == port)
+
+
+# ------------------------------------------------------------------------------- gains (§2.1, §10)
+
+
+def test_gain_rule_spec_10():
+    """Gi·Fb_max·Ru = 1 Gb/s; 1 − Gd·Fb_max = 0.5 (0.05 for 95 %) with the derived gains."""
+    p = bcn.Params()
+    gi, gd = bcn.gains(p)
+    fm = bcn.fb_max(p)
+    assert fm == pytest.approx(1875.0)
+    assert gi == pytest.approx(0.533333, rel=1e-5) and gd == pytest.approx(2.66667e-4, rel=1e-5)
+    assert gi * fm * p.ru == pytest.approx(1e9)
+    assert 1 - gd * fm == pytest.approx(0.5)
+    p95 = bcn.Params(max_decrease=0.95)
+    assert 1 - bcn.gains(p95)[1] * fm == pytest.approx(0.05)
+    # [E]: Qeq = B/4 = 150 KB = 2343.75 pages ⇒ Gi = 0.085333, Gd = 4.2667e-5 (spec §12 E2)
+    pe = bcn.Params(qeq="150KB")
+    assert bcn.gains(pe) == pytest.approx((0.085333, 4.2667e-5), rel=1e-4)
+    # [B] in frame units: Gi = 1000/80 = 12.5 per 1500-B frame (the slide rounds to 12.42)
+    assert bcn.gains(p)[0] * 1500 / 64 == pytest.approx(12.5)
+    # ECM's printed raw gains equal the derived ones
+    e = ecm.Params()
+    assert bcn.gains(e) == pytest.approx(bcn.derived_gains(e), rel=1e-8)
+    assert "derived by spec §2.1" in bcn.describe_gains(e)
+
+
+def test_raw_gains_need_both_values():
+    with pytest.raises(ValueError):
+        bcn.Params(gains="raw", gi=0.5)
+    with pytest.raises(ValueError):
+        bcn.Params(gi=0.5)  # gi only with gains = 'raw'
+    with pytest.raises(ValueError):
+        bcn.Params(bogus=1)
+
+
+def test_describe_documents_every_parameter():
+    for tag in ("bcn", "ecm"):
+        s = schemes.get(tag)
+        rows = describe.rows(s.params)
+        names = {r[0] for r in rows}
+        assert {"sampling", "qeq", "w", "gains", "gi", "gd", "ru", "severe", "qsc", "reset", "drift",
+                "rl_timeout", "fb_at_cp", "quant_bits", "self_increase", "oversampling"} <= names
+        assert all(r[3] for r in rows), "every parameter has a description"
+    ecm_rows = {r[0]: r[2] for r in describe.rows(ecm.Params)}
+    assert ecm_rows["rl_timeout"] == "'2ms'" and ecm_rows["sampling"] == "'periodic'"
+
+
+def test_ir_is_complete_and_accepted_by_the_engine():
+    ir = bcn.to_ir(bcn.Params())
+    assert ir["qeq_bytes"] == 24_000 and ir["tmax0_ps"] == 100_000_000 and ir["initial_rate_bps"] is None
+    core = cnsim.api.core()
+    assert {"bcn", "ecm"} <= set(core.schemes())
+
+
+@pytest.mark.parametrize("path", BCN_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_bcn_scenario_compiles(path):
+    assert path.read_text().startswith("#"), "opens with a comment block holding the drawing"
+    compile_ir(load_scenario(path))
+
+
+# ------------------------------------------------------------------------------- S-SYM (§9.1, §8)
+
+
+def test_symmetric_equilibrium_and_negative_fraction():
+    """4 greedy flows: aggregate ≈ 10 Gb/s, queue near Qeq, negative share beside N/(5+N) = 0.444.
+
+    Measured (seeds 1–3, 100 ms, 20-ms warm-up): 10.0 Gb/s, 22.8 KB, 0.47–0.48 negative.
+    The excess over the fluid model's 0.444 comes from the positive-message rule: an RL released at
+    line rate gets no positive messages (its frames are untagged) while negatives always flow.
+    """
+    sc = tomllib.loads((SC / "seed-000/symmetric-bcn.toml").read_text())
+    sc["traffic"] = [{"name": "all", "kind": "saturated", "src": ["h1", "h2", "h3", "h4"], "dst": "h5"}]
+    shares = []
+    for seed in (1, 2):
+        r = cnsim.run(sc, seed=seed, overrides={"run.duration": "100ms", "run.warmup": "20ms"})
+        s = r.summary
+        agg = sum(f["throughput_bps"] for f in s["flows"])
+        assert agg == pytest.approx(10e9, rel=0.02)
+        q = _queue(s, "sw1", "sw2")["mean_bytes"]
+        assert 0.5 * 24_000 < q < 1.5 * 24_000, q
+        m = s["control"]["messages"]
+        shares.append(m["negative"] / (m["negative"] + m["positive"]))
+        assert m["max"] == m["zero"] == 0
+    n = 4
+    assert statistics.mean(shares) == pytest.approx(n / (5 + n), abs=0.08), shares
+
+
+def test_symmetric_onoff_overhead_three_orders_below_becn():
+    """[A]: BCN overhead ≈ 3 orders of magnitude below BECN's 1.63 Gb/s (T = 30 µs)."""
+    s = cnsim.run(SC / "seed-000/symmetric-bcn.toml").summary
+    assert 1e6 < s["control"]["overhead_bps"] < 1.63e9 / 100
+    assert sum(f["throughput_bps"] for f in s["flows"]) > 9.5e9
+
+
+# ------------------------------------------------------------------------------- S-100 (§9.4)
+
+S100_PUBLISHED = {"bcn95": (162947, 19657), "bcnm": (137099, 5071), "bcnm95": (12363, 851), "bcnz": (39093, 6052),
+                  "bcnz95": (37863, 2571), "bcnzd": (39185, 4647), "bcnzp": (37194, 2725)}
+WORKING = ("bcn95", "bcnm", "bcnm95", "bcnzp")
+"""Variants whose control loop works under the spec's BCN(0,0) reading (docs/validation/bcn.md)."""
+
+
+def _s100(variant: str, sampling: str, seed: int = 1) -> int:
+    r = cnsim.run(SC / f"seed-001/fan-in-100-{variant}-{sampling}.toml", seed=seed)
+    return _queue(r.summary, "cs", "ep0")["drops"]
+
+
+@pytest.fixture(scope="module")
+def s100_drops() -> dict[tuple[str, str], int]:
+    """All 14 runs, full length (200 ms), seed 1: about 15 s."""
+    return {(v, s): _s100(v, s) for v in S100_PUBLISHED for s in ("150k", "25k")}
+
+
+def test_s100_25k_sampling_drops_fewer_than_150k(s100_drops):
+    for v in WORKING:
+        assert s100_drops[(v, "25k")] < 0.5 * s100_drops[(v, "150k")], (v, s100_drops)
+
+
+def test_s100_bcnm95_lowest(s100_drops):
+    for s in ("150k", "25k"):
+        col = {v: s100_drops[(v, s)] for v in S100_PUBLISHED}
+        assert min(col, key=col.get) == "bcnm95", col
+
+
+def test_s100_close_to_published_where_the_loop_works(s100_drops):
+    """Bands: 150 KB within ±30 % of [B] (bcnm95 is +25 %); 25 KB within a factor 2.5 (cnsim drops more, see docs)."""
+    for v in WORKING:
+        p150, p25 = S100_PUBLISHED[v]
+        assert s100_drops[(v, "150k")] == pytest.approx(p150, rel=0.30), v
+        assert p25 / 2.5 < s100_drops[(v, "25k")] < p25 * 2.5, v
+
+
+@pytest.mark.xfail(strict=True, reason="known discrepancy: under the spec's §12 B2 reset reading BCNz/BCNz_95%/"
+                   "BCNzd restart every stopped flow at Rmin0 = 1 Gb/s (5x its offered load) and the queue never "
+                   "leaves Qsc, so they drop like no control; [B] reports ~38k / 2.5k-6k (docs/validation/bcn.md)")
+def test_s100_bcnz_always_and_delayed_control_the_queue(s100_drops):
+    for v in ("bcnz", "bcnz95", "bcnzd"):
+        assert s100_drops[(v, "150k")] < 0.5 * 162_947, v
+
+
+@pytest.mark.extensive
+def test_s100_orderings_hold_over_seeds():
+    for seed in (2, 3, 4):
+        d = {(v, s): _s100(v, s, seed) for v in S100_PUBLISHED for s in ("150k", "25k")}
+        for v in WORKING:
+            assert d[(v, "25k")] < d[(v, "150k")], (seed, v)
+        for s in ("150k", "25k"):
+            assert min((d[(v, s)], v) for v in S100_PUBLISHED)[1] == "bcnm95", (seed, s)
+
+
+# ------------------------------------------------------------------------------- S-OGMS (§9.6)
+
+
+def _ogms(name: str, seed: int = 1, duration: str | None = None) -> dict:
+    ov = {"run.duration": duration} if duration else {}
+    return cnsim.run(SC / f"seed-004/og-multistage-{name}.toml", seed=seed, overrides=ov).summary
+
+
+def test_ogms_quantisation_barely_changes_drops_short():
+    """[E]: 9 010 / 9 112 / 9 320 drops at 32 / 5 / 3 bits (within 3.5 %). Shortened to 150 ms (the
+    drops happen in the first ~50 ms of the hotspot); band ±15 % around the 32-bit run."""
+    d = {b: _ogms(f"bcn-q{b}", duration="150ms")["drops"]["data"] for b in (32, 5, 3)}
+    base = _ogms("bcn", duration="150ms")["drops"]["data"]
+    assert d[32] == pytest.approx(base, rel=0.01), "32 bits ≈ unquantised"
+    for b in (5, 3):
+        assert d[b] == pytest.approx(d[32], rel=0.15), d
+
+
+@pytest.mark.extensive
+def test_ogms_full_quantisation_and_self_increase():
+    """Full 1.1-s runs, seeds 1–3: drops at 5 and 3 bits within ±15 % of 32 bits; the QCN
+    enhancements (decrease-only + self-increase) cut control messages."""
+    for seed in (1, 2, 3):
+        s = {n: _ogms(n, seed) for n in ("bcn", "bcn-q32", "bcn-q5", "bcn-q3", "qcn-selfinc")}
+        d32 = s["bcn-q32"]["drops"]["data"]
+        for n in ("bcn-q5", "bcn-q3"):
+            assert s[n]["drops"]["data"] == pytest.approx(d32, rel=0.15), (seed, n)
+        assert s["qcn-selfinc"]["control"]["generated"] < s["bcn"]["control"]["generated"], seed
+
+
+# ------------------------------------------------------------------------------- S-CNSIM-1HOP (§9.5)
+
+
+def test_ecm_cnsim_with_pause_is_lossless_and_signals():
+    """ECM with selective PAUSE: no drops, overhead of the order of [D]'s 27-29 Mb/s (tens of Mb/s)."""
+    for hs in ("nohs", "hs2"):
+        s = cnsim.run(SC / f"seed-003/cnsim-1hop-ecm-{hs}-pause.toml", overrides={"run.duration": "40ms"}).summary
+        assert s["drops"]["data"] == 0
+        assert 3e6 < s["control"]["overhead_bps"] < 100e6, s["control"]
+        assert s["fct"]["count"] > 1000
+
+
+@pytest.mark.extensive
+def test_ecm_cnsim_full_runs():
+    """All 8 ECM runs at full length; with PAUSE no drops; ECM pauses hosts less than no CM at 2 Gb/s."""
+    for hs in ("nohs", "hs2", "hs0.5", "hs0"):
+        s = cnsim.run(SC / f"seed-003/cnsim-1hop-ecm-{hs}-pause.toml").summary
+        assert s["drops"]["data"] == 0, hs
+        cnsim.run(SC / f"seed-003/cnsim-1hop-ecm-{hs}-nopause.toml")
+    e = cnsim.run(SC / "seed-003/cnsim-1hop-ecm-hs2-pause.toml").summary
+    n = cnsim.run(SC / "seed-003/cnsim-1hop-none-hs2-pause.toml").summary
+    assert e["pause"]["host_paused_fraction"] < n["pause"]["host_paused_fraction"]
