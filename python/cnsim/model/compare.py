@@ -6,6 +6,7 @@ tidy table; :func:`plot_model_vs_sim` and :func:`plot_fluid` draw it (matplotlib
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import pandas as pd  # noqa: E402
 from .allocations import bcn_equilibrium, jain_index, max_min_fair, parking_lot_ratio, proportional_fair  # noqa: E402
 from .fluid import FluidResult, equilibrium_negative_fraction, simulate_queues  # noqa: E402
 from .params import PAGE_BYTES, BcnParams  # noqa: E402
-from .topology import Topology, describe_ir  # noqa: E402
+from .topology import PS, Topology, describe_ir  # noqa: E402
 
 COLUMNS = ["quantity", "item", "bcn_closed_form", "fluid", "max_min", "proportional", "simulation"]
 """Columns of the comparison table; model columns are NaN where a model says nothing."""
@@ -74,10 +75,24 @@ def _sim_queues(summary: dict[str, Any]) -> dict[str, float]:
     return {f"{q['switch']}->{q['port']}": float(q["mean_bytes"]) for q in summary.get("queues", [])}
 
 
+def _window(ir: dict[str, Any], t_end_s: float | None) -> tuple[float, float]:
+    """(horizon, tail fraction): the run's duration and statistics window when the IR has them."""
+    if t_end_s is not None:
+        return t_end_s, FluidResult.tail
+    duration = ir.get("duration_ps", 0) * PS
+    if duration <= 0:
+        return 0.05, FluidResult.tail
+    return duration, 1.0 - ir.get("warmup_ps", 0) * PS / duration
+
+
 def predictions(
-    ir: dict[str, Any], params: BcnParams | None = None, t_end_s: float = 0.05, dt_s: float = 2e-6
+    ir: dict[str, Any], params: BcnParams | None = None, t_end_s: float | None = None, dt_s: float = 2e-6
 ) -> tuple[Topology, dict[str, np.ndarray], FluidResult]:
-    """Per-flow rates of every model on the scenario's topology, and the fluid run itself."""
+    """Per-flow rates of every model on the scenario's topology, and the fluid run itself.
+
+    Without ``t_end_s`` the fluid model runs for the scenario's duration and its ``fluid`` rates
+    are means over the same statistics window [warmup, duration) as the run's throughput.
+    """
     p = params_from_ir(ir) if params is None else params
     topo = Topology.from_description(describe_ir(ir))
     caps, paths, demands = topo.capacities, topo.link_paths, topo.demands
@@ -86,18 +101,21 @@ def predictions(
         "max_min": max_min_fair(caps, paths, demands),
         "proportional": proportional_fair(caps, paths, demands=demands),
     }
-    fluid = simulate_queues(topo, p, t_end_s=t_end_s, dt_s=dt_s, record_every=max(1, round(1e-5 / dt_s)))
+    horizon, tail = _window(ir, t_end_s)
+    fluid = simulate_queues(topo, p, t_end_s=horizon, dt_s=dt_s, record_every=max(1, round(1e-5 / dt_s)))
+    fluid = replace(fluid, tail=tail)
     rates["fluid"] = fluid.equilibrium_rates_bps
     return topo, rates, fluid
 
 
 def model_vs_sim(
-    ir: dict[str, Any], summary: dict[str, Any], params: BcnParams | None = None, t_end_s: float = 0.05,
+    ir: dict[str, Any], summary: dict[str, Any], params: BcnParams | None = None, t_end_s: float | None = None,
     dt_s: float = 2e-6,
 ) -> pd.DataFrame:
     """Model predictions beside a packet-level summary, one row per (quantity, item).
 
-    Quantities: ``rate_bps`` per flow, ``aggregate_bps``, ``jain``, ``parking_lot_ratio`` (when some
+    ``fluid`` is the fluid model averaged over the run's statistics window (:func:`predictions`);
+    ``bcn_closed_form`` is its asymptote (§8). Quantities: ``rate_bps`` per flow, ``aggregate_bps``, ``jain``, ``parking_lot_ratio`` (when some
     flows cross two bottlenecks and others one: mean short / mean long, §9.3), ``queue_mean_bytes``
     per bottleneck CP (fluid mean vs the run's ``mean_bytes``), ``settling_time_s`` (fluid only)
     and ``negative_fraction`` (closed form Σrᵢbᵢ*/Σrᵢ with bᵢ* = Gi·Ru/(Gd·rᵢ + Gi·Ru); simulation

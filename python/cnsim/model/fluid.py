@@ -217,7 +217,8 @@ class FluidResult:
 
     ``queues_bytes`` has one column per congestion point in ``cp_ids``; ``negative_fraction`` is
     the fraction of feedback messages that are negative, weighted by each source's sampling rate.
-    Equilibrium values are means over the last ``tail`` fraction of the run.
+    "Equilibrium" values are means over the last ``tail`` fraction of the run (the whole
+    statistics window when compared with a packet-level run).
     """
 
     t: np.ndarray
