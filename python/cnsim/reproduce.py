@@ -243,7 +243,8 @@ def verdict(cell: Cell, mean: float | None) -> str:
 # ---- running ---------------------------------------------------------------------------------
 
 
-def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool) -> Any:
+def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool, overrides: Mapping[str, Any] | None = None,
+               replications: int | None = None) -> Any:
     from cnsim.sweep import SweepSpec
 
     reps = sw.replications or study.replications
@@ -253,13 +254,16 @@ def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool) -> Any:
         reps = q.replications or study.quick.replications or reps
         sets.update(study.quick.set)
         sets.update(q.set)
+    sets.update(overrides or {})
+    reps = replications or reps
     return SweepSpec.model_validate({"name": f"{study.id}/{sw.name}", "base": str(root / sw.base),
                                      "replications": reps, "set": sets, "parameters": sw.parameters})
 
 
 def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, scheduler: str | None = None,
               quick: bool = False, force: bool = False, progress: bool = True,
-              log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+              log: Callable[[str], None] = lambda s: None, overrides: Mapping[str, Any] | None = None,
+              replications: int | None = None) -> dict[str, Any]:
     """Run every available sweep of a study into ``out/<study>/<sweep>/``; write ``study.json``."""
     from cnsim import sweep as swp
 
@@ -275,12 +279,18 @@ def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, sche
         entry: dict[str, Any] = {"name": sw.name, "label": sw.label or sw.name, "base": f"scenarios/{sw.base}",
                                  "scheme": scheme, "status": "not available" if reason else "ran", "reason": reason}
         if reason is None:
-            spec = sweep_spec(study, sw, root, quick)
+            spec = sweep_spec(study, sw, root, quick, overrides, replications)
             t0 = time.monotonic()
-            outcome = swp.run_sweep(spec, sdir / sw.name, root, jobs=jobs, scheduler=scheduler, force=force,
-                                    progress=progress, executor=executor, label=f"{study.id} {sw.name}")
-            swp.summarize(sdir / sw.name)
-            runs[sw.name] = swp.collect_runs(sdir / sw.name)
+            try:
+                outcome = swp.run_sweep(spec, sdir / sw.name, root, jobs=jobs, scheduler=scheduler, force=force,
+                                        progress=progress, executor=executor, label=f"{study.id} {sw.name}")
+            except ConfigError as exc:  # an invalid scenario is reported, the study goes on
+                entry.update(status="invalid", reason=f"invalid configuration: {exc.problems[0]}")
+                sweeps[sw.name] = entry
+                failed += 1
+                log(f"{study.id} {sw.name}: {entry['reason']}")
+                continue
+            runs[sw.name], _ = swp.summarize_with_runs(sdir / sw.name)
             entry.update(replications=spec.replications, set=spec.set, parameters=spec.model_dump()["parameters"],
                          total=outcome.total, failed=outcome.failed, executed=outcome.executed,
                          seed=sorted({r.get("seed") for r in outcome.runs}), wall_s=time.monotonic() - t0)
@@ -318,8 +328,13 @@ def _json_default(o: Any) -> Any:
 
 def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: bool = False,
               scheduler: str | None = None, force: bool = False, progress: bool = True,
-              log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
-    """Run one study (``seed-00X``) or ``all``, then write the report into ``out``."""
+              log: Callable[[str], None] = lambda s: None, overrides: Mapping[str, Any] | None = None,
+              replications: int | None = None) -> dict[str, Any]:
+    """Run one study (``seed-00X``) or ``all``, then write the report into ``out``.
+
+    ``overrides`` (dotted path → value) and ``replications`` replace the study's settings for every sweep
+    (used by the tests to make runs tiny; the CLI's ``--set`` / ``--replications``).
+    """
     from cnsim import report, sweep as swp
     from cnsim.api import git_describe
 
@@ -337,7 +352,8 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
     docs = []
     try:
         for st in studies:
-            docs.append(run_study(st, out, executor=executor, quick=quick, force=force, progress=progress, log=log))
+            docs.append(run_study(st, out, executor=executor, quick=quick, force=force, progress=progress, log=log,
+                                  overrides=overrides, replications=replications))
     finally:
         if executor is not None:
             executor.close()

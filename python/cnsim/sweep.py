@@ -716,16 +716,36 @@ def summarize_frame(runs: "Any", confidence: float = 0.95) -> "Any":
     metrics = [c for c in ok.columns if c not in meta]
     if ok.empty or not metrics:
         return pd.DataFrame(columns=[*params, "metric", "mean", "std", "ci95", "n"])
-    keyed = ok.copy()
+    keyed = ok[[*params, *metrics]].copy()
     for p in params:  # group keys must be hashable and stable (lists, units as strings)
         keyed[p] = keyed[p].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
-    long = keyed.melt(id_vars=params or None, value_vars=metrics, var_name="metric", value_name="value")
-    long = long.dropna(subset=["value"])
-    groups = long.groupby([*params, "metric"], sort=False, dropna=False)["value"]
-    agg = groups.agg(mean="mean", std="std", n="count").reset_index()
+    arr = keyed[metrics].to_numpy(dtype=float, na_value=np.nan)
+    if params:
+        codes, uniques = pd.MultiIndex.from_frame(keyed[params].astype(object)).factorize()
+    else:
+        codes, uniques = np.zeros(len(keyed), dtype=int), [()]
+    frames = []
+    for g in range(len(uniques)):
+        block = arr[codes == g]
+        n = np.sum(~np.isnan(block), axis=0)
+        with np.errstate(all="ignore"):
+            mean = np.nanmean(block, axis=0) if len(block) else np.full(len(metrics), np.nan)
+            std = np.nanstd(block, axis=0, ddof=1) if len(block) > 1 else np.full(len(metrics), np.nan)
+        key = uniques[g] if params else ()
+        part = pd.DataFrame({"metric": metrics, "mean": mean, "std": np.where(n > 1, std, np.nan), "n": n})
+        for p, v in zip(params, key if isinstance(key, tuple) else (key,)):
+            part.insert(len(part.columns) - 4, p, v)
+        frames.append(part)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        agg = pd.concat(frames, ignore_index=True)
+    agg = agg[agg["n"] > 0]
+    agg["n"] = agg["n"].astype(int)
     q = stats.t.ppf(0.5 + confidence / 2, np.maximum(agg["n"] - 1, 1))
     agg["ci95"] = np.where(agg["n"] > 1, q * agg["std"] / np.sqrt(agg["n"]), np.nan)
-    agg = agg[[*params, "metric", "mean", "std", "ci95", "n"]]
+    agg = agg[[*params, "metric", "mean", "std", "ci95", "n"]].reset_index(drop=True)
     return agg.rename(columns={p: p.removeprefix("param:") for p in params})
 
 
@@ -743,6 +763,17 @@ def summarize(out: str | os.PathLike[str]) -> tuple[Path, Path, "Any"]:
     return pq, csv, table
 
 
+def summarize_with_runs(out: str | os.PathLike[str]) -> tuple["Any", "Any"]:
+    """Like :func:`summarize`, returning (runs frame, tidy table)."""
+    out = Path(out)
+    runs = collect_runs(out)
+    table = summarize_frame(runs)
+    _atomic_frame(runs, out / "runs.parquet")
+    _atomic_frame(table, out / "summary.parquet")
+    _atomic_frame(table, out / "summary.csv", csv=True)
+    return runs, table
+
+
 def _atomic_frame(df: "Any", path: Path, csv: bool = False) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.close(fd)
@@ -752,7 +783,7 @@ def _atomic_frame(df: "Any", path: Path, csv: bool = False) -> None:
         else:
             obj = df.copy()
             for c in obj.columns:  # mixed-type parameter columns (e.g. "5ms" and 0.005) as strings
-                if obj[c].dtype == object:
+                if (str(c).startswith("param:") or c in ("run_id", "status", "sweep")) and obj[c].dtype == object:
                     obj[c] = obj[c].map(lambda v: v if v is None or isinstance(v, str) else json.dumps(v))
             obj.to_parquet(tmp, index=False)
         os.replace(tmp, path)

@@ -1,0 +1,65 @@
+"""The report: self-contained HTML (sections, embedded plots, nothing loaded from the network) checked in
+a real headless browser, and the Markdown version. Needs chromium for the browser part:
+``apt-get install -y chromium`` (the test is skipped with that hint when no binary is found)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from cnsim import reproduce as rp
+
+pytestmark = pytest.mark.skipif(
+    __import__("importlib").util.find_spec("cnsim._core") is None, reason="cnsim._core is not built (make build)")
+CHROMIUM = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome", "chrome")
+                 if shutil.which(b)), None)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    res = rp.reproduce("seed-000", out, quick=True, progress=False, overrides={"run.duration": "8ms"}, replications=2)
+    return out, res["report_html"], res["report_md"]
+
+
+def test_html_is_self_contained_with_sections(report):
+    out, html_path, md_path = report
+    html = html_path.read_text()
+    for anchor in ("provenance", "overview", "seed-000", "seed-000-tables", "seed-000-figures", "seed-000-parameters",
+                   "method"):
+        assert f"id='{anchor}'" in html
+    assert "data:image/png;base64," in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html), "no network resource"
+    assert "<script" not in html.lower() or "src=" not in html.lower()
+    md = md_path.read_text()
+    assert "## seed-000" in md and "| published |" in md.replace("published | band", "published |")
+    assert "](figures/" in md
+    for name in re.findall(r"\]\((figures/[^)]+)\)", md):
+        assert (md_path.parent / name).stat().st_size > 1000
+
+
+def test_cli_report_rewrites(report, cli):
+    out, html_path, _ = report
+    before = html_path.stat().st_mtime_ns
+    r = cli(["report", out])
+    assert r.exit_code == 0, r.stderr
+    assert html_path.stat().st_mtime_ns >= before
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary; install it with `apt-get install -y chromium`")
+def test_renders_in_headless_chromium_offline(report, tmp_path):
+    _, html_path, _ = report
+    common = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              f"--user-data-dir={tmp_path / 'profile'}", "--proxy-server=127.0.0.1:9",  # any network access fails
+              "--proxy-bypass-list=<-loopback>"]
+    shot = tmp_path / "shot.png"
+    subprocess.run([*common, f"--screenshot={shot}", "--window-size=1280,2000", html_path.as_uri()],
+                   capture_output=True, timeout=120)
+    assert shot.exists() and shot.stat().st_size > 10_000
+    dom = subprocess.run([*common, "--dump-dom", html_path.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert "Published vs cnsim" in dom and "Figures" in dom and "Sweeps, parameters and seeds" in dom
+    assert dom.count("<img") >= 1 and "data:image/png;base64," in dom
+    assert not re.search(r"""(src|href)=["'](https?:)?//""", dom)
