@@ -197,6 +197,31 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             _ => {}
         }
     }
+    // observation buffers must stay bounded (a 1-ps bin would ask for billions of cells)
+    const MAX_CELLS: u64 = 50_000_000;
+    let o = &ir.observe;
+    if o.throughput_bin_ps > 0 {
+        let bins = ir.duration_ps.div_ceil(o.throughput_bin_ps);
+        let flows = ir.flows.len().max(1) as u64;
+        if bins.saturating_mul(flows) > MAX_CELLS {
+            let min_bin = ir.duration_ps.saturating_mul(flows).div_ceil(MAX_CELLS);
+            return Err(err(
+                "observe.throughput_bin_ps".into(),
+                format!("{bins} bins × {flows} flows exceeds {MAX_CELLS} cells; use a bin of at least {min_bin} ps"),
+            ));
+        }
+    }
+    if o.sample_interval_ps > 0 {
+        let samples = ir.duration_ps.div_ceil(o.sample_interval_ps);
+        let series = (2 * ir.links.len() + ir.flows.len()).max(1) as u64 * 2;
+        if samples.saturating_mul(series) > 4 * MAX_CELLS {
+            let min_iv = ir.duration_ps.saturating_mul(series).div_ceil(4 * MAX_CELLS);
+            return Err(err(
+                "observe.sample_interval_ps".into(),
+                format!("{samples} samples × {series} series is too many; use an interval of at least {min_iv} ps"),
+            ));
+        }
+    }
     for (i, h) in ir.hotspots.iter().enumerate() {
         if h.switch as usize >= n || is_host[h.switch as usize] {
             return Err(err(format!("hotspots[{i}].switch"), "must be a switch index"));

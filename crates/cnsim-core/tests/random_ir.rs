@@ -1,0 +1,180 @@
+//! Property test: random IRs — valid or not — never panic. Valid ones run with conservation
+//! holding (checked by the engine itself at the end of the run) and queues within their limits;
+//! invalid ones are rejected with an error naming a field path. Random JSON mutations of a valid IR
+//! are rejected or accepted, never crash the parser.
+
+use cnsim_core::ir::*;
+use cnsim_core::rng::Stream;
+use cnsim_core::Simulation;
+use serde_json::Value;
+
+const US: u64 = 1_000_000;
+
+fn pick<'a, T>(r: &mut Stream, xs: &'a [T]) -> &'a T {
+    &xs[r.below(xs.len() as u64) as usize]
+}
+
+/// A random (mostly valid) network: a tree of 1–4 switches with 2–8 hosts, random buffers, PAUSE
+/// modes, rates, sources of every kind and sometimes a hotspot.
+fn random_ir(r: &mut Stream) -> Ir {
+    let n_sw = 1 + r.below(4) as u32;
+    let n_h = 2 + r.below(7) as u32;
+    let mut nodes = Vec::new();
+    for s in 0..n_sw {
+        let limit = *pick(r, &[3_000u64, 30_000, 150_000]);
+        let buffer = match r.below(3) {
+            0 => BufferIr::Egress { egress_bytes: limit },
+            1 => BufferIr::Ingress { ingress_bytes: limit },
+            _ => BufferIr::Shared { shared_bytes: limit * 4 },
+        };
+        let pause = match r.below(3) {
+            0 => PauseIr::None,
+            1 => PauseIr::Global { high_bytes: limit * 8 / 10, low_bytes: limit * 6 / 10, quanta: 65535, refresh_fraction: 0.8 },
+            _ => PauseIr::Selective { high_bytes: limit * 8 / 10, low_bytes: limit * 6 / 10, quanta: 1000, refresh_fraction: 0.5 },
+        };
+        nodes.push(NodeIr::Switch { name: format!("sw{s}"), latency_ps: r.below(2) * US, buffer, pause });
+    }
+    let mut links = Vec::new();
+    for s in 1..n_sw {
+        links.push(LinkIr { a: s, b: r.below(s as u64) as u32, rate_bps: *pick(r, &[1_000_000_000, 10_000_000_000]), prop_ps: r.below(3) * US });
+    }
+    for h in 0..n_h {
+        let id = nodes.len() as u32;
+        nodes.push(NodeIr::Host { name: format!("h{h}"), response_delay_ps: US });
+        links.push(LinkIr { a: id, b: r.below(n_sw as u64) as u32, rate_bps: *pick(r, &[1_000_000_000, 10_000_000_000, 40_000_000_000]), prop_ps: US / 2 });
+    }
+    let hosts: Vec<u32> = (n_sw..n_sw + n_h).collect();
+    let mut flows = Vec::new();
+    let mut sources = Vec::new();
+    for (k, &src) in hosts.iter().enumerate() {
+        if r.bernoulli(0.3) {
+            continue;
+        }
+        let mut fl = Vec::new();
+        for &dst in &hosts {
+            if dst != src && r.bernoulli(0.5) {
+                fl.push(flows.len() as u32);
+                flows.push(FlowIr { src, dst, frame_bytes: *pick(r, &[64u32, 1000, 1500]) });
+            }
+        }
+        if fl.is_empty() {
+            continue;
+        }
+        let process = match r.below(5) {
+            0 => ProcessIr::Saturated,
+            1 => ProcessIr::Cbr { interval_ps: 1 + r.below(5 * US), phase_ps: r.below(US), random_phase: r.bernoulli(0.5) },
+            2 => ProcessIr::Bernoulli { slot_ps: 1_200_000, p: 0.01 + 0.99 * r.uniform() },
+            3 => ProcessIr::Poisson { mean_gap_ps: 1 + r.below(3 * US) },
+            _ => ProcessIr::ParetoOnOff { xm_ps: 1_200_000, alpha: 1.05 + r.uniform(), off_mean_ps: 15 * US, line_rate_bps: 10_000_000_000 },
+        };
+        let gate = r.bernoulli(0.2).then(|| GateIr { on_ps: 1 + r.below(300 * US), off_ps: 1 + r.below(300 * US), start_on: r.bernoulli(0.5) });
+        sources.push(SourceIr { stream_id: k as u64, flows: fl, start_ps: r.below(100 * US), stop_ps: u64::MAX, gate, process });
+    }
+    let mut hotspots = Vec::new();
+    if r.bernoulli(0.3) {
+        let h = *pick(r, &hosts);
+        let sw = links.iter().find(|l| l.a == h).map(|l| l.b).unwrap();
+        hotspots.push(HotspotIr { switch: sw, toward: h, schedule: vec![(100 * US, 500_000_000), (300 * US, 0), (400 * US, 10_000_000_000)] });
+    }
+    Ir {
+        name: "random".into(),
+        duration_ps: 500 * US + r.below(500 * US),
+        warmup_ps: r.below(100 * US),
+        seed: r.next_u64(),
+        replication: 0,
+        control_frame_bytes: 64,
+        wire_overhead_bytes: *pick(r, &[0u32, 20]),
+        nodes,
+        links,
+        flows,
+        sources,
+        hotspots,
+        cm: CmIr { scheme: "none".into(), params: Value::Null },
+        observe: ObserveIr { sample_interval_ps: 50 * US, throughput_bin_ps: 100 * US, fct: true },
+    }
+}
+
+#[test]
+fn random_networks_run_and_conserve() {
+    let mut r = Stream::new(2026, 0, 1);
+    let mut ran = 0;
+    for case in 0..150 {
+        let ir = random_ir(&mut r);
+        match Simulation::new(ir.clone()) {
+            Ok(sim) => {
+                let res = sim.run().unwrap_or_else(|e| panic!("case {case}: {e}\n{}", serde_json::to_string(&ir).unwrap()));
+                assert_eq!(res.summary["conservation"]["ok"], Value::Bool(true));
+                for q in res.summary["queues"].as_array().unwrap() {
+                    assert!(q["max_bytes"].as_u64().unwrap() <= 600_000, "case {case}: queue above any limit");
+                }
+                ran += 1;
+            }
+            Err(e) => {
+                let m = e.to_string();
+                assert!(m.contains(':'), "case {case}: error without a path: {m}");
+            }
+        }
+    }
+    assert!(ran > 100, "too few valid random cases ({ran})");
+}
+
+/// Replace a random scalar somewhere in the JSON tree by a random other JSON value.
+fn mutate(v: &mut Value, r: &mut Stream) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            let keys: Vec<String> = m.keys().cloned().collect();
+            let k = pick(r, &keys).clone();
+            if r.bernoulli(0.1) {
+                m.remove(&k);
+            } else if r.bernoulli(0.05) {
+                m.insert("unexpected".into(), Value::Bool(true));
+            } else {
+                mutate(m.get_mut(&k).unwrap(), r);
+            }
+        }
+        Value::Array(a) if !a.is_empty() => {
+            let i = r.below(a.len() as u64) as usize;
+            if r.bernoulli(0.1) {
+                a.remove(i);
+            } else {
+                mutate(&mut a[i], r);
+            }
+        }
+        _ => {
+            *v = match r.below(7) {
+                0 => Value::from(0),
+                1 => Value::from(-1),
+                2 => Value::from(u64::MAX),
+                3 => Value::from(1e300),
+                4 => Value::from("x"),
+                5 => Value::Null,
+                _ => Value::from(r.below(20)),
+            }
+        }
+    }
+}
+
+#[test]
+fn mutated_ir_json_never_panics() {
+    let mut r = Stream::new(7, 0, 2);
+    for _ in 0..400 {
+        let ir = random_ir(&mut r);
+        let mut v = serde_json::to_value(&ir).unwrap();
+        for _ in 0..(1 + r.below(3)) {
+            mutate(&mut v, &mut r);
+        }
+        // cap the simulated time so accepted mutants stay quick
+        if let Some(d) = v.get_mut("duration_ps") {
+            if d.as_u64().map(|x| x > 2_000 * US).unwrap_or(false) {
+                *d = Value::from(2_000 * US);
+            }
+        }
+        let json = v.to_string();
+        if let Ok(mut sim) = Simulation::from_json(&json) {
+            // a mutant may legally ask for an enormous workload (a 1-ps CBR interval): run a slice
+            sim.run_until(20 * US);
+            let res = sim.finish();
+            assert!(res.is_ok(), "accepted mutant failed: {:?}\n{json}", res.err());
+        }
+    }
+}
