@@ -23,6 +23,7 @@ from cnsim.loader import load_scenario, parse_value
 from cnsim.presets import PRESETS
 from cnsim.scenario import Scenario
 from cnsim.cli_sweep import register as register_sweep_commands
+from cnsim.cli_model import register as register_model_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="cnsim — packet-level simulator of congestion management in data-center Ethernet.")
@@ -273,6 +274,7 @@ def demo(
 
 
 register_sweep_commands(app)
+register_model_commands(app)
 
 
 def main() -> None:
