@@ -7,7 +7,7 @@ PIP   := $(VENV)/bin/pip
 CARGO ?= cargo
 STAMP := $(VENV)/.deps-installed
 
-.PHONY: help venv build test test-rust test-python test-extensive demo bench reproduce lint clean docs
+.PHONY: help venv build browser test test-rust test-python test-extensive demo bench reproduce lint clean docs
 
 help:
 	@echo "make demo   - install, build, run a seed experiment and write its report"
@@ -22,6 +22,16 @@ $(STAMP): requirements.txt
 
 venv: $(STAMP)
 
+# Headless Chromium for the report test (offline rendering check). Installed from Debian's
+# packages when missing and we are root with apt-get; otherwise that one test skips with a reason.
+browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing chromium (Debian package) for the report test"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	    || echo "chromium could not be installed; the browser test will skip"; \
+	else echo "no chromium and not root: the browser test will skip"; fi
+
 # Release build of the extension into the venv (editable: python/ is used in place).
 build: $(STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
@@ -30,7 +40,7 @@ build: $(STAMP)
 test-rust:
 	$(CARGO) test --release -p cnsim-core
 
-test-python: build
+test-python: build browser
 	$(PY) -m pytest -q
 
 test: test-rust test-python
@@ -38,8 +48,11 @@ test: test-rust test-python
 test-extensive: build
 	$(PY) -m pytest -q -m extensive
 
+# Reproduce seed 000 (BCN vs BECN/FECN, Bergamasco 2007) in its reduced configuration and write
+# the report: published numbers beside cnsim's, with plots.
 demo: build
-	$(VENV)/bin/cnsim demo
+	$(VENV)/bin/cnsim reproduce seed-000 --quick -j 2 -o results/demo --no-progress
+	@echo "report: $(abspath results/demo/report/report.html)"
 
 bench: build
 	$(PY) bench/run.py

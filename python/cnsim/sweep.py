@@ -382,7 +382,8 @@ class DaskExecutor:
 
     One task per run (``pure=False``); results come back through ``as_completed``. A task whose
     worker dies is retried once (``distributed.scheduler.allowed-failures = 1``) and then recorded
-    as failed (``KilledWorker``).
+    as failed (``KilledWorker``). Workers hold only the task they run
+    (``worker-saturation = 1.0``), so a dying worker takes no innocent queued run down with it.
     """
 
     def __init__(self, jobs: int = 2, scheduler: str | None = None, allowed_failures: int = 1):
@@ -390,6 +391,7 @@ class DaskExecutor:
         from distributed import Client, LocalCluster
 
         dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures,
+                         "distributed.scheduler.worker-saturation": 1.0,
                          "distributed.worker.daemon": False,
                          "distributed.admin.tick.limit": "60s"})
         self.cluster = None
