@@ -596,71 +596,16 @@ impl ReactionPoint for DcqcnRp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cm::{Emit, RateChange};
-    use crate::frame::{FrameKind, Tag};
-    use crate::ids::{FlowId, NodeId, PortId};
-    use crate::rng::Stream;
+    use crate::cm::testkit::{data_frame, TestCp, TestHost};
+    use crate::frame::FrameKind;
+    use crate::ids::FlowId;
 
     const G10: f64 = 10e9;
     const US: u64 = 1_000_000;
 
-    struct Host {
-        now: SimTime,
-        info: HostInfo,
-        rng: Stream,
-        out: Vec<Emit>,
-        rates: Vec<RateChange>,
-        timers: Vec<(SimTime, u64)>,
-        backlog: Vec<bool>,
-        extra: u64,
-    }
-
-    impl Host {
-        fn new() -> Self {
-            Host {
-                now: 0,
-                info: HostInfo {
-                    host: NodeId(1),
-                    line_rate_bps: 10_000_000_000,
-                    flows: vec![FlowId(3)],
-                    flow_dst: vec![NodeId(2)],
-                    flow_frame_bytes: vec![1500],
-                },
-                rng: Stream::new(1, 0, 9),
-                out: vec![],
-                rates: vec![],
-                timers: vec![],
-                backlog: vec![true],
-                extra: 0,
-            }
-        }
-        fn ctx(&mut self) -> HostCtx<'_> {
-            HostCtx {
-                now: self.now,
-                info: &self.info,
-                rng: &mut self.rng,
-                out: &mut self.out,
-                rates: &mut self.rates,
-                timers: &mut self.timers,
-                backlog: &self.backlog,
-                extra_overhead_bytes: &mut self.extra,
-            }
-        }
-        /// Fire every pending timer due at or before `t`, in time order (re-reading the list as
-        /// handlers add timers).
-        fn advance(&mut self, rp: &mut DcqcnRp, t: SimTime) {
-            loop {
-                let Some((i, &(at, tok))) =
-                    self.timers.iter().enumerate().filter(|(_, x)| x.0 <= t).min_by_key(|(i, x)| (x.0, *i))
-                else {
-                    break;
-                };
-                self.timers.remove(i);
-                self.now = at;
-                rp.on_timer(&mut self.ctx(), tok);
-            }
-            self.now = t;
-        }
+    type Host = TestHost;
+    fn new_host() -> Host {
+        TestHost::new(FlowId(3), 9)
     }
 
     fn cnp() -> CmMsg {
@@ -668,19 +613,7 @@ mod tests {
     }
 
     fn data() -> Frame {
-        Frame {
-            kind: FrameKind::Data,
-            size: 1500,
-            src: NodeId(1),
-            dst: NodeId(2),
-            flow: FlowId(3),
-            transfer: u32::MAX,
-            ingress: PortId::NONE,
-            born: 0,
-            tag: Tag::default(),
-            msg: CmMsg::default(),
-            quanta: 0,
-        }
+        data_frame(1, 2, 3, 1500)
     }
 
     #[test]
@@ -697,26 +630,22 @@ mod tests {
         assert!((b - 2.0 * a).abs() < 1e-15);
         // the empirical marking frequency of the CP matches p(q)
         let cp = DcqcnCp { p: Params { pmax: 0.2, ..Params::paper() } };
-        let mut rng = Stream::new(1, 0, 1);
-        let mut out = vec![];
+        let mut env = TestCp::new(1, vec![]);
         for (q, p) in [(4_000u64, 0.0), (102_500, 0.1), (200_000, 0.2), (300_000, 1.0)] {
             let mut marked = 0;
             let n = 50_000;
             for _ in 0..n {
-                let mut ctx =
-                    CpCtx { now: 0, queue_bytes: q, service_rate_bps: 10_000_000_000, rng: &mut rng, out: &mut out, hosts: &[] };
                 let mut f = data();
-                cp.mark(&mut ctx, &mut f);
+                cp.mark(&mut env.ctx(0, q, 10_000_000_000), &mut f);
                 marked += (f.tag.flags & tag::CE != 0) as u32;
             }
             let freq = marked as f64 / n as f64;
             assert!((freq - p).abs() < 0.01, "q={q}: {freq} vs {p}");
         }
         // control frames are never marked
-        let mut ctx = CpCtx { now: 0, queue_bytes: 300_000, service_rate_bps: 1, rng: &mut rng, out: &mut out, hosts: &[] };
         let mut c = data();
         c.kind = FrameKind::Control;
-        cp.mark(&mut ctx, &mut c);
+        cp.mark(&mut env.ctx(0, 300_000, 1), &mut c);
         assert_eq!(c.tag.flags & tag::CE, 0);
     }
 
@@ -735,7 +664,7 @@ mod tests {
     fn paper_rate_decrease_and_alpha_update() {
         let p = Params::paper();
         let g = p.g;
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut rp = DcqcnRp::new(&p, &h.info);
         rp.on_feedback(&mut h.ctx(), &cnp());
         let f = &rp.flows[0];
@@ -771,7 +700,7 @@ mod tests {
     #[test]
     fn paper_increase_stages() {
         let p = Params::paper();
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut rp = DcqcnRp::new(&p, &h.info);
         rp.on_feedback(&mut h.ctx(), &cnp());
         let tr = G10;
@@ -804,7 +733,7 @@ mod tests {
     #[test]
     fn paper_hyper_increase_needs_both_stages_past_f() {
         let p = Params { byte_counter_bytes: 1_500, ..Params::paper() };
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut rp = DcqcnRp::new(&p, &h.info);
         rp.on_feedback(&mut h.ctx(), &cnp());
         rp.on_feedback(&mut h.ctx(), &cnp()); // CR = 2.5 G, TR = 5 G
@@ -827,7 +756,7 @@ mod tests {
     fn release_at_line_rate_and_lazy_alpha() {
         let p = Params::paper();
         let g = p.g;
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut rp = DcqcnRp::new(&p, &h.info);
         rp.on_feedback(&mut h.ctx(), &cnp());
         // recovery to line rate within a few ms of timer-driven increases
@@ -849,7 +778,7 @@ mod tests {
     fn mellanox_variant() {
         let p = Params::mellanox();
         let g = p.g;
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut rp = DcqcnRp::new(&p, &h.info);
         h.now = 10 * US;
         rp.on_feedback(&mut h.ctx(), &cnp());

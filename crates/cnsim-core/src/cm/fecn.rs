@@ -282,10 +282,8 @@ impl ReactionPoint for FecnRp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cm::{Emit, RateChange};
-    use crate::frame::{FrameKind, Tag};
+    use crate::cm::testkit::{data_frame, TestCp, TestHost};
     use crate::ids::{FlowId, NodeId, PortId};
-    use crate::rng::Stream;
 
     const US: u64 = 1_000_000;
     const MS: u64 = 1_000_000_000;
@@ -310,65 +308,18 @@ mod tests {
     }
 
     fn data(src: u32, dst: u32, flow: u32) -> Frame {
-        Frame {
-            kind: FrameKind::Data,
-            size: 1500,
-            src: NodeId(src),
-            dst: NodeId(dst),
-            flow: FlowId(flow),
-            transfer: u32::MAX,
-            ingress: PortId::NONE,
-            born: 0,
-            tag: Tag::default(),
-            msg: CmMsg::default(),
-            quanta: 0,
-        }
+        data_frame(src, dst, flow, 1500)
     }
 
     fn port(rate: u64, cpid: u32) -> PortInfo {
         PortInfo { port: PortId(0), switch: NodeId(9), index: 0, rate_bps: rate, buffer_bytes: 150_000, cpid }
     }
 
-    struct HostEnv {
-        info: HostInfo,
-        rng: Stream,
-        out: Vec<Emit>,
-        rates: Vec<RateChange>,
-        timers: Vec<(SimTime, u64)>,
-        backlog: Vec<bool>,
-        extra: u64,
-    }
-
-    impl HostEnv {
-        fn new() -> Self {
-            HostEnv {
-                info: HostInfo {
-                    host: NodeId(1),
-                    line_rate_bps: 10_000_000_000,
-                    flows: vec![FlowId(7)],
-                    flow_dst: vec![NodeId(2)],
-                    flow_frame_bytes: vec![1500],
-                },
-                rng: Stream::new(1, 0, 5),
-                out: vec![],
-                rates: vec![],
-                timers: vec![],
-                backlog: vec![false],
-                extra: 0,
-            }
-        }
-        fn ctx(&mut self, now: SimTime) -> HostCtx<'_> {
-            HostCtx {
-                now,
-                info: &self.info,
-                rng: &mut self.rng,
-                out: &mut self.out,
-                rates: &mut self.rates,
-                timers: &mut self.timers,
-                backlog: &self.backlog,
-                extra_overhead_bytes: &mut self.extra,
-            }
-        }
+    /// One host, one flow (FlowId 7), nothing queued.
+    fn host_env() -> TestHost {
+        let mut h = TestHost::new(FlowId(7), 5);
+        h.backlog = vec![false];
+        h
     }
 
     #[test]
@@ -383,22 +334,12 @@ mod tests {
                 FecnCp { pr, cpid: i as u32 + 1, efecn: false, qsc: 0, last_efecn: vec![] }
             })
             .collect();
-        let mut rng = Stream::new(1, 0, 1);
-        let mut out = vec![];
-        let hosts: Vec<NodeId> = vec![];
+        let mut env = TestCp::new(1, vec![]);
         let mut f = data(1, 2, 0);
         f.tag.flags |= tag::RD;
         f.tag.rate = -1.0;
         for cp in cps.iter_mut() {
-            let mut ctx = CpCtx {
-                now: 0,
-                queue_bytes: 1500,
-                service_rate_bps: 10_000_000_000,
-                rng: &mut rng,
-                out: &mut out,
-                hosts: &hosts,
-            };
-            cp.on_transmit(&mut ctx, &mut f);
+            cp.on_transmit(&mut env.ctx(0, 1500, 10_000_000_000), &mut f);
         }
         assert_eq!(f.tag.rate, 1.5e9);
         // untagged frames are left alone
@@ -411,14 +352,14 @@ mod tests {
 
     #[test]
     fn reflector_replies_to_tagged_frames_only() {
-        let mut env = HostEnv::new();
+        let mut env = host_env();
         let mut rf = FecnReflector;
         let mut f = data(1, 2, 7);
-        rf.on_data(&mut env.ctx(0), &f);
+        rf.on_data(&mut env.ctx_at(0), &f);
         assert!(env.out.is_empty());
         f.tag.flags |= tag::RD;
         f.tag.rate = 2.5e9;
-        rf.on_data(&mut env.ctx(0), &f);
+        rf.on_data(&mut env.ctx_at(0), &f);
         assert_eq!(env.out.len(), 1);
         assert_eq!(env.out[0].dst, NodeId(1));
         assert_eq!(env.out[0].msg.v[0], 2.5e9);
@@ -427,47 +368,47 @@ mod tests {
 
     #[test]
     fn rl_created_at_r0_probes_once_per_t_and_applies_replies() {
-        let mut env = HostEnv::new();
+        let mut env = host_env();
         let scheme = Fecn { p: params(None) };
         let mut rp = scheme.reaction_point(&env.info).unwrap();
         let mut f = data(1, 2, 7);
-        rp.on_transmit(&mut env.ctx(0), 0, &mut f);
+        rp.on_transmit(&mut env.ctx_at(0), 0, &mut f);
         assert_eq!(f.tag.flags & tag::RD, tag::RD);
         assert_eq!(f.tag.rate, -1.0);
         assert_eq!(env.rates.last().unwrap().rate_bps, Some(50e6));
         assert_eq!(rp.rate_bps(0), Some(50e6));
         // next frame within T: not a probe
         let mut g = data(1, 2, 7);
-        rp.on_transmit(&mut env.ctx(500 * US), 0, &mut g);
+        rp.on_transmit(&mut env.ctx_at(500 * US), 0, &mut g);
         assert_eq!(g.tag.flags & tag::RD, 0);
         // after T: probe again
         let mut h = data(1, 2, 7);
-        rp.on_transmit(&mut env.ctx(1000 * US), 0, &mut h);
+        rp.on_transmit(&mut env.ctx_at(1000 * US), 0, &mut h);
         assert_eq!(h.tag.flags & tag::RD, tag::RD);
         // a reply sets the rate (capped at line rate; -1 = line rate)
         let m = CmMsg { kind: KIND_REPLY, flow: FlowId(7), cpid: 0, v: [3e9, 0.0, 0.0] };
-        rp.on_feedback(&mut env.ctx(1010 * US), &m);
+        rp.on_feedback(&mut env.ctx_at(1010 * US), &m);
         assert_eq!(rp.rate_bps(0), Some(3e9));
         let m = CmMsg { kind: KIND_REPLY, flow: FlowId(7), cpid: 0, v: [-1.0, 0.0, 0.0] };
-        rp.on_feedback(&mut env.ctx(1020 * US), &m);
+        rp.on_feedback(&mut env.ctx_at(1020 * US), &m);
         assert_eq!(rp.rate_bps(0), Some(1e10));
         // E-FECN only lowers
         let m = CmMsg { kind: KIND_EFECN, flow: FlowId(7), cpid: 3, v: [2e9, 0.0, 0.0] };
-        rp.on_feedback(&mut env.ctx(1030 * US), &m);
+        rp.on_feedback(&mut env.ctx_at(1030 * US), &m);
         assert_eq!(rp.rate_bps(0), Some(2e9));
         let m = CmMsg { kind: KIND_EFECN, flow: FlowId(7), cpid: 3, v: [5e9, 0.0, 0.0] };
-        rp.on_feedback(&mut env.ctx(1040 * US), &m);
+        rp.on_feedback(&mut env.ctx_at(1040 * US), &m);
         assert_eq!(rp.rate_bps(0), Some(2e9));
     }
 
     #[test]
     fn tagging_probability_one_tags_every_frame() {
-        let mut env = HostEnv::new();
+        let mut env = host_env();
         let scheme = Fecn { p: params(Some(1.0)) };
         let mut rp = scheme.reaction_point(&env.info).unwrap();
         for k in 0..10 {
             let mut f = data(1, 2, 7);
-            rp.on_transmit(&mut env.ctx(k * US), 0, &mut f);
+            rp.on_transmit(&mut env.ctx_at(k * US), 0, &mut f);
             assert_eq!(f.tag.flags & tag::RD, tag::RD);
         }
         // 10 %: about one in ten
@@ -476,7 +417,7 @@ mod tests {
         let mut n = 0;
         for k in 0..10_000 {
             let mut f = data(1, 2, 7);
-            rp.on_transmit(&mut env.ctx(k * US), 0, &mut f);
+            rp.on_transmit(&mut env.ctx_at(k * US), 0, &mut f);
             n += (f.tag.flags & tag::RD != 0) as u32;
         }
         assert!((900..1100).contains(&n), "{n}");
@@ -484,42 +425,42 @@ mod tests {
 
     #[test]
     fn rl_deleted_after_timeout_without_frames() {
-        let mut env = HostEnv::new();
+        let mut env = host_env();
         let scheme = Fecn { p: params(None) };
         let mut rp = scheme.reaction_point(&env.info).unwrap();
         let mut f = data(1, 2, 7);
-        rp.on_transmit(&mut env.ctx(0), 0, &mut f);
+        rp.on_transmit(&mut env.ctx_at(0), 0, &mut f);
         let (t1, tok1) = env.timers[0];
         assert_eq!(t1, 2 * MS);
         // another frame at 1 ms moves the idle deadline to 3 ms
         let mut g = data(1, 2, 7);
-        rp.on_transmit(&mut env.ctx(MS), 0, &mut g);
+        rp.on_transmit(&mut env.ctx_at(MS), 0, &mut g);
         assert_eq!(env.timers.len(), 1, "one pending timer per RL");
         env.timers.clear();
-        rp.on_timer(&mut env.ctx(t1), tok1);
+        rp.on_timer(&mut env.ctx_at(t1), tok1);
         assert_eq!(rp.rate_bps(0), Some(50e6), "not idle for 2 ms yet");
         let (t2, tok2) = env.timers[0];
         assert_eq!(t2, 3 * MS);
         // backlogged (e.g. paused) flows keep their RL
         env.backlog[0] = true;
         env.timers.clear();
-        rp.on_timer(&mut env.ctx(t2), tok2);
+        rp.on_timer(&mut env.ctx_at(t2), tok2);
         assert_eq!(rp.rate_bps(0), Some(50e6));
         let (t3, tok3) = env.timers[0];
         env.backlog[0] = false;
         env.timers.clear();
         env.rates.clear();
-        rp.on_timer(&mut env.ctx(t3), tok3);
+        rp.on_timer(&mut env.ctx_at(t3), tok3);
         assert_eq!(rp.rate_bps(0), None, "deleted after 2 ms idle");
         assert_eq!(env.rates.last().unwrap().rate_bps, None);
         // a stale timer of the deleted RL is ignored; a late reply is ignored
-        rp.on_timer(&mut env.ctx(t3 + 1), tok3);
+        rp.on_timer(&mut env.ctx_at(t3 + 1), tok3);
         let m = CmMsg { kind: KIND_REPLY, flow: FlowId(7), cpid: 0, v: [3e9, 0.0, 0.0] };
-        rp.on_feedback(&mut env.ctx(t3 + 2), &m);
+        rp.on_feedback(&mut env.ctx_at(t3 + 2), &m);
         assert_eq!(rp.rate_bps(0), None);
         // the next frame re-creates the RL at R0 and probes
         let mut h = data(1, 2, 7);
-        rp.on_transmit(&mut env.ctx(t3 + 3), 0, &mut h);
+        rp.on_transmit(&mut env.ctx_at(t3 + 3), 0, &mut h);
         assert_eq!(rp.rate_bps(0), Some(50e6));
         assert_eq!(h.tag.flags & tag::RD, tag::RD);
     }
@@ -530,14 +471,12 @@ mod tests {
         p.efecn = true;
         let scheme = Fecn { p };
         let mut cp = scheme.congestion_point(&port(10_000_000_000, 4)).unwrap();
-        let mut rng = Stream::new(1, 0, 1);
-        let mut out = vec![];
-        let hosts: Vec<NodeId> = vec![];
+        let mut env = TestCp::new(1, vec![]);
         for (now, q) in [(0, 50_000u64), (10, 90_000), (20, 90_000), (MS + 20, 90_000)] {
-            let mut ctx = CpCtx { now, queue_bytes: q, service_rate_bps: 10_000_000_000, rng: &mut rng, out: &mut out, hosts: &hosts };
             let mut f = data(1, 2, 0);
-            cp.on_enqueue(&mut ctx, &mut f);
+            cp.on_enqueue(&mut env.ctx(now, q, 10_000_000_000), &mut f);
         }
+        let out = &env.out;
         assert_eq!(out.len(), 2);
         assert!(out.iter().all(|e| e.msg.kind == KIND_EFECN && e.dst == NodeId(1) && e.msg.cpid == 4));
     }

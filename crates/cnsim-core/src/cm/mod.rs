@@ -26,6 +26,8 @@ pub mod fecn;
 pub mod dcqcn;
 pub mod none;
 pub mod qcn;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 use crate::error::ScenarioError;
 use crate::frame::{CmMsg, Frame};

@@ -451,72 +451,19 @@ impl ReactionPoint for QcnRp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cm::{Emit, RateChange};
-    use crate::frame::{FrameKind, Tag};
-    use crate::ids::{FlowId, NodeId, PortId};
-    use crate::time::SimTime;
+    use crate::cm::testkit::{data_frame, TestHost};
+    use crate::ids::FlowId;
 
     const G10: f64 = 10e9;
 
     /// A hand-made host context: the RP is driven directly, without the engine.
-    struct Host {
-        now: SimTime,
-        info: HostInfo,
-        rng: Stream,
-        out: Vec<Emit>,
-        rates: Vec<RateChange>,
-        timers: Vec<(SimTime, u64)>,
-        backlog: Vec<bool>,
-        extra: u64,
-    }
-
-    impl Host {
-        fn new() -> Self {
-            Host {
-                now: 0,
-                info: HostInfo {
-                    host: NodeId(1),
-                    line_rate_bps: 10_000_000_000,
-                    flows: vec![FlowId(7)],
-                    flow_dst: vec![NodeId(2)],
-                    flow_frame_bytes: vec![1500],
-                },
-                rng: Stream::new(1, 0, 42),
-                out: vec![],
-                rates: vec![],
-                timers: vec![],
-                backlog: vec![true],
-                extra: 0,
-            }
-        }
-        fn ctx(&mut self) -> HostCtx<'_> {
-            HostCtx {
-                now: self.now,
-                info: &self.info,
-                rng: &mut self.rng,
-                out: &mut self.out,
-                rates: &mut self.rates,
-                timers: &mut self.timers,
-                backlog: &self.backlog,
-                extra_overhead_bytes: &mut self.extra,
-            }
-        }
+    type Host = TestHost;
+    fn new_host() -> Host {
+        TestHost::new(FlowId(7), 42)
     }
 
     fn data(size: u32) -> Frame {
-        Frame {
-            kind: FrameKind::Data,
-            size,
-            src: NodeId(1),
-            dst: NodeId(2),
-            flow: FlowId(7),
-            transfer: u32::MAX,
-            ingress: PortId::NONE,
-            born: 0,
-            tag: Tag::default(),
-            msg: CmMsg::default(),
-            quanta: 0,
-        }
+        data_frame(1, 2, 7, size)
     }
 
     fn cnm(q: u32) -> CmMsg {
@@ -530,7 +477,7 @@ mod tests {
     #[test]
     fn decrease_for_q63_is_cr_times_1_minus_63_over_128() {
         let p = Params::default();
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut r = rp(&p, &h);
         r.on_feedback(&mut h.ctx(), &cnm(63));
         let rl = &r.rls[0];
@@ -557,7 +504,7 @@ mod tests {
     #[test]
     fn min_rate_floor() {
         let p = Params { min_rate_bps: 4e9, ..Params::default() };
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut r = rp(&p, &h);
         r.on_feedback(&mut h.ctx(), &cnm(63));
         assert_eq!(r.rls[0].cr, 5.078125e9);
@@ -584,7 +531,7 @@ mod tests {
     #[test]
     fn recovery_sequence_after_one_cnm() {
         let p = Params::default();
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut r = rp(&p, &h);
         r.on_feedback(&mut h.ctx(), &cnm(63));
         let tr = G10;
@@ -653,7 +600,7 @@ mod tests {
     #[test]
     fn timer_periods_and_stale_tokens() {
         let p = Params::default();
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut r = rp(&p, &h);
         r.on_feedback(&mut h.ctx(), &cnm(40));
         // CNM restarts the timer with exactly T
@@ -679,7 +626,7 @@ mod tests {
     #[test]
     fn deep_cut_guard_divides_tr_by_8() {
         let p = Params::default();
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut r = rp(&p, &h);
         // five maximal cuts inside the first fast-recovery cycle: CR ≈ 0.034·line, TR = line
         for _ in 0..5 {
@@ -695,7 +642,7 @@ mod tests {
     #[test]
     fn later_cnm_sets_target_to_current_rate() {
         let p = Params::default();
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut r = rp(&p, &h);
         r.on_feedback(&mut h.ctx(), &cnm(32));
         send_until_stage_change(&mut r, &mut h);
@@ -710,7 +657,7 @@ mod tests {
     #[test]
     fn ns3_stage_boundary_gives_four_fast_recovery_cycles() {
         let p = Params { stage_boundary: StageBoundary::Ge, ..Params::default() };
-        let mut h = Host::new();
+        let mut h = new_host();
         let mut r = rp(&p, &h);
         r.on_feedback(&mut h.ctx(), &cnm(63));
         for k in 1..=5u32 {
