@@ -4,7 +4,7 @@ use crate::cm::{CongestionPoint, Reflector, ReactionPoint};
 use crate::frame::FrameId;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::ir::{BufferIr, PauseIr};
-use crate::time::SimTime;
+use crate::time::{tx_time_ps, SimTime, PS_PER_S};
 use std::collections::VecDeque;
 
 /// Why a frame was dropped.
@@ -30,6 +30,8 @@ pub struct Port {
     /// Index within its node.
     pub index: u32,
     pub rate_bps: u64,
+    /// Picoseconds per byte at `rate_bps` when that is an integer (10 Gb/s: 800), else 0.
+    pub ps_per_byte: u64,
     /// Current service rate (differs from `rate_bps` under an output-generated hotspot). A
     /// throttled port still serialises each frame at line rate, then waits until
     /// `data_ready_at` = start + size/service before the next *data* frame (the receiver drains
@@ -76,8 +78,16 @@ pub struct Port {
 }
 
 impl Port {
+    /// Serialisation time of `bytes` at the line rate, ps (exact; a multiply for the usual rates).
+    #[inline]
+    pub fn tx_ps(&self, bytes: u64) -> u64 {
+        if self.ps_per_byte > 0 { bytes * self.ps_per_byte } else { tx_time_ps(bytes, self.rate_bps) }
+    }
+
     pub fn new(node: NodeId, index: u32, rate_bps: u64, prop_ps: u64) -> Self {
+        const BYTE_PS: u64 = 8 * PS_PER_S;
         Port {
+            ps_per_byte: if BYTE_PS % rate_bps == 0 { BYTE_PS / rate_bps } else { 0 },
             node,
             peer: PortId::NONE,
             peer_node: NodeId::NONE,

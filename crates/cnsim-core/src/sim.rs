@@ -696,7 +696,7 @@ impl Simulation {
         let size = self.frames.get(fr).size;
         let wire = self.ir.wire_overhead_bytes as u64;
         let p = &mut self.ports[pid.idx()];
-        let t_end = now + tx_time_ps(size as u64 + wire, p.rate_bps);
+        let t_end = now + p.tx_ps(size as u64 + wire);
         p.busy_until = t_end;
         if now >= self.ir.warmup_ps {
             p.tx_bytes_window += size as u64 + wire;
@@ -712,11 +712,14 @@ impl Simulation {
 
     fn host_arrive(&mut self, h: usize, port: PortId, fr: FrameId) {
         let now = self.now;
-        let frame = *self.frames.get(fr);
-        match frame.kind {
+        let (kind, size, flow, transfer, quanta) = {
+            let f = self.frames.get(fr);
+            (f.kind, f.size, f.flow, f.transfer, f.quanta)
+        };
+        match kind {
             FrameKind::Pause => {
                 self.frames.free(fr);
-                self.pause_receive(port, frame.quanta);
+                self.pause_receive(port, quanta);
                 self.host_try_send(h);
             }
             FrameKind::Control => {
@@ -725,16 +728,16 @@ impl Simulation {
             }
             FrameKind::Data => {
                 self.c.data_delivered.0 += 1;
-                self.c.data_delivered.1 += frame.size as u64;
-                let f = &mut self.flows[frame.flow.idx()];
+                self.c.data_delivered.1 += size as u64;
+                let f = &mut self.flows[flow.idx()];
                 f.delivered_frames += 1;
-                f.delivered_bytes += frame.size as u64;
+                f.delivered_bytes += size as u64;
                 if now >= self.ir.warmup_ps {
-                    f.delivered_bytes_window += frame.size as u64;
+                    f.delivered_bytes_window += size as u64;
                 }
-                self.obs.on_delivery(frame.flow, now, frame.size);
-                if frame.transfer != NONE_U32 {
-                    let t = &mut self.transfers[frame.transfer as usize];
+                self.obs.on_delivery(flow, now, size);
+                if transfer != NONE_U32 {
+                    let t = &mut self.transfers[transfer as usize];
                     t.delivered += 1;
                     if t.delivered == t.frames {
                         t.end = now;
@@ -742,6 +745,7 @@ impl Simulation {
                 }
                 if self.hosts[h].reflector.is_some() {
                     let mut rf = self.hosts[h].reflector.take().expect("checked");
+                    let frame = *self.frames.get(fr);
                     {
                         let mut ctx = self.host_ctx(h);
                         rf.on_data(&mut ctx, &frame);
@@ -1004,7 +1008,7 @@ impl Simulation {
         }
         if let Some(quanta) = p.pending_pause.take() {
             let (src, dst) = (p.node, p.peer_node);
-            let t_end = now + tx_time_ps(ctrl as u64 + wire, p.rate_bps);
+            let t_end = now + p.tx_ps(ctrl as u64 + wire);
             p.busy = true;
             p.busy_until = t_end;
             let fr = self.frames.alloc(Frame {
@@ -1051,7 +1055,7 @@ impl Simulation {
         }
         let size = self.frames.get(head).size as u64;
         let p = &mut self.ports[pid.idx()];
-        let t_end = now + tx_time_ps(size + wire, line);
+        let t_end = now + p.tx_ps(size + wire);
         p.data_ready_at = if service < line { now + tx_time_ps(size + wire, service) } else { t_end };
         p.last_data_start = now;
         p.last_data_len = size + wire;
@@ -1071,32 +1075,35 @@ impl Simulation {
             p.busy = false;
             p.tx_frame
         };
-        let frame = *self.frames.get(fr);
+        let (kind, size, ingress) = {
+            let f = self.frames.get(fr);
+            (f.kind, f.size as u64, f.ingress)
+        };
         let (peer, prop, lat) = {
             let p = &self.ports[pid.idx()];
             (p.peer, p.prop_ps, p.peer_latency_ps)
         };
-        if frame.kind == FrameKind::Pause {
+        if kind == FrameKind::Pause {
             self.q.push(now + prop, Event::Arrive { port: peer, frame: fr });
         } else {
             self.queue_change(pid);
-            let size = frame.size as u64;
             {
                 let p = &mut self.ports[pid.idx()];
                 let h = p.queue.pop_front();
                 debug_assert_eq!(h, Some(fr));
                 p.q_bytes -= size;
             }
-            if !frame.ingress.is_none() {
-                self.ports[frame.ingress.idx()].part_bytes -= size;
+            if !ingress.is_none() {
+                self.ports[ingress.idx()].part_bytes -= size;
             }
             let s = self.switch_of[self.ports[pid.idx()].node.idx()] as usize;
             self.switches[s].total_bytes -= size;
             if self.cps[pid.idx()].is_some() {
+                let frame = *self.frames.get(fr);
                 self.cp_call(pid, |cp, ctx| cp.on_dequeue(ctx, &frame));
             }
             if self.pause_enabled {
-                self.pause_check(s, pid, frame.ingress);
+                self.pause_check(s, pid, ingress);
             }
             self.q.push(now + prop + lat, Event::Arrive { port: peer, frame: fr });
         }
