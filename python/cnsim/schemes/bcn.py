@@ -51,6 +51,16 @@ class Params(BaseModel):
         "'zero' = BCN(0,0) (stop, random restart at Rmin with exponential back-off)")
     qsc: Size = Field(112_500, description="severe-congestion threshold Qsc (ECM: Qmc = 1300 pages); [B] 112.5KB = "
                       "75 % of 150KB")
+    severe_trigger: Literal["sample", "every_arrival"] = Field(
+        "sample", description="where severe messages are generated (spec §12 B4): 'sample' = at sampling "
+        "instants only, replacing the normal message (the spec's reading, default); 'every_arrival' = for every "
+        "data frame arriving while Q > qsc (the B4 alternative, read against seed 001's BCNz rows), at most one "
+        "per source per severe_holdoff")
+    severe_holdoff: Time = Field(0, description="severe_trigger = 'every_arrival': minimum time between two "
+                                 "severe messages to the same source (0 = one per arriving frame)")
+    sample_refused: bool = Field(False, description="also count and sample data frames refused by buffer "
+                                 "admission (Q = the queue they were refused from); spec §2.2 says no (default). "
+                                 "True is the alternative read against seed 003's ECM no-PAUSE drops")
     fb_at_cp: bool = Field(False, description="Kwan/Matthews (spec §4.1): the CP computes Fb and sends only "
                            "decrease messages; no positive messages, no RL tags")
     quant_bits: int | None = Field(None, ge=1, le=52, description="quantise the reported Fb to sign + n-bit "
@@ -85,6 +95,11 @@ class Params(BaseModel):
         "always", description="BCN(0,0) back-off reset (spec §12 B2): 'always' at every new stop episode (BCNz), "
         "'delayed' only if >= reset_delay since the last restart (BCNzd), 'never' (BCNzp)")
     reset_delay: Time = Field(10**9, description="BCN(0,0) 'delayed' reset: minimum time since the last restart")
+    reset_event: Literal["new_episode", "uncongested"] = Field(
+        "new_episode", description="event at which the reset policy may return the BCN(0,0) back-off to "
+        "(Tmax0, Rmin0): 'new_episode' = a BCN(0,0) reaching a running RL (spec §12 B2, default); 'uncongested' "
+        "= a normal (non-severe) BCN reaching a running RL, i.e. the queue was below qsc at that sample — an "
+        "alternative reading of seed 001's 'Reset Behavior' column")
     drift: RateOrZero = Field(0, description="self-increase of every active RL per drift_interval (spec §2.4; "
                               "[B] 1Mbps; 0 = off)")
     drift_interval: Duration = Field(100 * 10**6, description="drift period ([B] 100us)")
@@ -144,6 +159,9 @@ def to_ir(params: Params) -> dict[str, Any]:
         "w": p.w,
         "severe": p.severe,
         "qsc_bytes": p.qsc,
+        "severe_trigger": p.severe_trigger,
+        "severe_holdoff_ps": p.severe_holdoff,
+        "sample_refused": p.sample_refused,
         "fb_at_cp": p.fb_at_cp,
         "quant_bits": p.quant_bits,
         "slow_cp_max_rate_bps": p.slow_cp_rate,
@@ -159,6 +177,7 @@ def to_ir(params: Params) -> dict[str, Any]:
         "backoff_cap": p.backoff_cap,
         "reset": p.reset,
         "reset_delay_ps": p.reset_delay,
+        "reset_event": p.reset_event,
         "drift_bps": float(p.drift),
         "drift_interval_ps": p.drift_interval,
         "rl_timeout_ps": p.rl_timeout,

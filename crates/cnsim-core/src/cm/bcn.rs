@@ -28,6 +28,7 @@
 use super::{parse_params, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, Scheme};
 use crate::error::ScenarioError;
 use crate::frame::{tag, CmMsg, Frame};
+use crate::ids::NodeId;
 use crate::time::{SimTime, PS_PER_S};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -87,6 +88,28 @@ pub enum Reset {
     Never,
 }
 
+/// Where severe messages are generated (spec §12 B4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SevereTrigger {
+    /// At sampling instants only; the severe message replaces the normal one (spec default).
+    Sample,
+    /// For every data frame arriving while Q > Qsc (§12 B4 alternative), at most one per source
+    /// per `severe_holdoff_ps`; samples still drive the normal messages below Qsc.
+    EveryArrival,
+}
+
+/// Which event may return BCN(0,0)'s back-off to level 0 under the `reset` policy (spec §12 B2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResetEvent {
+    /// The start of a new stop episode (a BCN(0,0) reaching a running RL) — spec §12 B2.
+    NewEpisode,
+    /// A normal (non-severe) BCN reaching a running RL, i.e. the CP's queue was below Qsc at the
+    /// sample: the back-off is kept while congestion stays severe (alternative reading of B2).
+    Uncongested,
+}
+
 /// Parameters in base units. Every field is required in the IR (the Python side holds defaults).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -109,6 +132,13 @@ pub struct Params {
     pub severe: Severe,
     /// Severe-congestion threshold Qsc (Qmc for ECM), bytes.
     pub qsc_bytes: u64,
+    /// Where severe messages are generated (spec §12 B4).
+    pub severe_trigger: SevereTrigger,
+    /// `every_arrival`: minimum time between two severe messages to the same source; 0 = none.
+    pub severe_holdoff_ps: u64,
+    /// Count and sample data frames refused by buffer admission too (the CP sees the offered
+    /// arrivals, with Q = the queue they were refused from); spec §2.2 says no (false).
+    pub sample_refused: bool,
     /// Fb computed at the CP, decrease-only messages, no RL tags (spec §4.1).
     pub fb_at_cp: bool,
     /// Quantise the reported Fb to sign + n-bit magnitude (spec §4.2, §12 E5); null = exact.
@@ -135,6 +165,8 @@ pub struct Params {
     pub backoff_cap: u32,
     pub reset: Reset,
     pub reset_delay_ps: u64,
+    /// Event that applies the reset policy (spec §12 B2 = `new_episode`).
+    pub reset_event: ResetEvent,
     /// Drift: + `drift_bps` every `drift_interval_ps` to every active RL; 0 = off (spec §2.4).
     pub drift_bps: f64,
     pub drift_interval_ps: u64,
@@ -308,6 +340,29 @@ pub fn q6(fb: f64, fb_max: f64) -> u32 {
     }
 }
 
+/// Whether the severe-congestion rule applies at queue `q_bytes` (spec §2.5: strictly above Qsc).
+pub fn severe_applies(p: &Params, q_bytes: u64) -> bool {
+    p.severe != Severe::None && q_bytes > p.qsc_bytes
+}
+
+/// Severe message kind of this CP (BCN-MAX or BCN(0,0)).
+fn severe_kind(p: &Params) -> u8 {
+    if p.severe == Severe::Max {
+        MSG_MAX
+    } else {
+        MSG_ZERO
+    }
+}
+
+/// `severe_trigger = every_arrival` (§12 B4 alternative): an arriving data frame at queue
+/// `q_bytes` triggers a severe message to its source unless one went to that source less than
+/// `severe_holdoff_ps` ago (`last_to_src`).
+pub fn severe_on_arrival(p: &Params, q_bytes: u64, now: SimTime, last_to_src: Option<SimTime>) -> bool {
+    p.severe_trigger == SevereTrigger::EveryArrival
+        && severe_applies(p, q_bytes)
+        && last_to_src.is_none_or(|t| now.saturating_sub(t) >= p.severe_holdoff_ps)
+}
+
 /// What a sampled frame produces at a CP.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Verdict {
@@ -323,9 +378,8 @@ pub fn cp_decide(p: &Params, q_bytes: u64, q_last_bytes: u64, tagged_by_me: bool
     let qdelta = qdelta_pages(p.qeq_bytes, q_bytes, q_last_bytes);
     let fb_max = p.fb_max();
     // §2.5: above Qsc the severe message replaces the normal one (at sampling instants, §12 B4).
-    if p.severe != Severe::None && q_bytes > p.qsc_bytes {
-        let kind = if p.severe == Severe::Max { MSG_MAX } else { MSG_ZERO };
-        return Verdict::Send(kind, [qoff, -fb_max]);
+    if severe_applies(p, q_bytes) {
+        return Verdict::Send(severe_kind(p), [qoff, -fb_max]);
     }
     let mut fb = qoff - p.w * qdelta;
     // §4.2 / §12 E5: sign + n-bit magnitude; a magnitude that quantises to 0 sends nothing.
@@ -357,7 +411,14 @@ pub fn backoff(p: &Params, k: u32) -> (SimTime, f64) {
     ((p.tmax0_ps as f64 * f) as SimTime, p.rmin0_bps / f)
 }
 
-/// Whether a new stop episode resets the back-off level (spec §2.5, §12 B2).
+/// Whether `event` resets the back-off level (spec §2.5, §12 B2): the `reset` policy is applied
+/// only at the event selected by `reset_event` (a new stop episode by default; with
+/// `uncongested`, a normal BCN reaching a running RL).
+pub fn backoff_resets_at(p: &Params, event: ResetEvent, now: SimTime, last_restart: Option<SimTime>) -> bool {
+    event == p.reset_event && backoff_resets(p, now, last_restart)
+}
+
+/// The `reset` policy alone (spec §2.5, §12 B2).
 pub fn backoff_resets(p: &Params, now: SimTime, last_restart: Option<SimTime>) -> bool {
     match p.reset {
         Reset::Always => true,
@@ -387,13 +448,15 @@ pub struct Cp {
     /// OS-QCN: divisor of the sampling interval set by the last sample (1..=8).
     os_div: f64,
     primed: bool,
+    /// `every_arrival`: time of the last severe message per source node.
+    last_severe: std::collections::HashMap<NodeId, SimTime>,
 }
 
 impl Cp {
     fn new(p: Arc<Params>, cpid: u32, port_rate_bps: u64) -> Self {
         let slow = p.slow_cp_max_rate_bps.is_some_and(|r| port_rate_bps <= r);
         let (sample_p, ru) = if slow { (p.slow_cp_sample_p, p.slow_cp_ru_bps) } else { (p.sample_p, p.ru_bps) };
-        Cp { p, cpid, sample_p, ru, q_last: 0, ctr: 0.0, os_div: 1.0, primed: false }
+        Cp { p, cpid, sample_p, ru, q_last: 0, ctr: 0.0, os_div: 1.0, primed: false, last_severe: Default::default() }
     }
 
     /// Current oversampling multiplier of the sampling rate.
@@ -419,14 +482,10 @@ impl Cp {
     }
 }
 
-impl CongestionPoint for Cp {
-    fn on_enqueue(&mut self, ctx: &mut CpCtx, frame: &mut Frame) {
-        if !frame.is_data() {
-            return; // control frames are never sampled and do not move the byte counter (§2.2)
-        }
-        let q = ctx.queue_bytes;
-        let l = frame.size as f64;
-        let sampled = match self.p.sampling {
+impl Cp {
+    /// The sampler's decision for one arriving data frame of `l` bytes at queue `q`.
+    fn sample(&mut self, ctx: &mut CpCtx, l: f64, q: u64) -> bool {
+        match self.p.sampling {
             Sampling::Bernoulli => ctx.rng.bernoulli((self.sample_p * self.os_mult(q)).min(1.0)),
             Sampling::RandomBytes => {
                 ctx.rng.bernoulli((l * self.os_mult(q) / self.p.sample_interval_bytes as f64).min(1.0))
@@ -439,25 +498,59 @@ impl CongestionPoint for Cp {
                 self.ctr -= l;
                 self.ctr <= 0.0
             }
-        };
-        if !sampled {
+        }
+    }
+
+    /// One arriving data frame (admitted, or refused when `sample_refused`), queue at `ctx.queue_bytes`.
+    fn arrival(&mut self, ctx: &mut CpCtx, frame: &Frame) {
+        let q = ctx.queue_bytes;
+        let sampled = self.sample(ctx, frame.size as f64, q);
+        let severe_now = severe_on_arrival(&self.p, q, ctx.now, self.last_severe.get(&frame.src).copied());
+        if !sampled && !severe_now {
             return;
         }
         let tagged = frame.tag.flags & tag::RL != 0 && frame.tag.cpid == self.cpid;
-        let verdict = cp_decide(&self.p, q, self.q_last, tagged);
-        self.q_last = q;
-        if self.p.oversampling == Oversampling::Qcn {
-            let fb = match verdict {
-                Verdict::Send(_, v) => v[1],
-                Verdict::Nothing => 0.0,
-            };
-            self.os_div = 1.0 + (q6(fb, self.p.fb_max()) / 8) as f64;
+        let mut verdict = if sampled { cp_decide(&self.p, q, self.q_last, tagged) } else { Verdict::Nothing };
+        if sampled {
+            self.q_last = q;
+            if self.p.oversampling == Oversampling::Qcn {
+                let fb = match verdict {
+                    Verdict::Send(_, v) => v[1],
+                    Verdict::Nothing => 0.0,
+                };
+                self.os_div = 1.0 + (q6(fb, self.p.fb_max()) / 8) as f64;
+            }
+            if self.p.sampling == Sampling::Periodic {
+                self.ctr += self.reload(ctx, q);
+            }
         }
-        if self.p.sampling == Sampling::Periodic {
-            self.ctr += self.reload(ctx, q);
+        if self.p.severe_trigger == SevereTrigger::EveryArrival && severe_applies(&self.p, q) {
+            // above Qsc the arrival rule alone speaks (a sample sends no second message)
+            verdict = if severe_now {
+                self.last_severe.insert(frame.src, ctx.now);
+                Verdict::Send(severe_kind(&self.p), [qoff_pages(self.p.qeq_bytes, q), -self.p.fb_max()])
+            } else {
+                Verdict::Nothing
+            };
         }
         if let Verdict::Send(kind, v) = verdict {
             ctx.send(frame.src, CmMsg { kind, flow: frame.flow, cpid: self.cpid, v: [v[0], v[1], self.ru] });
+        }
+    }
+}
+
+impl CongestionPoint for Cp {
+    fn on_enqueue(&mut self, ctx: &mut CpCtx, frame: &mut Frame) {
+        if !frame.is_data() {
+            return; // control frames are never sampled and do not move the byte counter (§2.2)
+        }
+        self.arrival(ctx, frame);
+    }
+
+    fn on_drop(&mut self, ctx: &mut CpCtx, frame: &Frame) {
+        // spec §2.2: refused frames are neither counted nor sampled, unless `sample_refused`
+        if self.p.sample_refused && frame.is_data() {
+            self.arrival(ctx, frame);
         }
     }
 }
@@ -573,7 +666,7 @@ impl Rp {
         let p = self.p.clone();
         let fs = &mut self.flows[local as usize];
         let was_stopped = fs.rl.is_some_and(|rl| rl.stopped);
-        if !was_stopped && backoff_resets(&p, ctx.now, fs.last_restart) {
+        if !was_stopped && backoff_resets_at(&p, ResetEvent::NewEpisode, ctx.now, fs.last_restart) {
             fs.k_backoff = 0;
         }
         let k = fs.k_backoff;
@@ -607,9 +700,13 @@ impl ReactionPoint for Rp {
         }
         self.touch(ctx, local);
         let p = self.p.clone();
-        let rl = self.flows[local as usize].rl.as_mut().expect("exists");
+        let fs = &mut self.flows[local as usize];
+        let rl = fs.rl.as_mut().expect("exists");
         if rl.stopped {
             return; // ignored while stopped by BCN(0,0) [PROPOSED]
+        }
+        if msg.kind != MSG_MAX && backoff_resets_at(&p, ResetEvent::Uncongested, ctx.now, fs.last_restart) {
+            fs.k_backoff = 0; // §12 B2 alternative: the queue was below Qsc at this sample
         }
         if fb < 0.0 {
             rl.rate = decrease(&p, rl.rate, fb);
@@ -713,11 +810,12 @@ mod tests {
             "sampling": "random_bytes", "sample_p": 0.01, "sample_interval_bytes": 150000,
             "sample_jitter_bytes": 0, "oversampling": "none", "os_factor": 10.0,
             "qeq_bytes": 24000, "w": 2.0, "severe": "none", "qsc_bytes": 112500,
+            "severe_trigger": "sample", "severe_holdoff_ps": 0, "sample_refused": false,
             "fb_at_cp": false, "quant_bits": null,
             "slow_cp_max_rate_bps": null, "slow_cp_sample_p": 0.1, "slow_cp_ru_bps": 0.8e6,
             "gi": 1000.0 / 1875.0, "gd": 0.5 / 1875.0, "ru_bps": 1e6, "rate_floor_bps": 1e6,
             "initial_rate_bps": null, "tmax0_ps": 100 * PS_PER_US, "rmin0_bps": 1e9,
-            "backoff_cap": 10, "reset": "always", "reset_delay_ps": PS_PER_MS,
+            "backoff_cap": 10, "reset": "always", "reset_delay_ps": PS_PER_MS, "reset_event": "new_episode",
             "drift_bps": 0.0, "drift_interval_ps": 100 * PS_PER_US, "rl_timeout_ps": null,
             "self_increase": null, "self_increase_interval_ps": PS_PER_MS
         })
@@ -773,6 +871,24 @@ mod tests {
                 hosts: &hosts,
             };
             self.cp.on_enqueue(&mut ctx, f);
+            std::mem::take(&mut self.out)
+        }
+        /// Offer `f` at time `now` with the queue at `q` bytes: enqueued, or refused by admission.
+        fn offer(&mut self, now: SimTime, q: u64, f: &mut Frame, refused: bool) -> Vec<Emit> {
+            let hosts = [NodeId(0)];
+            let mut ctx = CpCtx {
+                now,
+                queue_bytes: q,
+                service_rate_bps: 10_000_000_000,
+                rng: &mut self.rng,
+                out: &mut self.out,
+                hosts: &hosts,
+            };
+            if refused {
+                self.cp.on_drop(&mut ctx, f);
+            } else {
+                self.cp.on_enqueue(&mut ctx, f);
+            }
             std::mem::take(&mut self.out)
         }
     }
@@ -943,6 +1059,79 @@ mod tests {
         }
         // severe = none: only normal messages above Qsc
         assert!(matches!(cp_decide(&base(), 140_000, 140_000, false), Verdict::Send(MSG_NEGATIVE, _)));
+    }
+
+    #[test]
+    fn severe_trigger_every_arrival_with_per_source_holdoff() {
+        // §12 B4 alternative: a severe message for every arriving data frame above Qsc, sampled or not
+        // (sampling every 150 KB would pick ~1 % of these frames).
+        for (sev, kind) in [("max", MSG_MAX), ("zero", MSG_ZERO)] {
+            let mut h = CpH::new(params_with(json!({"severe": sev, "severe_trigger": "every_arrival"})));
+            for i in 0..20u64 {
+                let out = h.offer(i * PS_PER_US, 140_000, &mut data_frame(1, 1, 1500), false);
+                assert_eq!(out.len(), 1, "one severe message per arrival");
+                assert_eq!(out[0].msg.kind, kind);
+                assert!(close(out[0].msg.v[1], -1875.0));
+            }
+            // at or below Qsc the normal sampled rule applies: no message for an unsampled frame
+            let n: usize = (0..100).map(|_| h.offer(0, 112_500, &mut data_frame(1, 1, 1500), false).len()).sum();
+            assert!(n < 10, "{n}");
+        }
+        // holdoff: at most one severe message per source per 10 µs; sources are independent
+        let mut h = CpH::new(params_with(
+            json!({"severe": "zero", "severe_trigger": "every_arrival", "severe_holdoff_ps": 10 * PS_PER_US}),
+        ));
+        let mut sent = [0usize; 2];
+        for t in 0..100u64 {
+            for src in 0..2u32 {
+                sent[src as usize] += h.offer(t * PS_PER_US, 140_000, &mut data_frame(src, src, 1500), false).len();
+            }
+        }
+        assert_eq!(sent, [10, 10]);
+        // a sampled frame above Qsc within the holdoff sends nothing (no second message)
+        let mut h = CpH::new(params_with(json!({"severe": "max", "severe_trigger": "every_arrival",
+            "sampling": "bernoulli", "sample_p": 1.0, "severe_holdoff_ps": PS_PER_MS})));
+        assert_eq!(h.offer(0, 140_000, &mut data_frame(1, 1, 1500), false).len(), 1);
+        assert_eq!(h.offer(PS_PER_US, 140_000, &mut data_frame(1, 1, 1500), false).len(), 0);
+        // the sample still updated Q_last: the next normal sample sees Qdelta from 140 000 B
+        let mut f = data_frame(1, 1, 1500);
+        f.tag.flags |= tag::RL;
+        f.tag.cpid = CPID; // tagged by this CP, so the positive Fb is sent
+        let out = h.offer(2 * PS_PER_US, 100_000, &mut f, false);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].msg.kind, MSG_POSITIVE);
+        let want = qoff_pages(24_000, 100_000) - 2.0 * qdelta_pages(24_000, 100_000, 140_000);
+        assert!(close(out[0].msg.v[1], want));
+        // default trigger = sample: unsampled arrivals above Qsc send nothing
+        let mut h = CpH::new(params_with(json!({"severe": "zero", "sampling": "bernoulli", "sample_p": 1e-9})));
+        assert!(h.offer(0, 140_000, &mut data_frame(1, 1, 1500), false).is_empty());
+    }
+
+    #[test]
+    fn refused_frames_are_sampled_only_with_sample_refused() {
+        // every frame sampled (p = 1) so the rule, not the sampler, decides
+        let p = json!({"sampling": "bernoulli", "sample_p": 1.0, "severe": "max", "qsc_bytes": 83_200});
+        let mut h = CpH::new(params_with(p.clone()));
+        assert!(h.offer(0, 140_000, &mut data_frame(1, 1, 1500), true).is_empty(), "spec §2.2: not sampled");
+        let mut patch = p.clone();
+        patch["sample_refused"] = json!(true);
+        let mut h = CpH::new(params_with(patch));
+        let out = h.offer(0, 140_000, &mut data_frame(1, 1, 1500), true);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].msg.kind, MSG_MAX);
+        assert_eq!(out[0].dst, NodeId(1), "to the source of the refused frame");
+        // a refused control frame is never sampled
+        let mut c = data_frame(1, 1, 64);
+        c.kind = FrameKind::Control;
+        assert!(h.offer(0, 140_000, &mut c, true).is_empty());
+        // periodic counter: refused bytes move it (I = 75 000 B, J = 0 → every 50th frame)
+        let mut patch = p.clone();
+        patch["sample_refused"] = json!(true);
+        patch["sampling"] = json!("periodic");
+        patch["sample_interval_bytes"] = json!(75_000);
+        let mut h = CpH::new(params_with(patch));
+        let n: usize = (0..100).map(|i| h.offer(0, 140_000, &mut data_frame(1, 1, 1500), i % 2 == 0).len()).sum();
+        assert_eq!(n, 2);
     }
 
     #[test]
@@ -1227,6 +1416,47 @@ mod tests {
         h.advance(t_restart + PS_PER_MS); // exactly 1 ms later: reset
         h.msg(MSG_ZERO, 0, CPID, 0.0);
         assert!(close(h.rp.flows[0].restart_rate, 1e9));
+    }
+
+    #[test]
+    fn bcn00_reset_event_uncongested() {
+        // reset_event = uncongested: a new stop episode keeps the level; a normal BCN to a running
+        // RL applies the policy (always: reset; delayed: reset if >= 1 ms after the restart; never: no).
+        let mk = |reset: &str| {
+            RpH::new(params_with(json!({"severe": "zero", "reset": reset, "reset_event": "uncongested"})), 1)
+        };
+        for (reset, after_normal) in [("always", 1e9), ("delayed", 0.25e9), ("never", 0.25e9)] {
+            let mut h = mk(reset);
+            for want in [1e9, 0.5e9] {
+                h.msg(MSG_ZERO, 0, CPID, 0.0);
+                assert!(close(h.rp.flows[0].restart_rate, want), "{reset}: episodes accumulate");
+                h.advance(h.now + 50 * PS_PER_MS); // restarted
+            }
+            // a normal BCN 50 ms after the restart... but delayed looks at the restart time:
+            let t_restart = h.rp.flows[0].last_restart.unwrap();
+            h.advance(t_restart + 500 * PS_PER_US); // < 1 ms after the restart
+            h.msg(MSG_NEGATIVE, 0, CPID, -10.0);
+            h.msg(MSG_ZERO, 0, CPID, 0.0);
+            assert!(close(h.rp.flows[0].restart_rate, after_normal), "{reset}");
+        }
+        // delayed: a normal BCN >= 1 ms after the restart resets
+        let mut h = mk("delayed");
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        h.advance(h.now + 50 * PS_PER_MS);
+        h.advance(h.rp.flows[0].last_restart.unwrap() + PS_PER_MS);
+        h.msg(MSG_POSITIVE, 0, CPID, 10.0);
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        assert!(close(h.rp.flows[0].restart_rate, 1e9));
+        // BCN-MAX is a severe message: no reset; a normal BCN while stopped is ignored
+        let mut h = mk("always");
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        h.advance(h.now + 50 * PS_PER_MS);
+        h.msg(MSG_MAX, 0, CPID, 0.0);
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        assert!(close(h.rp.flows[0].restart_rate, 0.5e9));
+        h.msg(MSG_NEGATIVE, 0, CPID, -10.0); // stopped: ignored
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        assert!(close(h.rp.flows[0].restart_rate, 0.25e9));
     }
 
     #[test]
