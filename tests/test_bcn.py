@@ -170,6 +170,64 @@ def test_s100_bcnz_always_and_delayed_control_the_queue(s100_drops):
         assert s100_drops[(v, "150k")] < 0.5 * 162_947, v
 
 
+# Alternative readings (docs/validation/bcn.md, "Sensitivity to the open readings"). The spec's
+# reading stays the default; reset_event = 'uncongested' (back-off reset only by a normal BCN, i.e.
+# once the queue was seen below Qsc) is the one that reproduces the 150 KB column of the BCNz family.
+UNCONGESTED = {"cm.params.reset_event": "uncongested"}
+BCNZ_FAMILY = ("bcnz", "bcnz95", "bcnzd", "bcnzp")
+
+
+def _s100_with(variant: str, sampling: str, overrides: dict, seed: int = 1) -> int:
+    r = cnsim.run(SC / f"seed-001/fan-in-100-{variant}-{sampling}.toml", seed=seed, overrides=overrides)
+    return _queue(r.summary, "cs", "ep0")["drops"]
+
+
+def test_alternative_readings_are_parameters_with_spec_defaults():
+    for P in (bcn.Params, ecm.Params):
+        ir = bcn.to_ir(P())
+        assert (ir["severe_trigger"], ir["severe_holdoff_ps"], ir["sample_refused"], ir["reset_event"]) == \
+            ("sample", 0, False, "new_episode"), "defaults are the spec's readings (§12 B4, §2.2, §12 B2)"
+    ir = bcn.to_ir(bcn.Params(severe_trigger="every_arrival", severe_holdoff="100us", sample_refused=True,
+                              reset_event="uncongested"))
+    assert ir["severe_holdoff_ps"] == 100_000_000 and ir["sample_refused"] is True
+    with pytest.raises(ValueError):
+        bcn.Params(reset_event="sometimes")
+
+
+def test_s100_bcnz_family_150k_under_uncongested_reset():
+    """reset_event = 'uncongested', 150 KB sampling, seed 1 (4 runs, ~5 s): every BCNz variant now
+    controls the queue, within ±45 % of [B]'s 37–39 k, and BCNzp (reset never) drops least, as in [B].
+    Measured: z 49 349, z95 53 236, zd 47 489, zp 37 802."""
+    d = {v: _s100_with(v, "150k", UNCONGESTED) for v in BCNZ_FAMILY}
+    for v in BCNZ_FAMILY:
+        assert d[v] < 0.5 * 162_947, (v, d)
+        assert d[v] == pytest.approx(S100_PUBLISHED[v][0], rel=0.45), (v, d)
+    assert min(d, key=d.get) == "bcnzp", d
+
+
+@pytest.mark.xfail(strict=True, reason="known discrepancy: under reset_event = 'uncongested' the 25 KB sampling "
+                   "sends more normal BCNs, which reset the back-off more often, so BCNz/BCNz_95%/BCNzd drop "
+                   "~50 k at 25 KB (as many as at 150 KB) while [B] reports 2.5-6 k (docs/validation/bcn.md)")
+def test_s100_bcnz_family_25k_under_uncongested_reset():
+    for v in ("bcnz", "bcnz95", "bcnzd"):
+        assert _s100_with(v, "25k", UNCONGESTED) < 2.5 * S100_PUBLISHED[v][1], v
+
+
+@pytest.mark.extensive
+def test_s100_alternative_readings_full():
+    """Seeds 1–3, all 14 runs: the 'uncongested' reset reading keeps the four non-BCN(0,0) rows
+    unchanged and brings the BCNz family's 150 KB column within ±50 % of [B]; the
+    'every_arrival' trigger (§12 B4 alternative) contradicts [B]'s BCNm rows (≥ 10× too few drops)."""
+    for seed in (1, 2, 3):
+        for v in ("bcn95", "bcnm", "bcnm95", "bcnzp"):
+            for s in ("150k", "25k"):
+                assert _s100_with(v, s, UNCONGESTED, seed) == _s100(v, s, seed), (seed, v, s)
+        for v in BCNZ_FAMILY:
+            assert _s100_with(v, "150k", UNCONGESTED, seed) == pytest.approx(S100_PUBLISHED[v][0], rel=0.5), (seed, v)
+        arrival = {"cm.params.severe_trigger": "every_arrival"}
+        assert _s100_with("bcnm", "150k", arrival, seed) < 0.1 * S100_PUBLISHED["bcnm"][0], seed
+
+
 @pytest.mark.extensive
 def test_s100_orderings_hold_over_seeds():
     for seed in (2, 3, 4):
