@@ -21,9 +21,9 @@
 
 pub mod bcn;
 pub mod becn;
+pub mod dcqcn;
 pub mod explicit_rate;
 pub mod fecn;
-pub mod dcqcn;
 pub mod none;
 pub mod qcn;
 #[cfg(test)]
