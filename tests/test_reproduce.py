@@ -78,3 +78,16 @@ def test_tiny_reproduction_of_every_study(tiny):
 def test_cli_reproduce_unknown_study_exit_2(cli, tmp_path):
     r = cli(["reproduce", "seed-042", "-o", tmp_path])
     assert r.exit_code == 2 and "unknown" in r.stderr
+
+
+def test_explained_cells_carry_their_explanation(tiny):
+    """A cell is 'explained' only with a non-empty explanation, and every explanation names its doc section."""
+    out, _ = tiny
+    for sid in STUDIES:
+        doc = json.loads((out / sid / "study.json").read_text())
+        for c in doc["cells"]:
+            if c["verdict"] == "explained":
+                assert (c.get("explanation") or "").strip(), (sid, c["row"], c["column"])
+        for c in rp.load_study(sid).cells:
+            if c.explanation is not None:
+                assert c.explanation.strip() and "docs/" in c.explanation, (sid, c.row, c.column)
