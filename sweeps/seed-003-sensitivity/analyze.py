@@ -1,6 +1,6 @@
 """Tables of docs/validation/cnsim-traffic.md from the sweeps in this directory.
 
-    .venv/bin/python scenarios/seed-003/sensitivity/analyze.py results/seed-003-sensitivity > /tmp/tables.md
+    .venv/bin/python sweeps/seed-003-sensitivity/analyze.py results/seed-003-sensitivity > /tmp/tables.md
 
 Reads DIR/none-<hs>-<pause>/runs.parquet (written by `cnsim summarize`) and every run's fct.parquet
 (realised transfer sizes); prints Markdown tables of mean ± 95 % CI (Student t) per point beside [D]'s
