@@ -6,7 +6,6 @@ no traceback, nothing written); 1 any other failure; 130 interrupted (Ctrl-C, no
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 import time
@@ -14,21 +13,19 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from cnsim import api, describe as describe_mod, schemes
-from cnsim.exceptions import CnsimError, ConfigError, InvariantError, RunInterrupted
+from cnsim.exceptions import CnsimError, ConfigError
 from cnsim.loader import load_scenario, parse_value
 from cnsim.presets import PRESETS
 from cnsim.scenario import Scenario
+from cnsim.cli_common import err_console, fail as _fail, guarded, out_console
 from cnsim.cli_sweep import register as register_sweep_commands
 from cnsim.cli_model import register as register_model_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="cnsim — packet-level simulator of congestion management in data-center Ethernet.")
-out_console = Console()
-err_console = Console(stderr=True)
 
 DEMO_SCENARIO = "seed-003/cnsim-1hop-none-hs0.5-pause.toml"
 PROGRESS_AFTER_S = 1.5
@@ -40,31 +37,6 @@ def scenarios_dir() -> Path | None:
         if candidate.is_dir():
             return candidate
     return None
-
-
-def _fail(code: int, lines: list[str]) -> None:
-    for line in lines:
-        err_console.print(line, markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Map cnsim errors to exit codes and one-line messages (never a traceback for user errors)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ConfigError as exc:
-            _fail(2, [str(p) for p in exc.problems])
-        except (RunInterrupted, KeyboardInterrupt):
-            _fail(130, ["interrupted; no output written"])
-        except InvariantError as exc:
-            _fail(1, [f"invariant violation (a model bug, please report): {exc}"])
-        except CnsimError as exc:
-            _fail(1, [f"error: {exc}"])
-
-    return wrapper
 
 
 def parse_sets(items: list[str]) -> dict[str, Any]:

@@ -45,7 +45,8 @@ def register(app: typer.Typer) -> None:
         no_sim: bool = typer.Option(False, "--no-sim", help="model predictions only (no packet-level run)"),
     ) -> None:
         """Model vs simulation: BCN fluid model and fair allocations beside a packet-level run."""
-        from cnsim.cli import guarded, parse_sets  # late import: cli imports this module
+        from cnsim.cli import parse_sets  # late import: cli imports this module
+        from cnsim.cli_common import guarded
         from cnsim.model.compare import model_vs_sim, plot_fluid, plot_model_vs_sim, predictions
 
         @guarded

@@ -6,47 +6,17 @@ output directory; 130 interrupted (finished runs are kept; rerun to resume).
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Optional
 
 import typer
-from rich.console import Console
 
-out_console = Console()
-err_console = Console(stderr=True)
+from cnsim.cli_common import err_console, guarded_with, out_console
 
-
-def _fail(code: int, lines: list[str]) -> None:
-    for line in lines:
-        err_console.print(line, markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """cnsim errors → one-line messages and exit codes (no traceback for user errors)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from cnsim.exceptions import CnsimError, ConfigError, InvariantError
-        from cnsim.sweep import SweepLocked
-
-        try:
-            return fn(*args, **kwargs)
-        except ConfigError as exc:
-            _fail(2, [str(p) for p in exc.problems])
-        except SweepLocked as exc:
-            _fail(2, [f"error: {exc}"])
-        except KeyboardInterrupt:
-            _fail(130, ["interrupted; finished runs are kept — rerun the same command to resume"])
-        except InvariantError as exc:
-            _fail(1, [f"invariant violation (a model bug, please report): {exc}"])
-        except CnsimError as exc:
-            _fail(1, [f"error: {exc}"])
-
-    return wrapper
+#: Interrupted sweeps keep every finished run.
+guarded = guarded_with("interrupted; finished runs are kept — rerun the same command to resume")
 
 
 def sweep(

@@ -59,6 +59,8 @@ OWNER_FILE = "sweep.lock.owner"
 class SweepLocked(CnsimError):
     """The output directory is locked by another sweep (CLI exit status 2)."""
 
+    exit_code = 2
+
 
 # ---- spec ------------------------------------------------------------------------------------
 
