@@ -151,7 +151,6 @@ class SweepSpec(_Strict):
 
 def load_spec(path: str | os.PathLike[str]) -> tuple[SweepSpec, Path]:
     """Read and validate a sweep file; returns (spec, directory relative paths are resolved from)."""
-    from cnsim.errors import problems_from
     from cnsim.loader import read_toml
 
     path = Path(path)
