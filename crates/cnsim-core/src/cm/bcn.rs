@@ -796,7 +796,7 @@ mod tests {
     use super::*;
     use crate::cm::{Emit, RateChange};
     use crate::frame::{FrameKind, Tag};
-    use crate::ids::{FlowId, NodeId, PortId};
+    use crate::ids::{FlowId, NodeId};
     use crate::rng::Stream;
     use crate::time::{PS_PER_MS, PS_PER_US};
     use serde_json::json;
@@ -834,19 +834,7 @@ mod tests {
     }
 
     fn data_frame(src: u32, flow: u32, size: u32) -> Frame {
-        Frame {
-            kind: FrameKind::Data,
-            size,
-            src: NodeId(src),
-            dst: NodeId(99),
-            flow: FlowId(flow),
-            transfer: u32::MAX,
-            ingress: PortId::NONE,
-            born: 0,
-            tag: Tag::default(),
-            msg: CmMsg::default(),
-            quanta: 0,
-        }
+        crate::cm::testkit::data_frame(src, 99, flow, size)
     }
 
     /// A CP with its own RNG and output buffer.
