@@ -8,6 +8,8 @@ in :mod:`cnsim.compile`, which also turns a scenario into the engine IR.
 
 from __future__ import annotations
 
+import math
+
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, model_validator
@@ -129,7 +131,12 @@ class ParetoOnOff(_Generator):
     kind: Literal["pareto_onoff"]
     mean_on: Duration = Field(45 * 10**6, description="mean ON period; fixes alpha from xm (or xm from alpha)")
     xm: Duration | None = Field(None, description="Pareto scale (default 1.2us, so one-frame flows exist)")
-    alpha: float | None = Field(None, gt=1, le=100, description="Pareto shape (default mean_on / (mean_on - xm))")
+    alpha: float | None = Field(None, gt=0, le=100,
+                                description="Pareto shape (default mean_on / (mean_on - xm)); > 1 unless max_on is set")
+    max_on: Duration | None = Field(
+        None, description="cap of the ON period: ON = min(Pareto, max_on), which allows alpha <= 1. Not in the "
+                          "seeds or the spec: an option for the spec §12 D2 sensitivity study "
+                          "(docs/validation/cnsim-traffic.md); default none (plain Pareto)")
     mean_off: Duration = Field(15 * 10**6, description="mean of the exponential OFF period")
     line_rate: Rate | None = Field(None, description="rate converting ON time to bytes (default: source link rate)")
 
@@ -137,18 +144,49 @@ class ParetoOnOff(_Generator):
     def _shape(self):
         if self.xm is not None and self.alpha is not None and "mean_on" in self.model_fields_set:
             raise ValueError("give at most two of mean_on, xm, alpha (the third follows)")
+        if self.max_on is not None:
+            xm = self.xm if self.xm is not None else DEFAULT_XM_PS
+            if self.max_on <= xm:
+                raise ValueError(f"max_on must be > xm ({format_quantity(xm, 'time')})")
+            if self.alpha is None and not xm < self.mean_on < self.max_on:
+                raise ValueError("with max_on, mean_on must lie between xm and max_on")
+            return self
+        if self.alpha is not None and self.alpha <= 1:
+            raise ValueError(f"alpha must be > 1 without max_on (a plain Pareto needs a finite mean), got {self.alpha}")
         if self.alpha is None and (self.xm or DEFAULT_XM_PS) >= self.mean_on:
             raise ValueError(f"xm must be < mean_on ({format_quantity(self.mean_on, 'time')})")
         return self
 
     def pareto(self) -> tuple[int, float]:
-        """(x_m in ps, alpha) after filling the missing one from ``mean_on`` = alpha x_m / (alpha - 1)."""
+        """(x_m in ps, alpha) after filling the missing one from ``mean_on`` = alpha x_m / (alpha - 1)
+        (or, with ``max_on``, from the capped mean :func:`capped_pareto_mean`)."""
+        if self.max_on is not None:
+            return self._capped()
         if self.alpha is None:
             xm = self.xm if self.xm is not None else DEFAULT_XM_PS
             return xm, self.mean_on / (self.mean_on - xm)
         if self.xm is None:
             return round(self.mean_on * (self.alpha - 1) / self.alpha), self.alpha
         return self.xm, self.alpha
+
+    def _capped(self) -> tuple[int, float]:
+        from scipy.optimize import brentq
+
+        cap = float(self.max_on)
+        if self.alpha is None:
+            xm = float(self.xm if self.xm is not None else DEFAULT_XM_PS)
+            return round(xm), brentq(lambda a: capped_pareto_mean(xm, a, cap) - self.mean_on, 1e-3, 100.0)
+        if self.xm is None:
+            a = self.alpha
+            return round(brentq(lambda x: capped_pareto_mean(x, a, cap) - self.mean_on, 1e-6, cap * (1 - 1e-9))), a
+        return self.xm, self.alpha
+
+
+def capped_pareto_mean(xm: float, alpha: float, cap: float) -> float:
+    """E[min(X, cap)] for X ~ Pareto(x_m, alpha): x_m + ∫_{x_m}^{cap} (x_m/t)^alpha dt."""
+    if abs(alpha - 1.0) < 1e-12:
+        return xm + xm * math.log(cap / xm)
+    return xm + xm * ((cap / xm) ** (1 - alpha) - 1) / (1 - alpha)  # = x_m^α (c^(1-α) - x_m^(1-α)) / (1-α)
 
 
 Traffic = Annotated[Union[Saturated, Cbr, Bernoulli, Poisson, ParetoOnOff], Field(discriminator="kind")]

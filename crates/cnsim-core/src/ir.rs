@@ -167,12 +167,16 @@ pub enum ProcessIr {
     ParetoOnOff {
         /// Pareto scale x_m, ps.
         xm_ps: u64,
-        /// Pareto shape α (> 1).
+        /// Pareto shape α (> 1; with a cap any α > 0).
         alpha: f64,
         /// Mean OFF period (exponential), ps.
         off_mean_ps: u64,
         /// Rate used to convert ON time into bytes, bit/s.
         line_rate_bps: u64,
+        /// Optional cap on the ON period, ps: ON = min(Pareto(x_m, α), cap) (a capped Pareto; not in
+        /// the spec, an option for the §12 D2 sensitivity study). Absent = plain Pareto.
+        #[serde(default)]
+        cap_ps: Option<u64>,
     },
 }
 

@@ -130,8 +130,9 @@ impl Source {
                 let gap = libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64;
                 (a, Some(now + gap.max(1)))
             }
-            ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, .. } => {
+            ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, .. } => {
                 let t_on = self.rng.pareto(xm_ps as f64, alpha);
+                let t_on = cap_ps.map_or(t_on, |c| t_on.min(c as f64));
                 let flow = self.pick_flow();
                 let on_bits = t_on * line_rate_bps as f64 / PS_PER_S as f64;
                 self.busy = true;

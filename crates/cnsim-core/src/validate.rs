@@ -185,14 +185,22 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             ProcessIr::Poisson { mean_gap_ps } if *mean_gap_ps == 0 => {
                 return Err(err(p("process.mean_gap_ps"), "must be > 0"))
             }
-            ProcessIr::ParetoOnOff { xm_ps, alpha, off_mean_ps, line_rate_bps } => {
+            ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, .. } => {
                 if *xm_ps == 0 || *line_rate_bps == 0 {
                     return Err(err(p("process"), "xm_ps and line_rate_bps must be > 0"));
                 }
-                if !(*alpha > 1.0 && alpha.is_finite()) {
-                    return Err(err(p("process.alpha"), format!("must be > 1 (finite mean), got {alpha}")));
+                match cap_ps {
+                    None if !(*alpha > 1.0 && alpha.is_finite()) => {
+                        return Err(err(p("process.alpha"), format!("must be > 1 (finite mean) without a cap, got {alpha}")));
+                    }
+                    Some(_) if !(*alpha > 0.0 && alpha.is_finite()) => {
+                        return Err(err(p("process.alpha"), format!("must be > 0, got {alpha}")));
+                    }
+                    Some(c) if *c <= *xm_ps => {
+                        return Err(err(p("process.cap_ps"), format!("must be > xm_ps ({xm_ps}), got {c}")));
+                    }
+                    _ => {}
                 }
-                let _ = off_mean_ps;
             }
             _ => {}
         }
