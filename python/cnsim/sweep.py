@@ -30,6 +30,7 @@ and a rerun skips every run whose ``manifest.json`` says ``ok``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import itertools
@@ -295,14 +296,14 @@ def execute_run(spec: RunSpec, runs_dir: str) -> dict[str, Any]:
     return {"id": spec.run_id, "status": "ok", "wall_s": time.perf_counter() - t0}
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same directory and ``os.replace``."""
+@contextlib.contextmanager
+def atomic_path(path: Path):
+    """Yield a temporary path beside ``path``; on success ``os.replace`` it onto ``path``, on any
+    failure remove it — so no partial file is ever readable under the final name."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -310,6 +311,14 @@ def atomic_write_text(path: Path, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (fsynced before the rename)."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 # ---- lock ------------------------------------------------------------------------------------
@@ -778,9 +787,7 @@ def summarize_with_runs(out: str | os.PathLike[str]) -> tuple["Any", "Any"]:
 
 
 def _atomic_frame(df: "Any", path: Path, csv: bool = False) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         if csv:
             df.to_csv(tmp, index=False)
         else:
@@ -789,10 +796,3 @@ def _atomic_frame(df: "Any", path: Path, csv: bool = False) -> None:
                 if (str(c).startswith("param:") or c in ("run_id", "status", "sweep")) and obj[c].dtype == object:
                     obj[c] = obj[c].map(lambda v: v if v is None or isinstance(v, str) else json.dumps(v))
             obj.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
