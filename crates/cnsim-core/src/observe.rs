@@ -32,6 +32,13 @@ impl Column {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The values of an `F64` column (`None` for another type).
+    pub fn as_f64(&self) -> Option<&[f64]> {
+        match self {
+            Column::F64(v) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 /// A named table of equally long columns.
@@ -51,6 +58,10 @@ pub struct Results {
 impl Results {
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.iter().find(|t| t.name == name)
+    }
+    /// Column `column` of table `table` as f64 values, if both exist and the column is `F64`.
+    pub fn f64_column(&self, table: &str, column: &str) -> Option<&[f64]> {
+        self.table(table)?.columns.iter().find(|(n, _)| *n == column)?.1.as_f64()
     }
 }
 

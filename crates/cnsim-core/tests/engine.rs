@@ -86,11 +86,8 @@ fn one_frame_store_and_forward_timing_is_exact() {
     ir.sources[0].process = ProcessIr::ParetoOnOff { xm_ps: 1, alpha: 50.0, off_mean_ps: 1, line_rate_bps: G10, cap_ps: None };
     ir.sources[0].start_ps = 0;
     let r = run(ir);
-    let fct = r.table("fct").unwrap();
-    let (start, end) = match (&fct.columns[2].1, &fct.columns[3].1) {
-        (cnsim_core::Column::F64(s), cnsim_core::Column::F64(e)) => (s[0], e[0]),
-        _ => unreachable!(),
-    };
+    let start = r.f64_column("fct", "start_s").unwrap()[0];
+    let end = r.f64_column("fct", "end_s").unwrap()[0];
     let fct_ps = ((end - start) * 1e12).round() as u64;
     assert_eq!(fct_ps, 4_400_000);
     conservation(&r.summary);
@@ -207,7 +204,6 @@ fn selective_pause_spares_a_victim_that_global_pause_stalls() {
     assert_eq!(victim_paused(&selective), 0.0);
     // global: congestion at rx1 pauses every input, the victim included
     assert!(victim_paused(&global) > 0.2, "global victim paused {}", victim_paused(&global));
-    assert!(victim(&global) < 1.9e9 || victim_paused(&global) > 0.2);
 }
 
 #[test]
@@ -231,11 +227,7 @@ fn hotspot_port_delivers_exactly_its_reduced_rate() {
     ir.hotspots = vec![HotspotIr { switch: 0, toward: 1, schedule: vec![(2 * MS, 2_000_000_000), (6 * MS, 0), (7 * MS, G10)] }];
     let r = run(ir);
     conservation(&r.summary);
-    let tp = r.table("flow_tp").unwrap();
-    let bps = match &tp.columns[2].1 {
-        cnsim_core::Column::F64(v) => v.clone(),
-        _ => unreachable!(),
-    };
+    let bps = r.f64_column("flow_tp", "bps").unwrap();
     // bins of 100 µs; frames finishing at the receiver 0.5 µs after leaving the port: skip the
     // bins at the edges of each window
     for (b, &x) in bps.iter().enumerate().take(60).skip(21) {
@@ -318,11 +310,7 @@ fn saturated_on_off_gate_follows_the_schedule() {
     conservation(s);
     let tp = f(&s["flows"][0]["throughput_bps"]);
     assert!((tp - 5e9).abs() < 0.05e9, "{tp}");
-    let t = r.table("flow_tp").unwrap();
-    let bps = match &t.columns[2].1 {
-        cnsim_core::Column::F64(v) => v.clone(),
-        _ => unreachable!(),
-    };
+    let bps = r.f64_column("flow_tp", "bps").unwrap();
     assert!(bps[5] > 9.9e9 && bps[15] == 0.0 && bps[25] > 9.9e9 && bps[35] == 0.0);
 }
 

@@ -794,7 +794,8 @@ mod tests {
     //! One test per clause of the control law (spec §2.2–§2.6, §3, §4, §10), on the CP and RP
     //! state machines driven through hand-made contexts.
     use super::*;
-    use crate::cm::{Emit, RateChange};
+    use crate::cm::testkit::TestHost;
+    use crate::cm::Emit;
     use crate::frame::{FrameKind, Tag};
     use crate::ids::{FlowId, NodeId};
     use crate::rng::Stream;
@@ -881,42 +882,34 @@ mod tests {
         }
     }
 
-    /// An RP of a host with `n` flows (ids 0..n), recording what it asks of the engine.
+    /// An RP of a host with `n` flows (ids 0..n), recording what it asks of the engine in a
+    /// [`TestHost`] (reachable as `h.rates`, `h.timers`, `h.now` … through `Deref`).
     struct RpH {
         rp: Rp,
-        info: HostInfo,
-        rng: Stream,
-        out: Vec<Emit>,
-        rates: Vec<RateChange>,
-        timers: Vec<(SimTime, u64)>,
-        now: SimTime,
+        env: TestHost,
+    }
+    impl std::ops::Deref for RpH {
+        type Target = TestHost;
+        fn deref(&self) -> &TestHost {
+            &self.env
+        }
+    }
+    impl std::ops::DerefMut for RpH {
+        fn deref_mut(&mut self) -> &mut TestHost {
+            &mut self.env
+        }
     }
     impl RpH {
         fn new(p: Params, n: u32) -> Self {
-            let info = HostInfo {
-                host: NodeId(0),
-                line_rate_bps: LINE as u64,
-                flows: (0..n).map(FlowId).collect(),
-                flow_dst: vec![NodeId(99); n as usize],
-                flow_frame_bytes: vec![1500; n as usize],
-            };
-            let rp = Rp::new(Arc::new(p), &info);
-            RpH { rp, info, rng: Stream::new(1, 0, 9), out: vec![], rates: vec![], timers: vec![], now: 0 }
+            let mut env = TestHost::with_flows((0..n).map(FlowId).collect(), 9);
+            env.info.host = NodeId(0);
+            env.info.line_rate_bps = LINE as u64;
+            env.info.flow_dst = vec![NodeId(99); n as usize];
+            let rp = Rp::new(Arc::new(p), &env.info);
+            RpH { rp, env }
         }
         fn with<R>(&mut self, f: impl FnOnce(&mut Rp, &mut HostCtx) -> R) -> R {
-            let backlog = vec![true; self.info.flows.len()];
-            let mut extra = 0;
-            let mut ctx = HostCtx {
-                now: self.now,
-                info: &self.info,
-                rng: &mut self.rng,
-                out: &mut self.out,
-                rates: &mut self.rates,
-                timers: &mut self.timers,
-                backlog: &backlog,
-                extra_overhead_bytes: &mut extra,
-            };
-            f(&mut self.rp, &mut ctx)
+            f(&mut self.rp, &mut self.env.ctx())
         }
         fn msg(&mut self, kind: u8, flow: u32, cpid: u32, fb: f64) {
             let m = CmMsg { kind, flow: FlowId(flow), cpid, v: [0.0, fb, 1e6] };

@@ -166,9 +166,9 @@ impl ReactionPoint for BecnRp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cm::{Emit, RateChange};
+    use crate::cm::testkit::{data_frame, TestCp, TestHost};
+    use crate::frame::FrameKind;
     use crate::ids::{NodeId, PortId};
-    use crate::rng::Stream;
 
     const US: u64 = 1_000_000;
 
@@ -195,57 +195,23 @@ mod tests {
         let scheme = Becn { p: params() };
         let info = PortInfo { port: PortId(0), switch: NodeId(0), index: 0, rate_bps: 10_000_000_000, buffer_bytes: 150_000, cpid: 3 };
         let mut cp = scheme.congestion_point(&info).unwrap();
-        let mut rng = Stream::new(1, 0, 1);
-        let mut out: Vec<Emit> = vec![];
         let hosts = vec![NodeId(1), NodeId(2), NodeId(5)];
+        let mut env = TestCp::new(1, hosts.clone());
+        const G10: u64 = 10_000_000_000;
         // idle interval: no broadcast
-        {
-            let mut ctx = CpCtx { now: 30 * US, queue_bytes: 0, service_rate_bps: 10_000_000_000, rng: &mut rng, out: &mut out, hosts: &hosts };
-            cp.on_tick(&mut ctx);
-        }
-        assert!(out.is_empty());
+        cp.on_tick(&mut env.ctx(30 * US, 0, G10));
+        assert!(env.out.is_empty());
         // only a control frame: still silent
-        {
-            let mut ctx = CpCtx { now: 31 * US, queue_bytes: 64, service_rate_bps: 10_000_000_000, rng: &mut rng, out: &mut out, hosts: &hosts };
-            let mut f = Frame {
-                kind: crate::frame::FrameKind::Control,
-                size: 64,
-                src: NodeId(0),
-                dst: NodeId(1),
-                flow: FlowId::NONE,
-                transfer: u32::MAX,
-                ingress: PortId::NONE,
-                born: 0,
-                tag: Default::default(),
-                msg: CmMsg::default(),
-                quanta: 0,
-            };
-            cp.on_enqueue(&mut ctx, &mut f);
-            ctx.now = 60 * US;
-            ctx.queue_bytes = 0;
-            cp.on_tick(&mut ctx);
-        }
-        assert!(out.is_empty());
+        let mut c = data_frame(0, 1, 0, 64);
+        c.kind = FrameKind::Control;
+        c.flow = FlowId::NONE;
+        cp.on_enqueue(&mut env.ctx(31 * US, 64, G10), &mut c);
+        cp.on_tick(&mut env.ctx(60 * US, 0, G10));
+        assert!(env.out.is_empty());
         // a data frame: one message per host with the cpid and the rate
-        {
-            let mut ctx = CpCtx { now: 61 * US, queue_bytes: 1500, service_rate_bps: 10_000_000_000, rng: &mut rng, out: &mut out, hosts: &hosts };
-            let mut f = Frame {
-                kind: crate::frame::FrameKind::Data,
-                size: 1500,
-                src: NodeId(1),
-                dst: NodeId(5),
-                flow: FlowId(0),
-                transfer: u32::MAX,
-                ingress: PortId::NONE,
-                born: 0,
-                tag: Default::default(),
-                msg: CmMsg::default(),
-                quanta: 0,
-            };
-            cp.on_enqueue(&mut ctx, &mut f);
-            ctx.now = 90 * US;
-            cp.on_tick(&mut ctx);
-        }
+        cp.on_enqueue(&mut env.ctx(61 * US, 1500, G10), &mut data_frame(1, 5, 0, 1500));
+        cp.on_tick(&mut env.ctx(90 * US, 1500, G10));
+        let out = &env.out;
         assert_eq!(out.len(), 3);
         assert_eq!(out.iter().map(|e| e.dst).collect::<Vec<_>>(), hosts);
         assert!(out.iter().all(|e| e.msg.cpid == 3 && e.msg.kind == KIND_BECN && e.msg.v[0] > 0.0));
@@ -254,52 +220,24 @@ mod tests {
     #[test]
     fn rp_uses_the_minimum_of_live_values_and_forgets_after_2t() {
         let scheme = Becn { p: params() };
-        let info = HostInfo {
-            host: NodeId(1),
-            line_rate_bps: 10_000_000_000,
-            flows: vec![FlowId(0), FlowId(1)],
-            flow_dst: vec![NodeId(5), NodeId(6)],
-            flow_frame_bytes: vec![1500, 1500],
-        };
-        let mut rp = scheme.reaction_point(&info).unwrap();
-        let mut rng = Stream::new(1, 0, 2);
-        let mut out = vec![];
-        let mut rates: Vec<RateChange> = vec![];
-        let mut timers = vec![];
-        let backlog = vec![true, true];
-        let mut extra = 0;
-        let mut call = |rp: &mut Box<dyn ReactionPoint>, now: SimTime, m: Option<CmMsg>, rates: &mut Vec<RateChange>| {
-            let mut ctx = HostCtx {
-                now,
-                info: &info,
-                rng: &mut rng,
-                out: &mut out,
-                rates,
-                timers: &mut timers,
-                backlog: &backlog,
-                extra_overhead_bytes: &mut extra,
-            };
-            match m {
-                Some(m) => rp.on_feedback(&mut ctx, &m),
-                None => rp.on_timer(&mut ctx, 0),
-            }
-        };
+        let mut h = TestHost::with_flows(vec![FlowId(0), FlowId(1)], 2);
+        let mut rp = scheme.reaction_point(&h.info).unwrap();
         let msg = |cpid, r| CmMsg { kind: KIND_BECN, flow: FlowId::NONE, cpid, v: [r, 0.0, 0.0] };
-        call(&mut rp, 0, Some(msg(1, 4e9)), &mut rates);
+        rp.on_feedback(&mut h.ctx_at(0), &msg(1, 4e9));
         assert_eq!(rp.rate_bps(0), Some(4e9));
-        assert_eq!(rates.len(), 2, "every flow set");
-        call(&mut rp, US, Some(msg(2, 0.5e9)), &mut rates);
+        assert_eq!(h.rates.len(), 2, "every flow set");
+        rp.on_feedback(&mut h.ctx_at(US), &msg(2, 0.5e9));
         assert_eq!(rp.rate_bps(1), Some(0.5e9));
         // CP 1 refreshes; CP 2 goes silent: its value expires 2T = 60 us after it was heard
-        call(&mut rp, 30 * US, Some(msg(1, 4e9)), &mut rates);
+        rp.on_feedback(&mut h.ctx_at(30 * US), &msg(1, 4e9));
         assert_eq!(rp.rate_bps(0), Some(0.5e9));
-        call(&mut rp, 60 * US, Some(msg(1, 4e9)), &mut rates);
+        rp.on_feedback(&mut h.ctx_at(60 * US), &msg(1, 4e9));
         assert_eq!(rp.rate_bps(0), Some(0.5e9));
-        call(&mut rp, 61 * US, None, &mut rates);
+        rp.on_timer(&mut h.ctx_at(61 * US), 0);
         assert_eq!(rp.rate_bps(0), Some(4e9));
         // everything expired: no limiter
-        call(&mut rp, 200 * US, None, &mut rates);
+        rp.on_timer(&mut h.ctx_at(200 * US), 0);
         assert_eq!(rp.rate_bps(0), None);
-        assert_eq!(rates.last().unwrap().rate_bps, None);
+        assert_eq!(h.rates.last().unwrap().rate_bps, None);
     }
 }

@@ -23,20 +23,26 @@ pub struct TestHost {
 impl TestHost {
     /// `rng_id` selects the host's random stream (seed 1, replication 0).
     pub fn new(flow: FlowId, rng_id: u64) -> Self {
+        Self::with_flows(vec![flow], rng_id)
+    }
+
+    /// Host 1 with several flows (all to node 2, 1500-B frames, all backlogged).
+    pub fn with_flows(flows: Vec<FlowId>, rng_id: u64) -> Self {
+        let n = flows.len();
         TestHost {
             now: 0,
             info: HostInfo {
                 host: NodeId(1),
                 line_rate_bps: 10_000_000_000,
-                flows: vec![flow],
-                flow_dst: vec![NodeId(2)],
-                flow_frame_bytes: vec![1500],
+                flows,
+                flow_dst: vec![NodeId(2); n],
+                flow_frame_bytes: vec![1500; n],
             },
             rng: Stream::new(1, 0, rng_id),
             out: vec![],
             rates: vec![],
             timers: vec![],
-            backlog: vec![true],
+            backlog: vec![true; n],
             extra: 0,
         }
     }
