@@ -1,9 +1,10 @@
 //! # cnsim-core — packet-level engine for congestion management in data-center Ethernet
 //!
 //! Layers, bottom up: [`time`] (integer picoseconds) → [`event`] (closed event enum, total order)
-//! → [`frame`] / [`ids`] (arenas with typed ids) → [`net`] (ports, hosts, switches, routes) and
-//! [`traffic`] (generators) → PAUSE (in [`sim`]) → [`cm`] (congestion-management plug-ins) →
-//! [`observe`] (time series, summary, conservation).
+//! → [`frame`] / [`ids`] (arenas with typed ids) → [`traffic`] (generators) → [`net`] (the data
+//! plane in rooms: ports, switches and buffers, hosts, flows, routing) with [`flowctl`] (PAUSE) and
+//! [`cm`] (congestion-management plug-ins) → [`build`] (IR → network) → [`sim`] (the event loop)
+//! → [`observe`] (time series, summary, conservation; reads the network, never mutates it).
 //!
 //! Determinism contract: the same IR (incl. seed and replication) gives bit-identical results.
 //! Every random process has its own stream ([`rng`]) derived from a stable component id.
@@ -21,8 +22,11 @@ pub mod event;
 pub mod frame;
 pub mod ids;
 pub mod ir;
+pub mod build;
+pub mod flowctl;
 pub mod net;
 pub mod observe;
+pub mod probe;
 pub mod rng;
 pub mod sim;
 pub mod time;

@@ -4,11 +4,10 @@
 
 use crate::error::RunError;
 use crate::frame::FrameKind;
-use crate::ids::{FlowId, PortId};
+use crate::ids::PortId;
 use crate::ir::{Ir, NodeIr};
-use crate::net::{Port, DROP_REASONS, HIST_BUCKET};
-use crate::sim::Simulation;
-use crate::time::{to_s, SimTime, PS_PER_S};
+use crate::net::{Network, DROP_REASONS, HIST_BUCKET};
+use crate::time::{to_s, PS_PER_S};
 use serde_json::{json, Value};
 
 /// One column of a result table.
@@ -65,11 +64,10 @@ impl Results {
     }
 }
 
-/// Recorders filled during the run.
+/// Recorders filled during the run by the periodic `Sample` event (per-flow throughput bins are
+/// filled by the data plane's probe, [`crate::probe::FlowBins`]).
 pub struct Observer {
     pub sample_interval: u64,
-    pub bin: u64,
-    pub n_bins: usize,
     /// Switch ports whose queues are sampled (queue id = index here).
     pub queue_ports: Vec<PortId>,
     pub q_t: Vec<f64>,
@@ -81,25 +79,17 @@ pub struct Observer {
     pub p_t: Vec<f64>,
     pub p_link: Vec<u32>,
     pub p_on: Vec<u32>,
-    /// flows × bins delivered bytes.
-    pub tp: Vec<u64>,
     pub record_fct: bool,
 }
 
 impl Observer {
-    pub fn new(ir: &Ir, ports: &[Port], switch_of: &[u32], n_flows: usize) -> Self {
-        let bin = ir.observe.throughput_bin_ps;
-        let n_bins = if bin > 0 { ir.duration_ps.div_ceil(bin) as usize } else { 0 };
-        let queue_ports = ports
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| switch_of[p.node.idx()] != u32::MAX)
-            .map(|(i, _)| PortId(i as u32))
+    pub fn new(ir: &Ir, net: &Network) -> Self {
+        let queue_ports = (0..net.ports.len())
+            .filter(|&i| net.is_switch(net.ports[i].node))
+            .map(|i| PortId(i as u32))
             .collect();
         Observer {
             sample_interval: ir.observe.sample_interval_ps,
-            bin,
-            n_bins,
             queue_ports,
             q_t: Vec::new(),
             q_id: Vec::new(),
@@ -110,43 +100,33 @@ impl Observer {
             p_t: Vec::new(),
             p_link: Vec::new(),
             p_on: Vec::new(),
-            tp: vec![0; n_flows * n_bins],
             record_fct: ir.observe.fct,
         }
     }
 
-    #[inline]
-    pub fn on_delivery(&mut self, flow: FlowId, t: SimTime, bytes: u32) {
-        if self.n_bins > 0 {
-            let b = ((t / self.bin) as usize).min(self.n_bins - 1);
-            self.tp[flow.idx() * self.n_bins + b] += bytes as u64;
+    /// Record one sample of every time series.
+    pub fn sample(&mut self, net: &Network) {
+        let t = to_s(net.now);
+        for (qi, &p) in self.queue_ports.iter().enumerate() {
+            self.q_t.push(t);
+            self.q_id.push(qi as u32);
+            self.q_bytes.push(net.ports[p.idx()].q_bytes);
         }
-    }
-}
-
-/// Record one sample of every time series.
-pub fn sample(sim: &mut Simulation) {
-    let t = to_s(sim.now);
-    let o = &mut sim.obs;
-    for (qi, &p) in o.queue_ports.iter().enumerate() {
-        o.q_t.push(t);
-        o.q_id.push(qi as u32);
-        o.q_bytes.push(sim.ports[p.idx()].q_bytes);
-    }
-    if sim.has_rp {
-        for (fi, f) in sim.flows.iter().enumerate() {
-            let h = &sim.hosts[sim.host_of[f.src.idx()] as usize];
-            let rate = h.rp.as_ref().and_then(|rp| rp.rate_bps(f.local)).unwrap_or(f64::NAN);
-            o.r_t.push(t);
-            o.r_flow.push(fi as u32);
-            o.r_rate.push(rate);
+        if net.has_rp {
+            for (fi, f) in net.flows.iter().enumerate() {
+                let h = &net.hosts[net.host_of[f.src.idx()] as usize];
+                let rate = h.rp.as_ref().and_then(|rp| rp.rate_bps(f.local)).unwrap_or(f64::NAN);
+                self.r_t.push(t);
+                self.r_flow.push(fi as u32);
+                self.r_rate.push(rate);
+            }
         }
-    }
-    if sim.pause_enabled {
-        for (pi, p) in sim.ports.iter().enumerate() {
-            o.p_t.push(t);
-            o.p_link.push(pi as u32);
-            o.p_on.push((p.paused_until > sim.now) as u32);
+        if net.pause_enabled {
+            for (pi, p) in net.ports.iter().enumerate() {
+                self.p_t.push(t);
+                self.p_link.push(pi as u32);
+                self.p_on.push((p.pause.paused_until > net.now) as u32);
+            }
         }
     }
 }
@@ -178,33 +158,15 @@ pub fn jain(xs: &[f64]) -> f64 {
     }
 }
 
-/// Build the summary and the tables; check conservation.
-pub fn collect(sim: &mut Simulation) -> Result<Results, RunError> {
-    let end = sim.ir.duration_ps;
-    let w = sim.ir.warmup_ps;
+/// Build the summary and the tables; check conservation. Time-weighted statistics must have
+/// been closed at the end of the run ([`Network::close_statistics`]).
+pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Results, RunError> {
+    let end = ir.duration_ps;
+    let w = ir.warmup_ps;
     let window = (end - w) as f64 / PS_PER_S as f64;
-    // close the time-weighted queue statistics and paused intervals at the end
-    for pi in 0..sim.ports.len() {
-        let p = &mut sim.ports[pi];
-        let from = p.q_last_t.max(w);
-        if end > from && !p.q_hist.is_empty() {
-            let dt = end - from;
-            p.q_area += p.q_bytes as u128 * dt as u128;
-            let b = ((p.q_bytes / HIST_BUCKET) as usize).min(p.q_hist.len() - 1);
-            p.q_hist[b] += dt;
-        }
-        p.q_last_t = end;
-        let e = p.paused_until.min(end);
-        let f = p.pause_from.max(w);
-        if e > f {
-            p.paused_acc_ps += e - f;
-        }
-        p.pause_from = end;
-    }
-    let ir = &sim.ir;
     // --- conservation: count live frames independently of the counters ---
     let (mut live_data, mut live_data_bytes, mut live_ctrl) = (0u64, 0u64, 0u64);
-    for f in sim.frames.iter_live() {
+    for f in net.frames.iter_live() {
         match f.kind {
             FrameKind::Data => {
                 live_data += 1;
@@ -214,9 +176,9 @@ pub fn collect(sim: &mut Simulation) -> Result<Results, RunError> {
             FrameKind::Pause => {}
         }
     }
-    let host_q: u64 = sim.flows.iter().map(|f| f.backlog).sum();
-    let host_q_bytes: u64 = sim.flows.iter().map(|f| f.backlog * f.frame_bytes as u64).sum();
-    let c = &sim.c;
+    let host_q: u64 = net.flows.iter().map(|f| f.backlog).sum();
+    let host_q_bytes: u64 = net.flows.iter().map(|f| f.backlog * f.frame_bytes as u64).sum();
+    let c = &net.c;
     let mut problems = Vec::new();
     if c.data_generated.0 != c.data_delivered.0 + c.data_dropped.0 + live_data + host_q {
         problems.push(format!(
@@ -236,17 +198,17 @@ pub fn collect(sim: &mut Simulation) -> Result<Results, RunError> {
             c.ctrl_generated.0, c.ctrl_delivered, c.ctrl_dropped, live_ctrl
         ));
     }
-    let queued: u64 = sim.ports.iter().map(|p| p.q_bytes).sum();
-    let queued_frames: u64 = sim
+    let queued: u64 = net.ports.iter().map(|p| p.q_bytes).sum();
+    let queued_frames: u64 = net
         .ports
         .iter()
         .flat_map(|p| p.queue.iter())
-        .map(|&f| sim.frames.get(f).size as u64)
+        .map(|&f| net.frames.get(f).size as u64)
         .sum();
     if queued != queued_frames {
         problems.push(format!("queue bytes {queued} != bytes of queued frames {queued_frames}"));
     }
-    let per_flow_ok = sim.flows.iter().all(|f| {
+    let per_flow_ok = net.flows.iter().all(|f| {
         f.generated_frames >= f.delivered_frames + f.dropped_frames + f.backlog
             && f.sent_frames == f.generated_frames - f.backlog
     });
@@ -257,7 +219,7 @@ pub fn collect(sim: &mut Simulation) -> Result<Results, RunError> {
     // --- flows ---
     let mut flows = Vec::new();
     let mut tputs = Vec::new();
-    for (i, f) in sim.flows.iter().enumerate() {
+    for (i, f) in net.flows.iter().enumerate() {
         let tp = f.delivered_bytes_window as f64 * 8.0 / window;
         tputs.push(tp);
         flows.push(json!({
@@ -275,10 +237,10 @@ pub fn collect(sim: &mut Simulation) -> Result<Results, RunError> {
     // --- links (per direction) ---
     let mut links = Vec::new();
     let mut host_paused = Vec::new();
-    for p in &sim.ports {
+    for p in &net.ports {
         let util = p.tx_bytes_window as f64 * 8.0 / (p.rate_bps as f64 * window);
-        let pf = p.paused_acc_ps as f64 / (end - w) as f64;
-        if sim.switch_of[p.node.idx()] == u32::MAX {
+        let pf = p.pause.paused_acc_ps as f64 / (end - w) as f64;
+        if !net.is_switch(p.node) {
             host_paused.push(pf);
         }
         links.push(json!({
@@ -292,8 +254,8 @@ pub fn collect(sim: &mut Simulation) -> Result<Results, RunError> {
     // --- queues ---
     let mut queues = Vec::new();
     let mut by_reason = vec![0u64; DROP_REASONS.len()];
-    for &pid in &sim.obs.queue_ports {
-        let p = &sim.ports[pid.idx()];
+    for &pid in &obs.queue_ports {
+        let p = &net.ports[pid.idx()];
         let mean = (p.q_area as f64) / (end - w) as f64;
         let total: u64 = p.q_hist.iter().sum();
         let mut acc = 0u64;
@@ -323,13 +285,13 @@ pub fn collect(sim: &mut Simulation) -> Result<Results, RunError> {
             "drops_by_reason": dr,
         }));
     }
-    let by_switch: serde_json::Map<String, Value> = sim
+    let by_switch: serde_json::Map<String, Value> = net
         .switches
         .iter()
         .map(|s| (node_name(ir, s.node.idx()).to_string(), json!(s.drops)))
         .collect();
     // --- control ---
-    let names = sim.scheme.message_types();
+    let names = net.scheme.message_types();
     let mut messages = serde_json::Map::new();
     for (k, name) in names.iter().enumerate() {
         messages.insert(name.to_string(), json!(c.ctrl_by_kind[k]));
@@ -339,7 +301,7 @@ pub fn collect(sim: &mut Simulation) -> Result<Results, RunError> {
     let mut fcts = Vec::new();
     let mut bad = 0u64;
     let mut unfinished = 0u64;
-    for t in &sim.transfers {
+    for t in &net.transfers {
         if t.start < w {
             continue;
         }
@@ -357,12 +319,12 @@ pub fn collect(sim: &mut Simulation) -> Result<Results, RunError> {
     let conservation_ok = problems.is_empty();
     let summary = json!({
         "scenario": ir.name,
-        "scheme": sim.scheme.name(),
+        "scheme": net.scheme.name(),
         "seed": ir.seed,
         "replication": ir.replication,
         "sim_time_s": to_s(end),
         "warmup_s": to_s(w),
-        "events": sim.events,
+        "events": events,
         "frames": {
             "generated": c.data_generated.0,
             "sent": c.data_sent.0,
@@ -417,16 +379,14 @@ pub fn collect(sim: &mut Simulation) -> Result<Results, RunError> {
     if !conservation_ok {
         return Err(RunError::Invariant(problems.join("; ")));
     }
-    let tables = build_tables(sim);
+    let tables = build_tables(ir, net, obs);
     Ok(Results { summary, tables })
 }
 
-fn build_tables(sim: &Simulation) -> Vec<Table> {
-    let ir = &sim.ir;
-    let o = &sim.obs;
+fn build_tables(ir: &Ir, net: &Network, o: &Observer) -> Vec<Table> {
     let mut tables = Vec::new();
     // keep only queues that ever held something
-    let used: Vec<bool> = o.queue_ports.iter().map(|p| sim.ports[p.idx()].q_max > 0).collect();
+    let used: Vec<bool> = o.queue_ports.iter().map(|p| net.ports[p.idx()].q_max > 0).collect();
     let keep: Vec<usize> = (0..o.q_id.len()).filter(|&i| used[o.q_id[i] as usize]).collect();
     tables.push(Table {
         name: "queue_ts",
@@ -442,22 +402,23 @@ fn build_tables(sim: &Simulation) -> Vec<Table> {
             ("queue", Column::U32((0..o.queue_ports.len() as u32).collect())),
             (
                 "switch",
-                Column::Str(o.queue_ports.iter().map(|p| node_name(ir, sim.ports[p.idx()].node.idx()).to_string()).collect()),
+                Column::Str(o.queue_ports.iter().map(|p| node_name(ir, net.ports[p.idx()].node.idx()).to_string()).collect()),
             ),
             (
                 "port",
-                Column::Str(o.queue_ports.iter().map(|p| node_name(ir, sim.ports[p.idx()].peer_node.idx()).to_string()).collect()),
+                Column::Str(o.queue_ports.iter().map(|p| node_name(ir, net.ports[p.idx()].peer_node.idx()).to_string()).collect()),
             ),
         ],
     });
     let (mut t, mut fl, mut bps) = (Vec::new(), Vec::new(), Vec::new());
-    if o.n_bins > 0 {
-        let bin_s = o.bin as f64 / PS_PER_S as f64;
-        for f in 0..sim.flows.len() {
-            for b in 0..o.n_bins {
+    let fb = &net.flow_bins;
+    if fb.n_bins > 0 {
+        let bin_s = fb.bin as f64 / PS_PER_S as f64;
+        for f in 0..net.flows.len() {
+            for b in 0..fb.n_bins {
                 t.push(b as f64 * bin_s);
                 fl.push(f as u32);
-                bps.push(o.tp[f * o.n_bins + b] as f64 * 8.0 / bin_s);
+                bps.push(fb.bytes[f * fb.n_bins + b] as f64 * 8.0 / bin_s);
             }
         }
     }
@@ -484,12 +445,12 @@ fn build_tables(sim: &Simulation) -> Vec<Table> {
     tables.push(Table {
         name: "links",
         columns: vec![
-            ("link", Column::U32((0..sim.ports.len() as u32).collect())),
-            ("from", Column::Str(sim.ports.iter().map(|p| node_name(ir, p.node.idx()).to_string()).collect())),
-            ("to", Column::Str(sim.ports.iter().map(|p| node_name(ir, p.peer_node.idx()).to_string()).collect())),
+            ("link", Column::U32((0..net.ports.len() as u32).collect())),
+            ("from", Column::Str(net.ports.iter().map(|p| node_name(ir, p.node.idx()).to_string()).collect())),
+            ("to", Column::Str(net.ports.iter().map(|p| node_name(ir, p.peer_node.idx()).to_string()).collect())),
         ],
     });
-    let tr: Vec<_> = if o.record_fct { sim.transfers.iter().enumerate().collect() } else { Vec::new() };
+    let tr: Vec<_> = if o.record_fct { net.transfers.iter().enumerate().collect() } else { Vec::new() };
     tables.push(Table {
         name: "fct",
         columns: vec![
@@ -503,7 +464,7 @@ fn build_tables(sim: &Simulation) -> Vec<Table> {
             ("frames", Column::U64(tr.iter().map(|(_, t)| t.frames).collect())),
             (
                 "bytes",
-                Column::U64(tr.iter().map(|(_, t)| t.frames * sim.flows[t.flow.idx()].frame_bytes as u64).collect()),
+                Column::U64(tr.iter().map(|(_, t)| t.frames * net.flows[t.flow.idx()].frame_bytes as u64).collect()),
             ),
             ("completed", Column::U32(tr.iter().map(|(_, t)| (t.end != u64::MAX) as u32).collect())),
             ("bad", Column::U32(tr.iter().map(|(_, t)| t.bad as u32).collect())),
@@ -512,9 +473,9 @@ fn build_tables(sim: &Simulation) -> Vec<Table> {
     tables.push(Table {
         name: "flows",
         columns: vec![
-            ("flow", Column::U32((0..sim.flows.len() as u32).collect())),
-            ("src", Column::Str(sim.flows.iter().map(|f| node_name(ir, f.src.idx()).to_string()).collect())),
-            ("dst", Column::Str(sim.flows.iter().map(|f| node_name(ir, f.dst.idx()).to_string()).collect())),
+            ("flow", Column::U32((0..net.flows.len() as u32).collect())),
+            ("src", Column::Str(net.flows.iter().map(|f| node_name(ir, f.src.idx()).to_string()).collect())),
+            ("dst", Column::Str(net.flows.iter().map(|f| node_name(ir, f.dst.idx()).to_string()).collect())),
         ],
     });
     tables

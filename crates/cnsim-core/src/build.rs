@@ -1,0 +1,230 @@
+//! IR → network: ports in link order, switches and hosts, routes, flows, congestion points and
+//! reaction points (one per scheme registry entry), sources, hotspots, and the first events.
+
+use crate::cm::{self, HostInfo, PortInfo};
+use crate::error::ScenarioError;
+use crate::event::{Event, EventQueue};
+use crate::flowctl::SwitchPause;
+use crate::frame::FramePool;
+use crate::ids::{FlowId, NodeId, PortId};
+use crate::ir::{Ir, NodeIr, PauseIr};
+use crate::net::buffer::policy_bytes;
+use crate::net::{compute_routes, Counters, Flow, Host, NetConfig, Network, Port, Switch, HIST_BUCKET, NONE_U32};
+use crate::probe::FlowBins;
+use crate::rng::{ns, Stream};
+use crate::traffic::Source;
+use std::collections::VecDeque;
+
+/// Build the network of a validated IR and schedule its first events.
+pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
+    let scheme = cm::registry(&ir.cm.scheme, &ir.cm.params)?;
+    let n = ir.nodes.len();
+    // ports and adjacency, in link order
+    let mut ports: Vec<Port> = Vec::with_capacity(2 * ir.links.len());
+    let mut node_ports: Vec<Vec<PortId>> = vec![Vec::new(); n];
+    let mut adj: Vec<Vec<(NodeId, PortId)>> = vec![Vec::new(); n];
+    for l in &ir.links {
+        let pa = PortId(ports.len() as u32);
+        let pb = PortId(pa.0 + 1);
+        let mut a = Port::new(NodeId(l.a), node_ports[l.a as usize].len() as u32, l.rate_bps, l.prop_ps);
+        let mut b = Port::new(NodeId(l.b), node_ports[l.b as usize].len() as u32, l.rate_bps, l.prop_ps);
+        a.peer = pb;
+        a.peer_node = NodeId(l.b);
+        b.peer = pa;
+        b.peer_node = NodeId(l.a);
+        ports.push(a);
+        ports.push(b);
+        node_ports[l.a as usize].push(pa);
+        node_ports[l.b as usize].push(pb);
+        adj[l.a as usize].push((NodeId(l.b), pa));
+        adj[l.b as usize].push((NodeId(l.a), pb));
+    }
+    let is_switch: Vec<bool> = ir.nodes.iter().map(|x| matches!(x, NodeIr::Switch { .. })).collect();
+    let mut routes = compute_routes(n, &is_switch, &adj);
+    let mut switches = Vec::new();
+    let mut switch_of = vec![NONE_U32; n];
+    let mut hosts = Vec::new();
+    let mut host_of = vec![NONE_U32; n];
+    let mut pause_enabled = false;
+    for (i, node) in ir.nodes.iter().enumerate() {
+        match node {
+            NodeIr::Switch { latency_ps, buffer, pause, .. } => {
+                switch_of[i] = switches.len() as u32;
+                pause_enabled |= !matches!(pause, PauseIr::None);
+                switches.push(Switch {
+                    node: NodeId(i as u32),
+                    ports: node_ports[i].clone(),
+                    latency_ps: *latency_ps,
+                    buffer: buffer.clone(),
+                    pause: SwitchPause::new(pause.clone()),
+                    total_bytes: 0,
+                    route: std::mem::take(&mut routes[i]),
+                    drops: 0,
+                });
+            }
+            NodeIr::Host { response_delay_ps, .. } => {
+                host_of[i] = hosts.len() as u32;
+                hosts.push(Host {
+                    node: NodeId(i as u32),
+                    port: node_ports[i][0],
+                    response_delay_ps: *response_delay_ps,
+                    flows: Vec::new(),
+                    rr_next: 0,
+                    ctrl_q: VecDeque::new(),
+                    wake_at: u64::MAX,
+                    backlogged: 0,
+                    rp: None,
+                    reflector: None,
+                    info_idx: 0,
+                });
+            }
+        }
+    }
+    for p in ports.iter_mut() {
+        if let NodeIr::Switch { latency_ps, .. } = &ir.nodes[p.peer_node.idx()] {
+            p.peer_is_switch = true;
+            p.peer_latency_ps = *latency_ps;
+        }
+    }
+    // flows
+    let mut flows = Vec::with_capacity(ir.flows.len());
+    for (i, f) in ir.flows.iter().enumerate() {
+        let h = &mut hosts[host_of[f.src as usize] as usize];
+        let local = h.flows.len() as u32;
+        h.flows.push(FlowId(i as u32));
+        // a flow's destination must be reachable from its source's switch
+        let sw_node = ports[h.port.idx()].peer_node.idx();
+        if switch_of[sw_node] == NONE_U32 || switches[switch_of[sw_node] as usize].route[f.dst as usize].is_none() {
+            return Err(ScenarioError::field(format!("flows[{i}]"), "destination unreachable from source"));
+        }
+        flows.push(Flow::new(NodeId(f.src), NodeId(f.dst), f.frame_bytes, local));
+    }
+    // congestion points (one per switch egress port) with unique cpids
+    let mut cps = Vec::with_capacity(ports.len());
+    let mut cp_rngs = Vec::with_capacity(ports.len());
+    for (pi, p) in ports.iter_mut().enumerate() {
+        let s = switch_of[p.node.idx()];
+        if s == NONE_U32 {
+            cps.push(None);
+            cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | pi as u64));
+            continue;
+        }
+        let sw = &switches[s as usize];
+        let buffer_bytes = policy_bytes(&sw.buffer);
+        p.cpid = pi as u32 + 1;
+        let nb = ((buffer_bytes.max(1) / HIST_BUCKET) + 2).min(1 << 16) as usize;
+        p.q_hist = vec![0; nb];
+        let info = PortInfo { port: PortId(pi as u32), switch: p.node, index: p.index, rate_bps: p.rate_bps, buffer_bytes, cpid: p.cpid };
+        // stream id from the (switch node, port index): stable under unrelated changes
+        cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | ((p.node.0 as u64) << 16) | p.index as u64));
+        cps.push(scheme.congestion_point(&info));
+    }
+    // hosts: RP, reflector
+    let mut host_infos = Vec::with_capacity(hosts.len());
+    let mut host_rngs = Vec::with_capacity(hosts.len());
+    let mut has_rp = false;
+    for (hi, h) in hosts.iter_mut().enumerate() {
+        let info = HostInfo {
+            host: h.node,
+            line_rate_bps: ports[h.port.idx()].rate_bps,
+            flows: h.flows.clone(),
+            flow_dst: h.flows.iter().map(|f| flows[f.idx()].dst).collect(),
+            flow_frame_bytes: h.flows.iter().map(|f| flows[f.idx()].frame_bytes).collect(),
+        };
+        if !h.flows.is_empty() {
+            h.rp = scheme.reaction_point(&info);
+            has_rp |= h.rp.is_some();
+        }
+        h.reflector = scheme.reflector(&info);
+        h.info_idx = hi;
+        host_infos.push(info);
+        host_rngs.push(Stream::new(ir.seed, ir.replication, ns::HOST | h.node.0 as u64));
+    }
+    let host_nodes: Vec<NodeId> = hosts.iter().map(|h| h.node).collect();
+    let sources = ir
+        .sources
+        .iter()
+        .map(|s| Source {
+            flows: s.flows.iter().map(|&f| FlowId(f)).collect(),
+            start: s.start_ps,
+            stop: s.stop_ps,
+            gate: s.gate.clone(),
+            process: s.process.clone(),
+            rng: Stream::new(ir.seed, ir.replication, ns::SOURCE | s.stream_id),
+            slot: 0,
+            sat_on: false,
+            busy: false,
+        })
+        .collect();
+    let mut hotspots = Vec::new();
+    for h in &ir.hotspots {
+        let port = node_ports[h.switch as usize]
+            .iter()
+            .copied()
+            .find(|p| ports[p.idx()].peer_node.0 == h.toward)
+            .expect("validated: toward is a neighbour");
+        hotspots.push((port, h.schedule.clone()));
+    }
+    let n_kinds = scheme.message_types().len();
+    let flow_bins = FlowBins::new(ir.observe.throughput_bin_ps, ir.duration_ps, flows.len());
+    let mut net = Network {
+        cfg: NetConfig {
+            duration_ps: ir.duration_ps,
+            warmup_ps: ir.warmup_ps,
+            control_frame_bytes: ir.control_frame_bytes,
+            wire_overhead_bytes: ir.wire_overhead_bytes,
+        },
+        now: 0,
+        q: EventQueue::with_capacity(1024),
+        frames: FramePool::default(),
+        ports,
+        cps,
+        cp_rngs,
+        switches,
+        switch_of,
+        hosts,
+        host_of,
+        host_infos,
+        host_rngs,
+        host_nodes,
+        flows,
+        sources,
+        transfers: Vec::new(),
+        hotspots,
+        scheme,
+        has_rp,
+        pause_enabled,
+        c: Counters { ctrl_by_kind: vec![0; n_kinds], ..Default::default() },
+        flow_bins,
+        emits: Vec::new(),
+        rate_changes: Vec::new(),
+        timers: Vec::new(),
+        backlog_scratch: Vec::new(),
+    };
+    schedule_initial(&mut net);
+    Ok(net)
+}
+
+/// RP start hooks, first source firings, CP ticks and hotspot steps.
+fn schedule_initial(net: &mut Network) {
+    for h in 0..net.hosts.len() {
+        net.rp_call(h, |rp, ctx| rp.on_start(ctx));
+    }
+    for i in 0..net.sources.len() {
+        if let Some(t) = net.sources[i].first_time() {
+            net.schedule(t, Event::SourceFire { source: i as u32 });
+        }
+    }
+    for pi in 0..net.cps.len() {
+        if let Some(period) = net.cps[pi].as_ref().and_then(|c| c.tick_period_ps()) {
+            if period > 0 {
+                net.schedule(period, Event::CpTick { port: PortId(pi as u32) });
+            }
+        }
+    }
+    for hi in 0..net.hotspots.len() {
+        if let Some(&(t, _)) = net.hotspots[hi].1.first() {
+            net.schedule(t, Event::ServiceRate { hotspot: hi as u32, step: 0 });
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! IEEE 802.3x PAUSE (spec §1.4): the receiver side (a transmitter that stops until its pause
+//! time expires) and the generator side (watermarks on a switch's buffers: GLOBAL — any egress
+//! queue ≥ HIGH pauses every input, XON when all ≤ LOW — or SELECTIVE — an input partition ≥ HIGH
+//! pauses that input only). XOFF is refreshed at a fraction of its pause time while asserted.
+//!
+//! The per-port state is one [`PortPause`] and the per-switch state one [`SwitchPause`]; per-
+//! priority PFC (802.1Qbb) will hold one of each per priority.
+
+use crate::event::Event;
+use crate::ids::PortId;
+use crate::ir::PauseIr;
+use crate::net::Network;
+use crate::time::{tx_time_ps, SimTime};
+
+/// PAUSE state of one port: as a paused transmitter, and as the switch port that sends XOFF/XON
+/// toward its peer.
+#[derive(Debug, Clone, Default)]
+pub struct PortPause {
+    /// Set by PAUSE frames received on this port: no new frame starts before it.
+    pub paused_until: SimTime,
+    /// Start of the current (possibly open) paused interval, for the paused-time statistic.
+    pub pause_from: SimTime,
+    /// Time paused within the statistics window, ps.
+    pub paused_acc_ps: u64,
+    /// A PAUSE (quanta; 0 = XON) waiting to go out ahead of the queue.
+    pub pending: Option<u16>,
+    /// Selective mode: XOFF currently asserted toward the peer through this port.
+    pub xoff: bool,
+    /// Generation of the last PAUSE sent (stale refresh events are ignored).
+    pub gen: u32,
+    /// Global mode: this egress queue is ≥ HIGH / > LOW.
+    pub above_high: bool,
+    pub above_low: bool,
+}
+
+impl PortPause {
+    /// A PAUSE with `quanta` (0 = XON) arrived at `now` on a link of `rate_bps`; paused time is
+    /// accounted after the warm-up `w`.
+    pub fn receive(&mut self, now: SimTime, w: SimTime, quanta: u16, rate_bps: u64) {
+        // close the current paused interval at `now`
+        let end = self.paused_until.min(now);
+        let from = self.pause_from.max(w);
+        if end > from {
+            self.paused_acc_ps += end - from;
+        }
+        self.pause_from = now;
+        self.paused_until = if quanta == 0 { now } else { now + tx_time_ps(quanta as u64 * 64, rate_bps) };
+    }
+
+    /// Close the paused-time statistic at the end of the run.
+    pub fn close(&mut self, end: SimTime, w: SimTime) {
+        let e = self.paused_until.min(end);
+        let f = self.pause_from.max(w);
+        if e > f {
+            self.paused_acc_ps += e - f;
+        }
+        self.pause_from = end;
+    }
+}
+
+/// PAUSE generation of one switch.
+#[derive(Debug, Clone)]
+pub struct SwitchPause {
+    pub cfg: PauseIr,
+    /// Global mode: number of egress queues at or above HIGH / above LOW.
+    pub n_high: u32,
+    pub n_above_low: u32,
+    pub xoff_global: bool,
+}
+
+impl SwitchPause {
+    pub fn new(cfg: PauseIr) -> Self {
+        SwitchPause { cfg, n_high: 0, n_above_low: 0, xoff_global: false }
+    }
+    pub fn enabled(&self) -> bool {
+        !matches!(self.cfg, PauseIr::None)
+    }
+}
+
+impl Network {
+    /// A PAUSE frame arrived on `port`: its transmitter stops until the pause time expires.
+    pub(crate) fn pause_receive(&mut self, port: PortId, quanta: u16) {
+        let (now, w) = (self.now, self.cfg.warmup_ps);
+        let p = &mut self.ports[port.idx()];
+        p.pause.receive(now, w, quanta, p.rate_bps);
+    }
+
+    /// Queue an XOFF (or XON) on switch port `port`, ahead of its data; schedule the refresh.
+    fn send_pause(&mut self, port: PortId, xoff: bool) {
+        let (quanta, frac) = {
+            let s = self.switch_of[self.ports[port.idx()].node.idx()] as usize;
+            match self.switches[s].pause.cfg {
+                PauseIr::Global { quanta, refresh_fraction, .. }
+                | PauseIr::Selective { quanta, refresh_fraction, .. } => (quanta, refresh_fraction),
+                PauseIr::None => return,
+            }
+        };
+        let now = self.now;
+        let p = &mut self.ports[port.idx()];
+        p.pause.pending = Some(if xoff { quanta } else { 0 });
+        p.pause.gen = p.pause.gen.wrapping_add(1);
+        if xoff {
+            let dur = tx_time_ps(quanta as u64 * 64, p.rate_bps);
+            let t = now + ((dur as f64 * frac) as u64).max(1);
+            let gen = p.pause.gen;
+            self.schedule(t, Event::PauseRefresh { port, gen });
+        }
+        self.port_try_send(port);
+    }
+
+    /// Re-send XOFF on `port` if it is still asserted and `gen` is the latest PAUSE sent there.
+    pub(crate) fn pause_refresh(&mut self, port: PortId, gen: u32) {
+        let p = &self.ports[port.idx()];
+        if p.pause.gen == gen {
+            let s = self.switch_of[p.node.idx()] as usize;
+            let asserted = match self.switches[s].pause.cfg {
+                PauseIr::Global { .. } => self.switches[s].pause.xoff_global,
+                PauseIr::Selective { .. } => p.pause.xoff,
+                PauseIr::None => false,
+            };
+            if asserted {
+                self.send_pause(port, true);
+            }
+        }
+    }
+
+    /// Re-evaluate the PAUSE watermarks of switch `s` after an occupancy change of egress `out`
+    /// and input partition `inp`.
+    pub(crate) fn pause_check(&mut self, s: usize, out: PortId, inp: PortId) {
+        match self.switches[s].pause.cfg {
+            PauseIr::None => {}
+            PauseIr::Global { high_bytes, low_bytes, .. } => {
+                let p = &mut self.ports[out.idx()];
+                let hi = p.q_bytes >= high_bytes;
+                let lo = p.q_bytes > low_bytes;
+                let sw = &mut self.switches[s].pause;
+                if hi != p.pause.above_high {
+                    p.pause.above_high = hi;
+                    if hi {
+                        sw.n_high += 1
+                    } else {
+                        sw.n_high -= 1
+                    }
+                }
+                if lo != p.pause.above_low {
+                    p.pause.above_low = lo;
+                    if lo {
+                        sw.n_above_low += 1
+                    } else {
+                        sw.n_above_low -= 1
+                    }
+                }
+                let toggle = if !sw.xoff_global && sw.n_high > 0 {
+                    Some(true)
+                } else if sw.xoff_global && sw.n_above_low == 0 {
+                    Some(false)
+                } else {
+                    None
+                };
+                if let Some(x) = toggle {
+                    self.switches[s].pause.xoff_global = x;
+                    for k in 0..self.switches[s].ports.len() {
+                        let port = self.switches[s].ports[k];
+                        self.send_pause(port, x);
+                    }
+                }
+            }
+            PauseIr::Selective { high_bytes, low_bytes, .. } => {
+                if inp.is_none() {
+                    return;
+                }
+                let p = &self.ports[inp.idx()];
+                if !p.pause.xoff && p.part_bytes >= high_bytes {
+                    self.ports[inp.idx()].pause.xoff = true;
+                    self.send_pause(inp, true);
+                } else if p.pause.xoff && p.part_bytes <= low_bytes {
+                    self.ports[inp.idx()].pause.xoff = false;
+                    self.send_pause(inp, false);
+                }
+            }
+        }
+    }
+}

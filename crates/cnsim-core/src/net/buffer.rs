@@ -1,0 +1,54 @@
+//! Buffer admission of a switch (spec §1.3): which limit a frame must fit under, and why it is
+//! dropped when it does not.
+
+use super::Port;
+use crate::ids::PortId;
+use crate::ir::BufferIr;
+
+/// Why a frame was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// BUF-OUT: the egress queue's private limit.
+    EgressFull = 0,
+    /// BUF-IN: the input partition is full.
+    IngressFull = 1,
+    /// Shared pool exhausted.
+    SharedFull = 2,
+    /// No route to the destination (cannot happen after validation; kept for conservation).
+    NoRoute = 3,
+}
+pub const DROP_REASONS: [&str; 4] = ["egress_full", "ingress_full", "shared_full", "no_route"];
+
+/// The limit (bytes) that bounds the occupancy of one egress queue under `policy`: its private
+/// limit (BUF-OUT), the whole pool (shared), or — BUF-IN — every input partition's bytes could sit
+/// in it, so `inputs × partition`.
+pub fn queue_bound(policy: &BufferIr, inputs: usize) -> u64 {
+    match *policy {
+        BufferIr::Egress { egress_bytes } => egress_bytes,
+        BufferIr::Ingress { ingress_bytes } => ingress_bytes.saturating_mul(inputs.max(1) as u64),
+        BufferIr::Shared { shared_bytes } => shared_bytes,
+    }
+}
+
+/// The size limit of the policy as the scheme sees it (`PortInfo::buffer_bytes`): BUF-OUT limit,
+/// partition size, or pool size.
+pub fn policy_bytes(policy: &BufferIr) -> u64 {
+    match *policy {
+        BufferIr::Egress { egress_bytes } => egress_bytes,
+        BufferIr::Ingress { ingress_bytes } => ingress_bytes,
+        BufferIr::Shared { shared_bytes } => shared_bytes,
+    }
+}
+
+/// Admission of a frame of `size` bytes from `in_port` (NONE for frames the switch itself
+/// originates) into egress `out`: `None` = admitted, else the reason for the drop.
+#[inline]
+pub fn admit(policy: &BufferIr, ports: &[Port], total_bytes: u64, in_port: PortId, out: PortId, size: u64) -> Option<DropReason> {
+    match *policy {
+        BufferIr::Egress { egress_bytes } => (ports[out.idx()].q_bytes + size > egress_bytes).then_some(DropReason::EgressFull),
+        BufferIr::Ingress { ingress_bytes } => {
+            (!in_port.is_none() && ports[in_port.idx()].part_bytes + size > ingress_bytes).then_some(DropReason::IngressFull)
+        }
+        BufferIr::Shared { shared_bytes } => (total_bytes + size > shared_bytes).then_some(DropReason::SharedFull),
+    }
+}

@@ -1,0 +1,226 @@
+//! Flows and the traffic that feeds them.
+//!
+//! A flow is a (source host, destination host) channel with its own FIFO at the source and its
+//! own rate limiter (spec §1.2, §12 G4). Sources ([`crate::traffic`]) do not materialise frames:
+//! they add frame counts to a flow's FIFO (grouped in chunks per transfer), and the host NIC
+//! creates a frame record only when it starts transmitting. A saturated source marks its flows as
+//! always backlogged while it is active. A transfer is one closed-loop ON period's data (the FCT
+//! unit of CN-SIM).
+
+use super::{rate_gap_ps, Network, NONE_U32};
+use crate::event::Event;
+use crate::ids::{FlowId, NodeId};
+use crate::time::SimTime;
+use crate::traffic::{pareto_frames, Action};
+use std::collections::VecDeque;
+
+/// A pending chunk of frames of a flow's FIFO belonging to one transfer (u32::MAX = none).
+#[derive(Debug, Clone, Copy)]
+pub struct Chunk {
+    pub transfer: u32,
+    pub frames: u64,
+}
+
+/// A (source, destination) flow: FIFO at the source host, rate limiter, statistics.
+pub struct Flow {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub frame_bytes: u32,
+    /// Index in the source host's flow list.
+    pub local: u32,
+    /// Number of saturated sources currently active on this flow (> 0 ⇒ always a frame ready).
+    pub sat: u32,
+    pub fifo: VecDeque<Chunk>,
+    pub backlog: u64,
+    /// Rate limiter (bit/s); None = unregulated.
+    pub rl_rate: Option<f64>,
+    pub next_allowed: SimTime,
+    pub last_start: SimTime,
+    pub last_len: u32,
+    // statistics
+    pub generated_frames: u64,
+    pub sent_frames: u64,
+    pub sent_bytes: u64,
+    pub delivered_frames: u64,
+    pub delivered_bytes: u64,
+    pub delivered_bytes_window: u64,
+    pub dropped_frames: u64,
+    pub dropped_bytes: u64,
+}
+
+impl Flow {
+    pub fn new(src: NodeId, dst: NodeId, frame_bytes: u32, local: u32) -> Self {
+        Flow {
+            src,
+            dst,
+            frame_bytes,
+            local,
+            sat: 0,
+            fifo: VecDeque::new(),
+            backlog: 0,
+            rl_rate: None,
+            next_allowed: 0,
+            last_start: 0,
+            last_len: 0,
+            generated_frames: 0,
+            sent_frames: 0,
+            sent_bytes: 0,
+            delivered_frames: 0,
+            delivered_bytes: 0,
+            delivered_bytes_window: 0,
+            dropped_frames: 0,
+            dropped_bytes: 0,
+        }
+    }
+
+    #[inline]
+    pub fn has_frame(&self) -> bool {
+        self.sat > 0 || self.backlog > 0
+    }
+
+    /// Set (Some) or remove (None) the rate limiter at `now` and re-pace: the next start is
+    /// last start + last size / new rate, never before now (spec §1.2).
+    pub fn set_rate(&mut self, rate_bps: Option<f64>, now: SimTime) {
+        let rate = rate_bps.filter(|r| r.is_finite());
+        self.rl_rate = rate.map(|r| r.max(0.0));
+        self.next_allowed = match self.rl_rate {
+            None => now,
+            Some(r) if r > 0.0 => {
+                if self.last_len == 0 {
+                    now
+                } else {
+                    (self.last_start + rate_gap_ps(self.last_len, r)).max(now)
+                }
+            }
+            Some(_) => u64::MAX,
+        };
+    }
+}
+
+/// A transfer (FCT unit): one Pareto ON period's data.
+#[derive(Debug, Clone, Copy)]
+pub struct Transfer {
+    pub flow: FlowId,
+    pub start: SimTime,
+    pub end: SimTime,
+    pub frames: u64,
+    pub delivered: u64,
+    pub bad: bool,
+    /// The closed-loop source that created it.
+    pub source: u32,
+}
+
+impl Network {
+    /// A traffic source's next action.
+    pub(crate) fn source_fire(&mut self, si: usize) {
+        let now = self.now;
+        let (act, next) = self.sources[si].fire(now);
+        if let Some(t) = next {
+            self.schedule(t, Event::SourceFire { source: si as u32 });
+        }
+        match act {
+            Action::Nothing => {}
+            Action::Frame { flow } => {
+                let fid = self.sources[si].flows[flow];
+                self.enqueue_at_host(fid, 1, NONE_U32);
+            }
+            Action::Transfer { flow, on_bits } => {
+                let fid = self.sources[si].flows[flow];
+                let frames = pareto_frames(on_bits, self.flows[fid.idx()].frame_bytes);
+                let tid = self.transfers.len() as u32;
+                self.transfers.push(Transfer {
+                    flow: fid,
+                    start: now,
+                    end: u64::MAX,
+                    frames,
+                    delivered: 0,
+                    bad: false,
+                    source: si as u32,
+                });
+                self.enqueue_at_host(fid, frames, tid);
+            }
+            Action::Saturate(on) => {
+                if on != self.sources[si].sat_on {
+                    self.sources[si].sat_on = on;
+                    for k in 0..self.sources[si].flows.len() {
+                        let fid = self.sources[si].flows[k];
+                        let h = self.host_of[self.flows[fid.idx()].src.idx()] as usize;
+                        let f = &mut self.flows[fid.idx()];
+                        let had = f.has_frame();
+                        if on {
+                            f.sat += 1
+                        } else {
+                            f.sat -= 1
+                        }
+                        let has = f.has_frame();
+                        self.adjust_backlogged(h, had, has);
+                        if has {
+                            self.host_try_send(h);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline]
+    pub(crate) fn adjust_backlogged(&mut self, h: usize, had: bool, has: bool) {
+        match (had, has) {
+            (false, true) => self.hosts[h].backlogged += 1,
+            (true, false) => self.hosts[h].backlogged -= 1,
+            _ => {}
+        }
+    }
+
+    /// Add `frames` frames (of `transfer`, or none) to flow `fid`'s FIFO and kick its host.
+    pub(crate) fn enqueue_at_host(&mut self, fid: FlowId, frames: u64, transfer: u32) {
+        let f = &mut self.flows[fid.idx()];
+        let had = f.has_frame();
+        match f.fifo.back_mut() {
+            Some(c) if c.transfer == transfer && transfer == NONE_U32 => c.frames += frames,
+            _ => f.fifo.push_back(Chunk { transfer, frames }),
+        }
+        f.backlog += frames;
+        f.generated_frames += frames;
+        self.c.data_generated.0 += frames;
+        self.c.data_generated.1 += frames * f.frame_bytes as u64;
+        let h = self.host_of[f.src.idx()] as usize;
+        self.adjust_backlogged(h, had, true);
+        self.host_try_send(h);
+    }
+
+    /// Take the next frame of flow `fid` (host `h`) for transmission: returns (transfer, size,
+    /// last frame of its transfer). A saturated flow generates the frame as it is sent.
+    pub(crate) fn take_frame(&mut self, h: usize, fid: FlowId) -> (u32, u32, bool) {
+        let f = &mut self.flows[fid.idx()];
+        let mut transfer = NONE_U32;
+        let mut last = false;
+        if f.backlog > 0 {
+            let c = f.fifo.front_mut().expect("backlog implies a chunk");
+            transfer = c.transfer;
+            c.frames -= 1;
+            if c.frames == 0 {
+                f.fifo.pop_front();
+                last = transfer != NONE_U32;
+            }
+            f.backlog -= 1;
+        } else {
+            f.generated_frames += 1;
+            self.c.data_generated.0 += 1;
+            self.c.data_generated.1 += f.frame_bytes as u64;
+        }
+        let size = f.frame_bytes;
+        if !f.has_frame() {
+            self.hosts[h].backlogged -= 1;
+        }
+        (transfer, size, last)
+    }
+
+    /// The last frame of `transfer` left the NIC at `t_end`: its closed-loop source draws OFF.
+    pub(crate) fn transfer_left_nic(&mut self, transfer: u32, t_end: SimTime) {
+        let src = self.transfers[transfer as usize].source as usize;
+        if let Some(t) = self.sources[src].transfer_done(t_end) {
+            self.schedule(t, Event::SourceFire { source: src as u32 });
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! Hosts: one NIC port, the flows that start here, a control-frame FIFO, the reaction point (RP)
+//! owning the flows' rate limiters, and the reflector for forward schemes (spec §1.2).
+//!
+//! The NIC serves control frames first, then round-robin over the flows that have a frame and
+//! whose rate limiter allows it (`next_allowed`). A host under PAUSE starts nothing new.
+
+use super::{rate_gap_ps, Network, NONE_U32};
+use crate::cm::{self, Emit, HostCtx, Reflector, ReactionPoint};
+use crate::event::Event;
+use crate::frame::{CmMsg, Frame, FrameId, FrameKind, Tag};
+use crate::ids::{FlowId, NodeId, PortId};
+use crate::time::SimTime;
+use std::collections::VecDeque;
+
+/// A host: one NIC port, its flows (round-robin), control-frame FIFO, RP and reflector.
+pub struct Host {
+    pub node: NodeId,
+    pub port: PortId,
+    pub response_delay_ps: u64,
+    pub flows: Vec<FlowId>,
+    pub rr_next: usize,
+    /// Control frames waiting for the NIC (served ahead of data).
+    pub ctrl_q: VecDeque<FrameId>,
+    /// Scheduled wake time (dedupes HostWake events), u64::MAX = none.
+    pub wake_at: SimTime,
+    /// Number of flows with a frame waiting (saturated or backlog > 0).
+    pub backlogged: u32,
+    pub rp: Option<Box<dyn ReactionPoint>>,
+    pub reflector: Option<Box<dyn Reflector>>,
+    pub info_idx: usize,
+}
+
+impl Network {
+    #[inline]
+    pub(crate) fn ensure_host_wake(&mut self, h: usize, t: SimTime) {
+        let w = self.hosts[h].wake_at;
+        if w == t || (w < t && w >= self.now) {
+            return;
+        }
+        self.hosts[h].wake_at = t;
+        let node = self.hosts[h].node;
+        self.schedule(t, Event::HostWake { host: node });
+    }
+
+    /// A scheduled HostWake event (stale ones are ignored).
+    pub(crate) fn host_wake(&mut self, host: NodeId) {
+        let h = self.host_of[host.idx()] as usize;
+        if self.hosts[h].wake_at == self.now {
+            self.hosts[h].wake_at = u64::MAX;
+            self.host_try_send(h);
+        }
+    }
+
+    /// The NIC looks for work: control frames first, then one data frame of the next eligible flow.
+    pub(crate) fn host_try_send(&mut self, h: usize) {
+        let now = self.now;
+        let pid = self.hosts[h].port;
+        let (busy_until, paused_until) = {
+            let p = &self.ports[pid.idx()];
+            (p.busy_until, p.pause.paused_until)
+        };
+        if busy_until > now {
+            if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
+                self.ensure_host_wake(h, busy_until);
+            }
+            return;
+        }
+        if paused_until > now {
+            if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
+                self.ensure_host_wake(h, paused_until);
+            }
+            return;
+        }
+        if let Some(fr) = self.hosts[h].ctrl_q.pop_front() {
+            self.host_transmit(h, fr);
+            return;
+        }
+        if self.hosts[h].backlogged == 0 {
+            return;
+        }
+        // round robin over eligible flows
+        let n = self.hosts[h].flows.len();
+        let start = self.hosts[h].rr_next;
+        let mut pick = usize::MAX;
+        let mut min_blocked = u64::MAX;
+        for k in 0..n {
+            let i = if start + k >= n { start + k - n } else { start + k };
+            let f = &self.flows[self.hosts[h].flows[i].idx()];
+            if f.has_frame() {
+                if f.next_allowed <= now {
+                    pick = i;
+                    break;
+                }
+                min_blocked = min_blocked.min(f.next_allowed);
+            }
+        }
+        if pick == usize::MAX {
+            if min_blocked != u64::MAX {
+                self.ensure_host_wake(h, min_blocked);
+            }
+            return;
+        }
+        self.hosts[h].rr_next = if pick + 1 == n { 0 } else { pick + 1 };
+        let fid = self.hosts[h].flows[pick];
+        let (transfer, size, last_of_transfer) = self.take_frame(h, fid);
+        let fr = self.frames.alloc(Frame {
+            kind: FrameKind::Data,
+            size,
+            src: self.hosts[h].node,
+            dst: self.flows[fid.idx()].dst,
+            flow: fid,
+            transfer,
+            ingress: PortId::NONE,
+            born: now,
+            tag: Tag::default(),
+            msg: CmMsg::default(),
+            quanta: 0,
+        });
+        let local = self.flows[fid.idx()].local;
+        if self.hosts[h].rp.is_some() {
+            let mut rp = self.hosts[h].rp.take().expect("checked");
+            {
+                let mut frame = *self.frames.get(fr);
+                let mut ctx = self.host_ctx(h);
+                rp.on_transmit(&mut ctx, local, &mut frame);
+                *self.frames.get_mut(fr) = frame;
+            }
+            self.hosts[h].rp = Some(rp);
+        }
+        let size = self.frames.get(fr).size;
+        {
+            let f = &mut self.flows[fid.idx()];
+            f.sent_frames += 1;
+            f.sent_bytes += size as u64;
+            f.last_start = now;
+            f.last_len = size;
+            f.next_allowed = match f.rl_rate {
+                Some(r) if r > 0.0 => now + rate_gap_ps(size, r),
+                Some(_) => u64::MAX,
+                None => now,
+            };
+        }
+        self.c.data_sent.0 += 1;
+        self.c.data_sent.1 += size as u64;
+        let t_end = self.host_transmit(h, fr);
+        if last_of_transfer {
+            self.transfer_left_nic(transfer, t_end);
+        }
+        self.apply_host_effects(h, false);
+    }
+
+    /// Put frame `fr` on the host's wire now; returns the end of serialisation.
+    pub(crate) fn host_transmit(&mut self, h: usize, fr: FrameId) -> SimTime {
+        let now = self.now;
+        let pid = self.hosts[h].port;
+        let size = self.frames.get(fr).size;
+        let wire = self.cfg.wire_overhead_bytes as u64;
+        let warm = now >= self.cfg.warmup_ps;
+        let p = &mut self.ports[pid.idx()];
+        let t_end = now + p.tx_ps(size as u64 + wire);
+        p.busy_until = t_end;
+        if warm {
+            p.tx_bytes_window += size as u64 + wire;
+        }
+        let arrive = t_end + p.prop_ps + p.peer_latency_ps;
+        let peer = p.peer;
+        self.schedule(arrive, Event::Arrive { port: peer, frame: fr });
+        if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
+            self.ensure_host_wake(h, t_end);
+        }
+        t_end
+    }
+
+    /// A frame reached host `h` through `port`.
+    pub(crate) fn host_arrive(&mut self, h: usize, port: PortId, fr: FrameId) {
+        let now = self.now;
+        let (kind, size, flow, transfer, quanta) = {
+            let f = self.frames.get(fr);
+            (f.kind, f.size, f.flow, f.transfer, f.quanta)
+        };
+        match kind {
+            FrameKind::Pause => {
+                self.frames.free(fr);
+                self.pause_receive(port, quanta);
+                self.host_try_send(h);
+            }
+            FrameKind::Control => {
+                let d = self.hosts[h].response_delay_ps;
+                let node = self.hosts[h].node;
+                self.schedule(now + d, Event::Feedback { host: node, frame: fr });
+            }
+            FrameKind::Data => {
+                self.c.data_delivered.0 += 1;
+                self.c.data_delivered.1 += size as u64;
+                let warm = now >= self.cfg.warmup_ps;
+                let f = &mut self.flows[flow.idx()];
+                f.delivered_frames += 1;
+                f.delivered_bytes += size as u64;
+                if warm {
+                    f.delivered_bytes_window += size as u64;
+                }
+                self.flow_bins.on_delivery(flow, now, size);
+                if transfer != NONE_U32 {
+                    let t = &mut self.transfers[transfer as usize];
+                    t.delivered += 1;
+                    if t.delivered == t.frames {
+                        t.end = now;
+                    }
+                }
+                if self.hosts[h].reflector.is_some() {
+                    let mut rf = self.hosts[h].reflector.take().expect("checked");
+                    let frame = *self.frames.get(fr);
+                    {
+                        let mut ctx = self.host_ctx(h);
+                        rf.on_data(&mut ctx, &frame);
+                    }
+                    self.hosts[h].reflector = Some(rf);
+                    self.apply_host_effects(h, true);
+                }
+                self.frames.free(fr);
+            }
+        }
+    }
+
+    /// A control frame delivered to `host` takes effect (after the response delay).
+    pub(crate) fn host_feedback(&mut self, host: NodeId, frame: FrameId) {
+        let h = self.host_of[host.idx()] as usize;
+        let msg = self.frames.get(frame).msg;
+        self.frames.free(frame);
+        self.c.ctrl_delivered += 1;
+        self.rp_call(h, |rp, ctx| rp.on_feedback(ctx, &msg));
+    }
+
+    /// A reaction-point timer of `host` fired.
+    pub(crate) fn rp_timer(&mut self, host: NodeId, token: u64) {
+        let h = self.host_of[host.idx()] as usize;
+        self.rp_call(h, |rp, ctx| rp.on_timer(ctx, token));
+    }
+
+    fn host_ctx(&mut self, h: usize) -> HostCtx<'_> {
+        let hinfo = &self.host_infos[self.hosts[h].info_idx];
+        self.backlog_scratch.clear();
+        for f in &hinfo.flows {
+            self.backlog_scratch.push(self.flows[f.idx()].has_frame());
+        }
+        HostCtx {
+            now: self.now,
+            info: hinfo,
+            rng: &mut self.host_rngs[h],
+            out: &mut self.emits,
+            rates: &mut self.rate_changes,
+            timers: &mut self.timers,
+            backlog: &self.backlog_scratch,
+            extra_overhead_bytes: &mut self.c.extra_overhead_bytes,
+        }
+    }
+
+    /// Run a reaction-point hook of host `h` and carry out what it asked for.
+    pub(crate) fn rp_call(&mut self, h: usize, f: impl FnOnce(&mut dyn cm::ReactionPoint, &mut HostCtx)) {
+        if let Some(mut rp) = self.hosts[h].rp.take() {
+            {
+                let mut ctx = self.host_ctx(h);
+                f(rp.as_mut(), &mut ctx);
+            }
+            self.hosts[h].rp = Some(rp);
+            self.apply_host_effects(h, true);
+        }
+    }
+
+    /// Carry out what a host hook asked for: timers, rate-limiter changes, control frames.
+    fn apply_host_effects(&mut self, h: usize, kick: bool) {
+        let now = self.now;
+        let node = self.hosts[h].node;
+        for k in 0..self.timers.len() {
+            let (t, token) = self.timers[k];
+            self.schedule(t, Event::RpTimer { host: node, token });
+        }
+        self.timers.clear();
+        let mut changed = false;
+        for k in 0..self.rate_changes.len() {
+            let rc = self.rate_changes[k];
+            let fid = self.hosts[h].flows[rc.local as usize];
+            self.flows[fid.idx()].set_rate(rc.rate_bps, now);
+            changed = true;
+        }
+        self.rate_changes.clear();
+        let had_emits = !self.emits.is_empty();
+        for k in 0..self.emits.len() {
+            let e = self.emits[k];
+            let fr = self.new_control_frame(node, e);
+            self.hosts[h].ctrl_q.push_back(fr);
+        }
+        self.emits.clear();
+        if kick && (changed || had_emits) {
+            self.host_try_send(h);
+        } else if had_emits {
+            // called from inside host_try_send: the NIC is busy; make sure it wakes
+            let t = self.ports[self.hosts[h].port.idx()].busy_until.max(now);
+            self.ensure_host_wake(h, t);
+        }
+    }
+
+    /// A control frame from `src` (a host or a switch), counted as overhead at its origin.
+    pub(crate) fn new_control_frame(&mut self, src: NodeId, e: Emit) -> FrameId {
+        let size = self.cfg.control_frame_bytes;
+        self.c.ctrl_generated.0 += 1;
+        self.c.ctrl_generated.1 += size as u64;
+        if let Some(k) = self.c.ctrl_by_kind.get_mut(e.msg.kind as usize) {
+            *k += 1;
+        }
+        if self.now >= self.cfg.warmup_ps {
+            self.c.ctrl_bytes_window += size as u64;
+        }
+        self.frames.alloc(Frame {
+            kind: FrameKind::Control,
+            size,
+            src,
+            dst: e.dst,
+            flow: FlowId::NONE,
+            transfer: NONE_U32,
+            ingress: PortId::NONE,
+            born: self.now,
+            tag: Tag::default(),
+            msg: e.msg,
+            quanta: 0,
+        })
+    }
+}

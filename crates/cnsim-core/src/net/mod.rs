@@ -1,0 +1,145 @@
+//! The data plane: ports and links, switches and their buffers, hosts and their flows.
+//!
+//! [`Network`] holds the whole state that frames move through, plus the event queue the data plane
+//! schedules into. Each concept has its room, each an `impl Network` block over its own part:
+//!
+//! | file | what |
+//! |---|---|
+//! | [`port`] | one end of a full-duplex link: transmitter, switch egress FIFO, service rate (hotspots) |
+//! | [`switch`] | forwarding, buffer admission ([`buffer`]), drops, congestion-point hooks |
+//! | [`host`] | the NIC: control FIFO, round robin over flows, rate limiters, RP/reflector hooks |
+//! | [`flow`] | flows (FIFO + rate limiter), transfers, and the traffic sources that feed them |
+//! | [`routing`] | shortest-path routes |
+//! | [`crate::flowctl`] | link-level flow control (802.3x PAUSE), a port/buffer policy |
+//!
+//! The event loop ([`crate::sim`]) pops an event and calls the matching `Network` method; the
+//! observer ([`crate::observe`]) reads a `&Network`, never a mutable one.
+
+pub mod buffer;
+pub mod flow;
+pub mod host;
+pub mod port;
+pub mod routing;
+pub mod switch;
+
+pub use buffer::{DropReason, DROP_REASONS};
+pub use flow::{Chunk, Flow, Transfer};
+pub use host::Host;
+pub use port::{Port, HIST_BUCKET};
+pub use routing::compute_routes;
+pub use switch::Switch;
+
+use crate::cm::{CongestionPoint, Emit, HostInfo, RateChange, Scheme};
+use crate::event::{Event, EventQueue};
+use crate::frame::FramePool;
+use crate::ids::{NodeId, PortId};
+use crate::probe::FlowBins;
+use crate::rng::Stream;
+use crate::time::{SimTime, PS_PER_S};
+use crate::traffic::Source;
+
+/// "None" sentinel of u32 indices (transfer ids, host/switch indices of a node).
+pub(crate) const NONE_U32: u32 = u32::MAX;
+
+/// Whole-run counters (conservation and summary).
+#[derive(Debug, Default, Clone)]
+pub struct Counters {
+    pub data_generated: (u64, u64),
+    pub data_sent: (u64, u64),
+    pub data_delivered: (u64, u64),
+    pub data_dropped: (u64, u64),
+    pub ctrl_generated: (u64, u64),
+    pub ctrl_delivered: u64,
+    pub ctrl_dropped: u64,
+    pub ctrl_by_kind: Vec<u64>,
+    /// Control bytes generated after warm-up (overhead), plus extra tag bytes.
+    pub ctrl_bytes_window: u64,
+    pub extra_overhead_bytes: u64,
+    pub pause_sent: u64,
+}
+
+/// Run-wide constants the data plane needs (copied from the IR once).
+#[derive(Debug, Clone, Copy)]
+pub struct NetConfig {
+    pub duration_ps: SimTime,
+    /// Statistics windows start here.
+    pub warmup_ps: SimTime,
+    pub control_frame_bytes: u32,
+    pub wire_overhead_bytes: u32,
+}
+
+/// Storage for congestion points, indexed by port.
+pub type CpSlot = Option<Box<dyn CongestionPoint>>;
+
+/// The data plane's whole state.
+pub struct Network {
+    pub cfg: NetConfig,
+    /// Current simulated time (set by the event loop before each event).
+    pub now: SimTime,
+    pub(crate) q: EventQueue,
+    pub frames: FramePool,
+    pub ports: Vec<Port>,
+    pub(crate) cps: Vec<CpSlot>,
+    pub(crate) cp_rngs: Vec<Stream>,
+    pub switches: Vec<Switch>,
+    /// Index into `switches` of each node (NONE_U32 for hosts).
+    pub switch_of: Vec<u32>,
+    pub hosts: Vec<Host>,
+    /// Index into `hosts` of each node (NONE_U32 for switches).
+    pub host_of: Vec<u32>,
+    pub(crate) host_infos: Vec<HostInfo>,
+    pub(crate) host_rngs: Vec<Stream>,
+    pub(crate) host_nodes: Vec<NodeId>,
+    pub flows: Vec<Flow>,
+    pub(crate) sources: Vec<Source>,
+    pub transfers: Vec<Transfer>,
+    /// Output-generated hotspots: (egress port, (time, service rate) steps).
+    pub(crate) hotspots: Vec<(PortId, Vec<(u64, u64)>)>,
+    pub scheme: Box<dyn Scheme>,
+    /// Some host has a reaction point (RP rates are worth sampling).
+    pub has_rp: bool,
+    /// Some switch generates PAUSE.
+    pub pause_enabled: bool,
+    pub c: Counters,
+    /// Per-flow delivered bytes per time bin (observation probe, filled on delivery).
+    pub(crate) flow_bins: FlowBins,
+    // scratch buffers reused by hooks (no allocation in the hot path)
+    pub(crate) emits: Vec<Emit>,
+    pub(crate) rate_changes: Vec<RateChange>,
+    pub(crate) timers: Vec<(SimTime, u64)>,
+    pub(crate) backlog_scratch: Vec<bool>,
+}
+
+impl Network {
+    /// Schedule `ev` at `t`.
+    #[inline]
+    pub(crate) fn schedule(&mut self, t: SimTime, ev: Event) {
+        self.q.push(t, ev);
+    }
+
+    /// Is the node a switch? (Its index into `switches` otherwise NONE_U32.)
+    #[inline]
+    pub fn is_switch(&self, node: NodeId) -> bool {
+        self.switch_of[node.idx()] != NONE_U32
+    }
+
+    /// Close time-weighted statistics (queue areas and histograms, paused intervals) at `end`.
+    pub fn close_statistics(&mut self, end: SimTime) {
+        let w = self.cfg.warmup_ps;
+        for p in &mut self.ports {
+            p.account_queue(end, w);
+            p.pause.close(end, w);
+        }
+    }
+}
+
+/// Pacing gap of a rate limiter: time to send `bytes` at `rate` bit/s, ps (rounded up).
+#[inline]
+pub fn rate_gap_ps(bytes: u32, rate: f64) -> u64 {
+    let g = (bytes as f64 * 8.0 * PS_PER_S as f64 / rate).ceil();
+    if g >= 1.8e19 {
+        u64::MAX / 2
+    } else {
+        g as u64
+    }
+}

@@ -1,0 +1,276 @@
+//! Ports: one end of a full-duplex link — the transmitter toward the peer and, at switches, the
+//! egress FIFO feeding it (the congestion point's queue).
+//!
+//! A frame is serialised at the line rate and reaches the peer after the propagation delay (plus
+//! the peer switch's latency): store and forward. Under an output-generated hotspot the port keeps
+//! serialising at line rate but waits until `start + size / service_rate` before the next *data*
+//! frame (the receiver drains slowly); MAC-control frames may use the gaps (spec §1.6, OG-LINK).
+
+use super::{Network, NONE_U32};
+use crate::event::Event;
+use crate::flowctl::PortPause;
+use crate::frame::{CmMsg, Frame, FrameId, FrameKind, Tag};
+use crate::ids::{FlowId, NodeId, PortId};
+use crate::time::{tx_time_ps, SimTime, PS_PER_S};
+use std::collections::VecDeque;
+
+/// Histogram bucket width of queue occupancy (one 64-byte page).
+pub const HIST_BUCKET: u64 = 64;
+
+/// One end of a full-duplex link. The input side of the same port is the BUF-IN partition.
+pub struct Port {
+    pub node: NodeId,
+    pub peer: PortId,
+    pub peer_node: NodeId,
+    /// Index within its node.
+    pub index: u32,
+    pub rate_bps: u64,
+    /// Picoseconds per byte at `rate_bps` when that is an integer (10 Gb/s: 800), else 0.
+    pub ps_per_byte: u64,
+    /// Current service rate (differs from `rate_bps` under an output-generated hotspot).
+    pub service_bps: u64,
+    pub data_ready_at: SimTime,
+    pub last_data_start: SimTime,
+    pub last_data_len: u64,
+    pub prop_ps: u64,
+    /// True if the far end is a switch (arrivals then include its latency).
+    pub peer_is_switch: bool,
+    pub peer_latency_ps: u64,
+    // transmitter
+    pub busy_until: SimTime,
+    pub busy: bool,
+    /// Pending PortWake time (dedupe), u64::MAX = none.
+    pub wake_at: SimTime,
+    pub tx_frame: FrameId,
+    /// Link-level flow control state of this port (both directions' roles).
+    pub pause: PortPause,
+    // switch egress queue
+    pub queue: VecDeque<FrameId>,
+    pub q_bytes: u64,
+    /// Bytes that arrived on this port (as input) and are still queued at any egress (BUF-IN).
+    pub part_bytes: u64,
+    // statistics
+    pub tx_bytes_window: u64,
+    pub drops: [u64; 4],
+    pub q_last_t: SimTime,
+    pub q_area: u128,
+    pub q_max: u64,
+    pub q_hist: Vec<u64>,
+    pub cpid: u32,
+}
+
+impl Port {
+    /// Serialisation time of `bytes` at the line rate, ps (exact; a multiply for the usual rates).
+    #[inline]
+    pub fn tx_ps(&self, bytes: u64) -> u64 {
+        if self.ps_per_byte > 0 {
+            bytes * self.ps_per_byte
+        } else {
+            tx_time_ps(bytes, self.rate_bps)
+        }
+    }
+
+    pub fn new(node: NodeId, index: u32, rate_bps: u64, prop_ps: u64) -> Self {
+        const BYTE_PS: u64 = 8 * PS_PER_S;
+        Port {
+            ps_per_byte: if BYTE_PS % rate_bps == 0 { BYTE_PS / rate_bps } else { 0 },
+            node,
+            peer: PortId::NONE,
+            peer_node: NodeId::NONE,
+            index,
+            rate_bps,
+            service_bps: rate_bps,
+            data_ready_at: 0,
+            last_data_start: 0,
+            last_data_len: 0,
+            prop_ps,
+            peer_is_switch: false,
+            peer_latency_ps: 0,
+            busy_until: 0,
+            busy: false,
+            wake_at: u64::MAX,
+            tx_frame: FrameId(u32::MAX),
+            pause: PortPause::default(),
+            queue: VecDeque::new(),
+            q_bytes: 0,
+            part_bytes: 0,
+            tx_bytes_window: 0,
+            drops: [0; 4],
+            q_last_t: 0,
+            q_area: 0,
+            q_max: 0,
+            q_hist: Vec::new(),
+            cpid: 0,
+        }
+    }
+
+    /// Time-weighted queue statistics: account the interval since the last change up to `now`
+    /// (only the part after the warm-up `w`).
+    #[inline]
+    pub fn account_queue(&mut self, now: SimTime, w: SimTime) {
+        let from = self.q_last_t.max(w);
+        if now > from {
+            let dt = now - from;
+            self.q_area += self.q_bytes as u128 * dt as u128;
+            let b = ((self.q_bytes / HIST_BUCKET) as usize).min(self.q_hist.len().saturating_sub(1));
+            if let Some(x) = self.q_hist.get_mut(b) {
+                *x += dt;
+            }
+        }
+        self.q_last_t = now;
+    }
+}
+
+impl Network {
+    /// Time-weighted queue statistics before an occupancy change of `port`.
+    #[inline]
+    pub(crate) fn queue_change(&mut self, port: PortId) {
+        let (now, w) = (self.now, self.cfg.warmup_ps);
+        self.ports[port.idx()].account_queue(now, w);
+    }
+
+    /// A switch port's transmitter looks for work: a pending PAUSE first, then (unless paused,
+    /// stopped or pacing a hotspot) the head of its egress queue.
+    pub(crate) fn port_try_send(&mut self, pid: PortId) {
+        let now = self.now;
+        let wire = self.cfg.wire_overhead_bytes as u64;
+        let ctrl = self.cfg.control_frame_bytes;
+        let p = &mut self.ports[pid.idx()];
+        if p.busy {
+            return;
+        }
+        if let Some(quanta) = p.pause.pending.take() {
+            let (src, dst) = (p.node, p.peer_node);
+            let t_end = now + p.tx_ps(ctrl as u64 + wire);
+            p.busy = true;
+            p.busy_until = t_end;
+            let fr = self.frames.alloc(Frame {
+                kind: FrameKind::Pause,
+                size: ctrl,
+                src,
+                dst,
+                flow: FlowId::NONE,
+                transfer: NONE_U32,
+                ingress: PortId::NONE,
+                born: now,
+                tag: Tag::default(),
+                msg: CmMsg::default(),
+                quanta,
+            });
+            self.ports[pid.idx()].tx_frame = fr;
+            self.c.pause_sent += 1;
+            self.schedule(t_end, Event::PortTxDone { port: pid });
+            return;
+        }
+        if p.pause.paused_until > now {
+            if p.wake_at != p.pause.paused_until && !p.queue.is_empty() {
+                p.wake_at = p.pause.paused_until;
+                let t = p.wake_at;
+                self.schedule(t, Event::PortWake { port: pid });
+            }
+            return;
+        }
+        if p.service_bps == 0 || p.queue.is_empty() {
+            return;
+        }
+        if p.data_ready_at > now {
+            if p.wake_at != p.data_ready_at {
+                p.wake_at = p.data_ready_at;
+                let t = p.wake_at;
+                self.schedule(t, Event::PortWake { port: pid });
+            }
+            return;
+        }
+        let head = *p.queue.front().expect("non-empty");
+        let (line, service) = (p.rate_bps, p.service_bps);
+        if self.cps[pid.idx()].is_some() {
+            let mut frame = *self.frames.get(head);
+            self.cp_call(pid, |cp, ctx| cp.on_transmit(ctx, &mut frame));
+            *self.frames.get_mut(head) = frame;
+        }
+        let size = self.frames.get(head).size as u64;
+        let warm = now >= self.cfg.warmup_ps;
+        let p = &mut self.ports[pid.idx()];
+        let t_end = now + p.tx_ps(size + wire);
+        p.data_ready_at = if service < line { now + tx_time_ps(size + wire, service) } else { t_end };
+        p.last_data_start = now;
+        p.last_data_len = size + wire;
+        p.busy = true;
+        p.busy_until = t_end;
+        p.tx_frame = head;
+        if warm {
+            p.tx_bytes_window += size + wire;
+        }
+        self.schedule(t_end, Event::PortTxDone { port: pid });
+    }
+
+    /// The last bit of the port's current frame left: dequeue, release buffer, hand the frame to
+    /// the link, look for the next one.
+    pub(crate) fn port_tx_done(&mut self, pid: PortId) {
+        let now = self.now;
+        let fr = {
+            let p = &mut self.ports[pid.idx()];
+            p.busy = false;
+            p.tx_frame
+        };
+        let (kind, size, ingress) = {
+            let f = self.frames.get(fr);
+            (f.kind, f.size as u64, f.ingress)
+        };
+        let (peer, prop, lat) = {
+            let p = &self.ports[pid.idx()];
+            (p.peer, p.prop_ps, p.peer_latency_ps)
+        };
+        if kind == FrameKind::Pause {
+            self.schedule(now + prop, Event::Arrive { port: peer, frame: fr });
+        } else {
+            self.queue_change(pid);
+            {
+                let p = &mut self.ports[pid.idx()];
+                let h = p.queue.pop_front();
+                debug_assert_eq!(h, Some(fr));
+                p.q_bytes -= size;
+            }
+            if !ingress.is_none() {
+                self.ports[ingress.idx()].part_bytes -= size;
+            }
+            let s = self.switch_of[self.ports[pid.idx()].node.idx()] as usize;
+            self.switches[s].total_bytes -= size;
+            if self.cps[pid.idx()].is_some() {
+                let frame = *self.frames.get(fr);
+                self.cp_call(pid, |cp, ctx| cp.on_dequeue(ctx, &frame));
+            }
+            if self.pause_enabled {
+                self.pause_check(s, pid, ingress);
+            }
+            self.schedule(now + prop + lat, Event::Arrive { port: peer, frame: fr });
+        }
+        self.port_try_send(pid);
+    }
+
+    /// A scheduled wake-up of a port (pause expired or hotspot pacing gap over).
+    pub(crate) fn port_wake(&mut self, pid: PortId) {
+        if self.ports[pid.idx()].wake_at == self.now {
+            self.ports[pid.idx()].wake_at = u64::MAX;
+        }
+        self.port_try_send(pid);
+    }
+
+    /// Step `step` of hotspot `hotspot`'s service-rate schedule.
+    pub(crate) fn service_rate_step(&mut self, hotspot: u32, step: u32) {
+        let (port, ref sched) = self.hotspots[hotspot as usize];
+        let (_, rate) = sched[step as usize];
+        if let Some(&(t, _)) = sched.get(step as usize + 1) {
+            self.schedule(t, Event::ServiceRate { hotspot, step: step + 1 });
+        }
+        let now = self.now;
+        let p = &mut self.ports[port.idx()];
+        p.service_bps = rate;
+        // re-pace the gap after the last data frame at the new rate
+        if p.data_ready_at > now && rate > 0 {
+            let gap = tx_time_ps(p.last_data_len, rate.min(p.rate_bps));
+            p.data_ready_at = (p.last_data_start + gap).max(now);
+        }
+        self.port_try_send(port);
+    }
+}

@@ -1,0 +1,147 @@
+//! Switches: output-queued, shared memory, one traffic class (spec §1.3). An arriving frame is
+//! looked up, admitted or dropped by the buffer policy ([`super::buffer`]), enqueued FIFO at its
+//! egress port — the congestion point, whose hooks run here — and the port is kicked.
+
+use super::buffer::{admit, DropReason};
+use super::{Network, NONE_U32};
+use crate::cm::{self, CpCtx};
+use crate::flowctl::SwitchPause;
+use crate::frame::{FrameId, FrameKind};
+use crate::ids::{NodeId, PortId};
+use crate::ir::BufferIr;
+
+/// A switch: ports, buffer policy, PAUSE generator state, routes.
+pub struct Switch {
+    pub node: NodeId,
+    pub ports: Vec<PortId>,
+    pub latency_ps: u64,
+    pub buffer: BufferIr,
+    /// PAUSE generation (configuration and watermark state).
+    pub pause: SwitchPause,
+    /// Total queued bytes (shared pool).
+    pub total_bytes: u64,
+    /// Egress port toward each node (index = node id), PortId::NONE if unreachable.
+    pub route: Vec<PortId>,
+    pub drops: u64,
+}
+
+impl Network {
+    /// A frame is available at switch `s` on input `in_port` (last bit + switch latency).
+    pub(crate) fn switch_arrive(&mut self, s: usize, in_port: PortId, fr: FrameId) {
+        let frame = self.frames.get(fr);
+        if frame.kind == FrameKind::Pause {
+            let q = frame.quanta;
+            self.frames.free(fr);
+            self.pause_receive(in_port, q);
+            self.port_try_send(in_port);
+            return;
+        }
+        let out = self.switches[s].route[frame.dst.idx()];
+        self.switch_enqueue(s, out, fr, in_port);
+    }
+
+    pub(crate) fn drop_frame(&mut self, s: usize, port: PortId, fr: FrameId, reason: DropReason) {
+        let f = *self.frames.get(fr);
+        self.frames.free(fr);
+        self.switches[s].drops += 1;
+        if !port.is_none() {
+            self.ports[port.idx()].drops[reason as usize] += 1;
+        }
+        match f.kind {
+            FrameKind::Data => {
+                self.c.data_dropped.0 += 1;
+                self.c.data_dropped.1 += f.size as u64;
+                let fl = &mut self.flows[f.flow.idx()];
+                fl.dropped_frames += 1;
+                fl.dropped_bytes += f.size as u64;
+                if f.transfer != NONE_U32 {
+                    self.transfers[f.transfer as usize].bad = true;
+                }
+            }
+            FrameKind::Control => self.c.ctrl_dropped += 1,
+            FrameKind::Pause => {}
+        }
+    }
+
+    /// Buffer admission, enqueue, CP hook, PAUSE check, kick the transmitter.
+    pub(crate) fn switch_enqueue(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId) {
+        if out.is_none() {
+            self.drop_frame(s, out, fr, DropReason::NoRoute);
+            return;
+        }
+        let size = self.frames.get(fr).size as u64;
+        let verdict = admit(&self.switches[s].buffer, &self.ports, self.switches[s].total_bytes, in_port, out, size);
+        if let Some(reason) = verdict {
+            if self.cps[out.idx()].is_some() {
+                let frame = *self.frames.get(fr);
+                self.cp_call(out, |cp, ctx| cp.on_drop(ctx, &frame));
+            }
+            self.drop_frame(s, out, fr, reason);
+            return;
+        }
+        self.frames.get_mut(fr).ingress = in_port;
+        self.queue_change(out);
+        {
+            let p = &mut self.ports[out.idx()];
+            p.queue.push_back(fr);
+            p.q_bytes += size;
+            p.q_max = p.q_max.max(p.q_bytes);
+        }
+        if !in_port.is_none() {
+            self.ports[in_port.idx()].part_bytes += size;
+        }
+        self.switches[s].total_bytes += size;
+        if self.cps[out.idx()].is_some() {
+            let mut frame = *self.frames.get(fr);
+            self.cp_call(out, |cp, ctx| cp.on_enqueue(ctx, &mut frame));
+            *self.frames.get_mut(fr) = frame;
+        }
+        if self.pause_enabled {
+            self.pause_check(s, out, in_port);
+        }
+        self.port_try_send(out);
+    }
+
+    /// Run a congestion-point hook of `port`, then send the control frames it asked for (they are
+    /// routed, admitted and queued like any frame the switch originates).
+    pub(crate) fn cp_call(&mut self, port: PortId, f: impl FnOnce(&mut dyn cm::CongestionPoint, &mut CpCtx)) {
+        if let Some(mut cp) = self.cps[port.idx()].take() {
+            {
+                let p = &self.ports[port.idx()];
+                let mut ctx = CpCtx {
+                    now: self.now,
+                    queue_bytes: p.q_bytes,
+                    service_rate_bps: p.service_bps,
+                    rng: &mut self.cp_rngs[port.idx()],
+                    out: &mut self.emits,
+                    hosts: &self.host_nodes,
+                };
+                f(cp.as_mut(), &mut ctx);
+            }
+            self.cps[port.idx()] = Some(cp);
+            if !self.emits.is_empty() {
+                let node = self.ports[port.idx()].node;
+                let s = self.switch_of[node.idx()] as usize;
+                let emits = std::mem::take(&mut self.emits);
+                for e in &emits {
+                    let fr = self.new_control_frame(node, *e);
+                    let out = self.switches[s].route[e.dst.idx()];
+                    self.switch_enqueue(s, out, fr, PortId::NONE);
+                }
+                self.emits = emits;
+                self.emits.clear();
+            }
+        }
+    }
+}
+
+impl Network {
+    /// A congestion point's periodic tick; re-armed while the CP asks for one.
+    pub(crate) fn cp_tick(&mut self, port: PortId) {
+        self.cp_call(port, |cp, ctx| cp.on_tick(ctx));
+        if let Some(p) = self.cps[port.idx()].as_ref().and_then(|c| c.tick_period_ps()) {
+            let t = self.now + p.max(1);
+            self.schedule(t, crate::event::Event::CpTick { port });
+        }
+    }
+}
