@@ -35,7 +35,7 @@ fn version() -> &'static str {
 /// Registered congestion-management scheme tags.
 #[pyfunction]
 fn schemes() -> Vec<&'static str> {
-    cnsim_core::cm::SCHEMES.to_vec()
+    cnsim_core::cm::scheme_tags()
 }
 
 /// Parse, validate and compile the IR without running it.

@@ -4,7 +4,7 @@
 //! egress queue), its reaction point (RP, at a source host, owning the rate limiters of that host's
 //! flows) and, for forward schemes, its reflector (at the destination host). The engine calls the
 //! hooks below and carries out what the hooks ask through their context objects; it knows nothing
-//! of any scheme. Adding a scheme = one file + one line in [`registry`].
+//! of any scheme. Adding a scheme = one file + one row in [`REGISTRY`].
 //!
 //! How the families fit (see docs/architecture.md):
 //! * BCN / ECM / QCN: the CP samples in [`CongestionPoint::on_enqueue`] and emits a backward
@@ -221,22 +221,51 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// Known scheme tags.
-pub const SCHEMES: &[&str] = &["none", "bcn", "ecm", "becn", "fecn", "qcn", "dcqcn"];
+/// Builds a scheme instance from its parameters (scheme-specific JSON in base units).
+pub type Builder = fn(&serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioError>;
+
+/// The registry: every scheme's tag, written once, with its builder. Adding a scheme = one file in
+/// this folder + one row here.
+pub const REGISTRY: &[(&str, Builder)] = &[
+    ("none", none::build),
+    ("bcn", bcn::build),
+    ("ecm", bcn::build_ecm),
+    ("becn", becn::build),
+    ("fecn", fecn::build),
+    ("qcn", qcn::build),
+    ("dcqcn", dcqcn::build),
+];
+
+/// Known scheme tags, in registry order.
+pub fn scheme_tags() -> Vec<&'static str> {
+    REGISTRY.iter().map(|(tag, _)| *tag).collect()
+}
 
 /// Map a scenario tag to its implementation.
 pub fn registry(scheme: &str, params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioError> {
-    match scheme {
-        "none" => none::build(params),
-        "becn" => becn::build(params),
-        "fecn" => fecn::build(params),
-        "bcn" => bcn::build(params),
-        "ecm" => bcn::build_ecm(params),
-        "qcn" => qcn::build(params),
-        "dcqcn" => dcqcn::build(params),
-        other => Err(ScenarioError::Field {
+    match REGISTRY.iter().find(|(tag, _)| *tag == scheme) {
+        Some((_, build)) => build(params),
+        None => Err(ScenarioError::Field {
             path: "cm.scheme".into(),
-            message: format!("unknown scheme '{other}'; known: {}", SCHEMES.join(", ")),
+            message: format!("unknown scheme '{scheme}'; known: {}", scheme_tags().join(", ")),
         }),
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn tags_are_unique_and_an_unknown_tag_lists_them() {
+        // "none" needs no parameters: the registry hands the tag's own builder out
+        assert_eq!(registry("none", &serde_json::Value::Null).map(|s| s.name()).ok(), Some("none"));
+        let tags = scheme_tags();
+        let mut uniq = tags.clone();
+        uniq.sort();
+        uniq.dedup();
+        assert_eq!(uniq.len(), tags.len(), "tags are unique");
+        let err = registry("nosuch", &serde_json::Value::Null).err().expect("unknown tag is an error");
+        assert!(err.to_string().contains("known: none, bcn"), "{err}");
     }
 }
