@@ -9,7 +9,7 @@ use crate::frame::FramePool;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::ir::{Ir, NodeIr, PauseIr};
 use crate::net::buffer::policy_bytes;
-use crate::net::{compute_routes, Counters, Flow, Host, NetConfig, Network, Port, Switch, HIST_BUCKET, NONE_U32};
+use crate::net::{compute_routes, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
 use crate::probe::FlowBins;
 use crate::rng::{ns, Stream};
 use crate::traffic::Source;
@@ -112,8 +112,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         let sw = &switches[s as usize];
         let buffer_bytes = policy_bytes(&sw.buffer);
         p.cpid = pi as u32 + 1;
-        let nb = ((buffer_bytes.max(1) / HIST_BUCKET) + 2).min(1 << 16) as usize;
-        p.q_hist = vec![0; nb];
+        p.q_hist = vec![0; 1]; // grows with the occupancy (net::port::Port::account_queue)
         let info = PortInfo { port: PortId(pi as u32), switch: p.node, index: p.index, rate_bps: p.rate_bps, buffer_bytes, cpid: p.cpid };
         // stream id from the (switch node, port index): stable under unrelated changes
         cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | ((p.node.0 as u64) << 16) | p.index as u64));

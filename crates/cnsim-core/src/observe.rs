@@ -238,7 +238,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
     let mut links = Vec::new();
     let mut host_paused = Vec::new();
     for p in &net.ports {
-        let util = p.tx_bytes_window as f64 * 8.0 / (p.rate_bps as f64 * window);
+        let util = p.busy_ps_window as f64 / (end - w) as f64;
         let pf = p.pause.paused_acc_ps as f64 / (end - w) as f64;
         if !net.is_switch(p.node) {
             host_paused.push(pf);

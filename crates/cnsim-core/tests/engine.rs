@@ -352,3 +352,32 @@ fn invalid_ir_is_an_error_not_a_panic() {
     let e = Simulation::new(ir).err().unwrap().to_string();
     assert!(e.contains("low_bytes"), "{e}");
 }
+
+#[test]
+fn p99_of_an_ingress_buffered_queue_is_not_clamped_to_one_partition() {
+    // 4 × 5 Gb/s into one 10 Gb/s egress; BUF-IN partitions of 150 KB: the egress queue holds up
+    // to 4 partitions, so its occupancy (and p99) exceeds 150 KB.
+    let cbr = ProcessIr::Cbr { interval_ps: 2_400_000, phase_ps: 0, random_phase: true };
+    let s = run(fan_in(4, cbr, BufferIr::Ingress { ingress_bytes: 150_000 }, PauseIr::None, 5 * MS)).summary;
+    let q = s["queues"].as_array().unwrap().iter().find(|q| q["port"] == "rx").unwrap();
+    let (p99, max) = (u(&q["p99_bytes"]), u(&q["max_bytes"]));
+    assert!(max > 450_000, "four partitions fill: max {max}");
+    assert!(p99 > 150_000 && p99 <= max, "p99 {p99} must reflect the queue, not one partition (max {max})");
+    assert!(p99 as f64 >= 0.9 * max as f64, "a queue pinned near its limit has p99 near max: {p99} vs {max}");
+}
+
+#[test]
+fn utilisation_counts_only_what_is_serialised_inside_the_window() {
+    // a saturated sender starts a 1.2-µs frame at every multiple of 1.2 µs; the window
+    // [1.1, 13.3) µs holds 11 frame starts (13.2 µs of frames in 12.2 µs): counting each frame
+    // whole when it starts would report 1.08
+    let mut ir = fan_in(1, ProcessIr::Saturated, BufferIr::Egress { egress_bytes: 150_000 }, PauseIr::None, 13_300_000);
+    ir.warmup_ps = 1_100_000;
+    let s = run(ir).summary;
+    for l in s["links"].as_array().unwrap() {
+        let util = f(&l["utilization"]);
+        assert!(util <= 1.0, "{} -> {}: utilisation {util} > 1", l["from"], l["to"]);
+    }
+    let tx = s["links"].as_array().unwrap().iter().find(|l| l["from"] == "s0").unwrap();
+    assert!(f(&tx["utilization"]) > 0.999, "the saturated sender is busy the whole window");
+}

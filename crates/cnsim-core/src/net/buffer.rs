@@ -19,17 +19,6 @@ pub enum DropReason {
 }
 pub const DROP_REASONS: [&str; 4] = ["egress_full", "ingress_full", "shared_full", "no_route"];
 
-/// The limit (bytes) that bounds the occupancy of one egress queue under `policy`: its private
-/// limit (BUF-OUT), the whole pool (shared), or — BUF-IN — every input partition's bytes could sit
-/// in it, so `inputs × partition`.
-pub fn queue_bound(policy: &BufferIr, inputs: usize) -> u64 {
-    match *policy {
-        BufferIr::Egress { egress_bytes } => egress_bytes,
-        BufferIr::Ingress { ingress_bytes } => ingress_bytes.saturating_mul(inputs.max(1) as u64),
-        BufferIr::Shared { shared_bytes } => shared_bytes,
-    }
-}
-
 /// The size limit of the policy as the scheme sees it (`PortInfo::buffer_bytes`): BUF-OUT limit,
 /// partition size, or pool size.
 pub fn policy_bytes(policy: &BufferIr) -> u64 {

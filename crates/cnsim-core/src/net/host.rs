@@ -155,13 +155,11 @@ impl Network {
         let pid = self.hosts[h].port;
         let size = self.frames.get(fr).size;
         let wire = self.cfg.wire_overhead_bytes as u64;
-        let warm = now >= self.cfg.warmup_ps;
+        let (w, end) = (self.cfg.warmup_ps, self.cfg.duration_ps);
         let p = &mut self.ports[pid.idx()];
         let t_end = now + p.tx_ps(size as u64 + wire);
         p.busy_until = t_end;
-        if warm {
-            p.tx_bytes_window += size as u64 + wire;
-        }
+        p.account_busy(now, t_end, w, end);
         let arrive = t_end + p.prop_ps + p.peer_latency_ps;
         let peer = p.peer;
         self.schedule(arrive, Event::Arrive { port: peer, frame: fr });

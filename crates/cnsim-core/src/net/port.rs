@@ -50,11 +50,16 @@ pub struct Port {
     /// Bytes that arrived on this port (as input) and are still queued at any egress (BUF-IN).
     pub part_bytes: u64,
     // statistics
-    pub tx_bytes_window: u64,
+    /// Time the transmitter spent serialising frames (other than PAUSE) inside the statistics
+    /// window, ps: each frame counts for the part of its serialisation that falls in the window,
+    /// so utilisation = busy / window ≤ 1 by construction.
+    pub busy_ps_window: u64,
     pub drops: [u64; 4],
     pub q_last_t: SimTime,
     pub q_area: u128,
     pub q_max: u64,
+    /// Time at each occupancy, in [`HIST_BUCKET`]-byte buckets (switch egress queues only; grows
+    /// with the largest occupancy seen, so every buffer policy gets exact percentiles).
     pub q_hist: Vec<u64>,
     pub cpid: u32,
 }
@@ -94,7 +99,7 @@ impl Port {
             queue: VecDeque::new(),
             q_bytes: 0,
             part_bytes: 0,
-            tx_bytes_window: 0,
+            busy_ps_window: 0,
             drops: [0; 4],
             q_last_t: 0,
             q_area: 0,
@@ -112,12 +117,25 @@ impl Port {
         if now > from {
             let dt = now - from;
             self.q_area += self.q_bytes as u128 * dt as u128;
-            let b = ((self.q_bytes / HIST_BUCKET) as usize).min(self.q_hist.len().saturating_sub(1));
-            if let Some(x) = self.q_hist.get_mut(b) {
-                *x += dt;
+            if !self.q_hist.is_empty() {
+                let b = (self.q_bytes / HIST_BUCKET) as usize;
+                if b >= self.q_hist.len() {
+                    self.q_hist.resize(b + 1, 0);
+                }
+                self.q_hist[b] += dt;
             }
         }
         self.q_last_t = now;
+    }
+
+    /// Count a transmission occupying the line over `[t0, t1)` toward utilisation (only the part
+    /// inside the statistics window `[w, end)`).
+    #[inline]
+    pub fn account_busy(&mut self, t0: SimTime, t1: SimTime, w: SimTime, end: SimTime) {
+        let (a, b) = (t0.max(w), t1.min(end));
+        if b > a {
+            self.busy_ps_window += b - a;
+        }
     }
 }
 
@@ -189,7 +207,7 @@ impl Network {
             *self.frames.get_mut(head) = frame;
         }
         let size = self.frames.get(head).size as u64;
-        let warm = now >= self.cfg.warmup_ps;
+        let (w, end) = (self.cfg.warmup_ps, self.cfg.duration_ps);
         let p = &mut self.ports[pid.idx()];
         let t_end = now + p.tx_ps(size + wire);
         p.data_ready_at = if service < line { now + tx_time_ps(size + wire, service) } else { t_end };
@@ -198,9 +216,7 @@ impl Network {
         p.busy = true;
         p.busy_until = t_end;
         p.tx_frame = head;
-        if warm {
-            p.tx_bytes_window += size + wire;
-        }
+        p.account_busy(now, t_end, w, end);
         self.schedule(t_end, Event::PortTxDone { port: pid });
     }
 
