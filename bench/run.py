@@ -42,6 +42,16 @@ WIRE_BYTES = 1500
 WORKLOADS = {
     "fan-in-4": {"n": 4, "rate_gbps": 5.0, "ms": 100.0},
     "fan-in-100": {"n": 100, "rate_gbps": 0.2, "ms": 200.0},
+    "fan-in-1000": {"n": 1000, "rate_gbps": 0.02, "ms": 200.0},
+}
+# cnsim-only rows (no ns-3 driver): a multi-switch workload and the cost of congestion management
+# on fan-in-100, all through the Python API with default observation
+EXTRA = {
+    "parking-lot (3 switches, BCN)": {"scenario": "scenarios/seed-000/parking-lot-bcn.toml", "ms": 100.0},
+    "fan-in-100, cm none": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "none"},
+    "fan-in-100, cm bcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "bcn"},
+    "fan-in-100, cm qcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "qcn"},
+    "fan-in-100, cm dcqcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "dcqcn"},
 }
 
 # shared/bench/README.md: single thread, medians of 5-7 runs on this machine kind, wall time
@@ -56,11 +66,15 @@ REFERENCE = {
 # to compare the measured cnsim / ns-3 ratio with these.
 REFERENCE_RATIO = {"htsim / ns-3 C++, paired runs": {"fan-in-4": 49.0, "fan-in-100": 72.0}}
 TARGET = {"fan-in-4": 8e6, "fan-in-100": 4e6}  # issue 2: the core engine, single thread, release
+# issue 10: cnsim with default observation at twice htsim's paired ratio to ns-3
+TARGET_RATIO = {"fan-in-4": 100.0, "fan-in-100": 148.0}
 
 SIM_LABEL = {
-    "cnsim": "cnsim (Rust, release, 1 thread)",
+    "cnsim": "cnsim event loop, no observation",
+    "cnsim-obs": "cnsim, default observation (API)",
     "ns3": "ns-3 3.44 C++ (PyPI wheel)",
 }
+CNSIM_SIMS = ("cnsim", "cnsim-obs")
 
 # What "agree" means: both deliver the bottleneck rate and drop about half.
 GBPS_MIN, GBPS_MAX, GBPS_TOL = 9.99, 10.0001, 0.01
@@ -105,10 +119,13 @@ def prepare_cnsim(cargo: str) -> list[str]:
 
 
 def sim_args(sim: str, wl: dict, seed: int) -> list[str]:
+    if "scenario" in wl:
+        return ["--scenario", str(ROOT / wl["scenario"]), "--ms", f"{wl['ms']:g}", "--seed", str(seed)]
     n, rate, ms = wl["n"], wl["rate_gbps"], wl["ms"]
+    extra = ["--scheme", wl["scheme"]] if wl.get("scheme") else []
     if sim == "ns3":
         return [f"--n={n}", f"--rateGbps={rate:g}", f"--ms={ms:g}", f"--seed={seed}"]
-    return ["--n", str(n), "--rate-gbps", f"{rate:g}", "--ms", f"{ms:g}", "--seed", str(seed)]
+    return ["--n", str(n), "--rate-gbps", f"{rate:g}", "--ms", f"{ms:g}", "--seed", str(seed)] + extra
 
 
 # ------------------------------------------------------------------------------------- running --
@@ -166,6 +183,7 @@ def measure(sim: str, prefix: list[str], wl: dict, seed: int, timeout: float) ->
     gbps = kv.get("delivered_gbps")
     if gbps is None:
         gbps = kv["delivered"] * WIRE_BYTES * 8 / (wl["ms"] / 1e3) / 1e9
+    outside_wall = max(outside_wall, 1e-9)
     return {
         "sent": kv.get("sent"),
         "delivered": kv["delivered"],
@@ -178,6 +196,7 @@ def measure(sim: str, prefix: list[str], wl: dict, seed: int, timeout: float) ->
         "events_per_s": kv["events"] / run_s,
         "events_per_pkt": kv["events"] / pkts if pkts else None,
         "max_rss_kb": rss_kb,
+        "process_pkts_per_s": pkts / outside_wall,
         "self_reported_max_rss_kb": kv.get("max_rss_kb"),
         "delivered_gbps": float(gbps),
         "drop_ratio": kv["dropped"] / pkts if pkts else None,
@@ -227,7 +246,7 @@ def render(result: dict) -> str:
     lines.append(head)
     lines.append("-" * len(head))
     for name, w in result["workloads"].items():
-        for sim in ("cnsim", "ns3"):
+        for sim in SIM_LABEL:
             s = w.get(sim)
             if s is None:
                 continue
@@ -240,11 +259,12 @@ def render(result: dict) -> str:
                 f"{si(m['events_per_s']):>10} {m['events_per_pkt']:>7.2f} "
                 f"{m['max_rss_kb'] / 1024:>6.1f} MB {m['delivered_gbps']:>8.4f} "
                 f"{100 * m['drop_ratio']:>6.2f}% {m['run_s']:>7.3f}")
-        r = w.get("ratio")
-        if r:
-            lines.append(
-                f"{name:<11} {'ratio cnsim / ns-3':<32} {fmt_ratio(r['pkts_per_s']):>10} "
-                f"{fmt_ratio(r['events_per_s']):>10} {'':>7} {fmt_ratio(r['max_rss_kb']):>9}")
+        for sim in CNSIM_SIMS:
+            r = w.get("ratio", {}).get(sim)
+            if r:
+                lines.append(
+                    f"{name:<11} {'ratio ' + sim + ' / ns-3':<32} {fmt_ratio(r['pkts_per_s']):>10} "
+                    f"{fmt_ratio(r['events_per_s']):>10} {'':>7} {fmt_ratio(r['max_rss_kb']):>9}")
         a = w.get("agreement")
         if a:
             lines.append(f"{name:<11} {'agreement':<32} {a['verdict']}: {a['detail']}")
@@ -258,7 +278,7 @@ def render(result: dict) -> str:
     def row(label: str, vals: dict) -> None:
         lines.append(f"{label:<62}" + "".join(f"{vals.get(n, '-'):>12}" for n in names))
 
-    for sim in ("cnsim", "ns3"):
+    for sim in SIM_LABEL:
         vals = {}
         for n in names:
             s = result["workloads"][n].get(sim)
@@ -266,16 +286,36 @@ def render(result: dict) -> str:
                 vals[n] = si(s["median"]["pkts_per_s"])
         if vals:
             row(SIM_LABEL[sim] + " (measured)", vals)
-    if any(result["workloads"][n].get("ratio") for n in names):
-        row("ratio cnsim / ns-3 (measured)", {
-            n: fmt_ratio(result["workloads"][n]["ratio"]["pkts_per_s"])
-            for n in names if result["workloads"][n].get("ratio")})
+    for sim in CNSIM_SIMS:
+        vals = {n: fmt_ratio(result["workloads"][n]["ratio"][sim]["pkts_per_s"])
+                for n in names if sim in result["workloads"][n].get("ratio", {})}
+        if vals:
+            row(f"ratio {sim} / ns-3 (measured)", vals)
     for label, vals in result["reference"].items():
         row(f"{label}: reference (not measured here)", {n: si(vals[n]) for n in names if n in vals})
     for label, vals in result["reference_ratio"].items():
         row(f"{label}: reference (not measured here)",
             {n: fmt_ratio(vals[n]) for n in names if n in vals})
     row("cnsim target (issue 2)", {n: si(result["target"][n]) for n in names if n in result["target"]})
+    row("target ratio cnsim-obs / ns-3 (issue 10: 2 x htsim)", {n: fmt_ratio(v) for n, v in TARGET_RATIO.items() if n in names})
+    extra = result.get("extra", {})
+    if extra:
+        lines.append("")
+        head = (f"{'cnsim only, default observation (API), whole process':<52} {'packets/s':>10} "
+                f"{'events/s':>10} {'peak RSS':>9} {'run s':>7} {'process s':>9}")
+        lines.append(head)
+        lines.append("-" * len(head))
+        base = extra.get("fan-in-100, cm none", {}).get("median")
+        for label, e in extra.items():
+            if "median" not in e:
+                lines.append(f"{label:<52} not measured: {e.get('error')}")
+                continue
+            m = e["median"]
+            cost = ""
+            if base and label.startswith("fan-in-100, cm ") and label != "fan-in-100, cm none":
+                cost = f"  (run time {m['run_s'] / base['run_s']:.2f}x cm none)"
+            lines.append(f"{label:<52} {si(m['pkts_per_s']):>10} {si(m['events_per_s']):>10} "
+                         f"{m['max_rss_kb'] / 1024:>6.1f} MB {m['run_s']:>7.3f} {m['process_wall_s']:>9.2f}{cost}")
     lines.append("(reference figures: shared/bench/README.md, wall time incl. setup, medians of "
                  "5-7 runs on this machine kind; the machine drifts by up to 25 %, so only the "
                  "measured rows above are comparable with each other)")
@@ -321,8 +361,9 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3, help="repetitions per simulator and workload "
                     "(median reported; default 3)")
-    ap.add_argument("--only", choices=["both", "cnsim", "ns3"], default="both",
-                    help="which simulators to run (default both)")
+    ap.add_argument("--only", choices=["all", "cnsim", "cnsim-obs", "ns3"], default="all",
+                    help="which simulators to run (default all)")
+    ap.add_argument("--no-extra", action="store_true", help="skip the cnsim-only rows (multi-switch, CM cost)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS),
                     help="comma-separated subset of " + ", ".join(WORKLOADS))
     ap.add_argument("--seed", type=int, default=1)
@@ -343,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         if w not in WORKLOADS:
             ap.error(f"unknown workload {w!r}; known: {', '.join(WORKLOADS)}")
     workloads = {w: dict(WORKLOADS[w], ms=WORKLOADS[w]["ms"] * args.scale) for w in wl_names}
-    sims = ["cnsim", "ns3"] if args.only == "both" else [args.only]
+    sims = list(SIM_LABEL) if args.only == "all" else [args.only]
 
     result = {
         "schema": 1,
@@ -367,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if sim == "ns3":
                 prefixes[sim] = [args.ns3_bin] if args.ns3_bin else prepare_ns3()
+            elif sim == "cnsim-obs":
+                prefixes[sim] = [sys.executable, str(HERE / "cnsim_driver.py")]
             else:
                 prefixes[sim] = [args.cnsim_bin] if args.cnsim_bin else prepare_cnsim(args.cargo)
             log(f"{sim}: {shlex.join(prefixes[sim])}")
@@ -412,12 +455,30 @@ def main(argv: list[str] | None = None) -> int:
                 ok = False
             elif runs.get((sim, w)):
                 entry[sim] = {"median": median_of(runs[(sim, w)]), "runs": runs[(sim, w)]}
-        if "median" in entry.get("cnsim", {}) and "median" in entry.get("ns3", {}):
-            a, b = entry["cnsim"]["median"], entry["ns3"]["median"]
-            entry["ratio"] = {k: ratio(a[k], b[k]) for k in
-                              ("pkts_per_s", "events_per_s", "max_rss_kb", "events_per_pkt")}
-            entry["agreement"] = agreement(a, b)
-            ok = ok and entry["agreement"]["ok"]
+        if "median" in entry.get("ns3", {}):
+            b = entry["ns3"]["median"]
+            for sim in CNSIM_SIMS:
+                if "median" in entry.get(sim, {}):
+                    a = entry[sim]["median"]
+                    entry.setdefault("ratio", {})[sim] = {
+                        k: ratio(a[k], b[k]) for k in ("pkts_per_s", "events_per_s", "max_rss_kb", "events_per_pkt")}
+                    if sim == "cnsim":
+                        entry["agreement"] = agreement(a, b)
+                        ok = ok and entry["agreement"]["ok"]
+    if "cnsim-obs" in prefixes and "cnsim-obs" not in errors and not args.no_extra:
+        result["extra"] = {}
+        for label, wl in EXTRA.items():
+            wl = dict(wl, ms=wl["ms"] * args.scale)
+            reps = []
+            for rep in range(args.reps):
+                try:
+                    reps.append(measure("cnsim-obs", prefixes["cnsim-obs"], wl, args.seed, args.timeout))
+                except (RuntimeError, ValueError, OSError) as e:
+                    result["extra"][label] = {"error": str(e).splitlines()[0]}
+                    break
+                log(f"rep {rep + 1}/{args.reps} {label}: {si(reps[-1]['pkts_per_s'])} pkts/s")
+            else:
+                result["extra"][label] = {"median": median_of(reps), "runs": reps}
     result["ok"] = ok
 
     out = Path(args.out)

@@ -455,7 +455,8 @@ class Compiler:
             "hotspots": hotspots,
             "cm": cm,
             "observe": {"sample_interval_ps": sc.observe.sample_interval,
-                        "throughput_bin_ps": sc.observe.throughput_bin, "fct": sc.observe.fct},
+                        "throughput_bin_ps": sc.observe.throughput_bin, "fct": sc.observe.fct,
+                        "flow_series": None if sc.observe.flow_series == "all" else sc.observe.flow_series},
         }
 
 

@@ -36,9 +36,10 @@ def plot_throughput(result: "Result", ax=None):
     """Delivered throughput (Gb/s) per bin: aggregate, and each flow when there are at most 8."""
     ax = ax if ax is not None else Figure(figsize=(8, 4.5)).subplots()
     tp = result.tables.get("flow_tp")
+    agg = result.tables.get("throughput_ts")
+    if agg is not None and not agg.empty:  # every flow, whatever observe.flow_series binned
+        ax.plot(agg["t_s"] * 1e3, agg["bps"] / 1e9, lw=1.4, color="black", label="aggregate")
     if tp is not None and not tp.empty:
-        total = tp.groupby("t_s")["bps"].sum()
-        ax.plot(total.index * 1e3, total.values / 1e9, lw=1.4, color="black", label="aggregate")
         flows = tp["flow"].unique()
         if len(flows) <= MAX_LINES:
             for fid in flows:

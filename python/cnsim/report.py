@@ -106,7 +106,10 @@ def make_figure(study: dict, fig: dict, sdir: Path) -> tuple[bytes | None, str]:
                             ax.plot(g["t_s"] * 1e3, g[col] / 1e9, lw=0.8, label=f"{src}→{dst}")
                             drew = True
                 else:
-                    agg = t.groupby("t_s", as_index=False)[col].sum()
+                    # the aggregate series counts every flow (flow_tp holds observe.flow_series flows)
+                    tot = _read(_first_ok_run(sdir / n), "throughput_ts") if kind == "throughput" else t
+                    tot = t if tot.empty else tot
+                    agg = tot if "flow" not in tot else tot.groupby("t_s", as_index=False)[col].sum()
                     ax.plot(agg["t_s"] * 1e3, agg[col] / 1e9, lw=0.9, label=_label(study, n))
                     drew = True
             ax.set_xlabel("time (ms)")

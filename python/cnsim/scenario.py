@@ -240,6 +240,9 @@ class ObserveSection(Strict):
 
     sample_interval: Time = Field(10 * 10**6, description="sampling interval of queues, RP rates, pause state (0 = off)")
     throughput_bin: Time = Field(100 * 10**6, description="bin of per-flow throughput series (0 = off)")
+    flow_series: Annotated[int, Field(ge=0, le=2**32 - 1)] | Literal["all"] = Field(
+        16, description="flows with a binned throughput series (table flow_tp): the first N flows in traffic order, "
+        "or \"all\" (costs flows × bins rows; per-flow totals are always in summary.json)")
     fct: bool = Field(True, description="record one row per transfer (flow completion times)")
 
 

@@ -165,7 +165,8 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         hotspots.push((port, h.schedule.clone()));
     }
     let n_kinds = scheme.message_types().len();
-    let flow_bins = FlowBins::new(ir.observe.throughput_bin_ps, ir.duration_ps, flows.len());
+    let series = ir.observe.flow_series.map_or(flows.len(), |n| (n as usize).min(flows.len()));
+    let flow_bins = FlowBins::new(ir.observe.throughput_bin_ps, ir.duration_ps, series);
     let mut net = Network {
         cfg: NetConfig {
             duration_ps: ir.duration_ps,

@@ -210,6 +210,10 @@ pub struct ObserveIr {
     pub sample_interval_ps: u64,
     /// Bin width of per-flow throughput, ps (0 = off).
     pub throughput_bin_ps: u64,
+    /// Flows with a binned throughput series: the first `n` flows (in flow order); `None` = every
+    /// flow. Per-flow totals are always in the summary; the binned series costs flows × bins.
+    #[serde(default)]
+    pub flow_series: Option<u32>,
     /// Record per-transfer FCT rows.
     pub fct: bool,
 }

@@ -70,9 +70,11 @@ pub struct Observer {
     pub sample_interval: u64,
     /// Switch ports whose queues are sampled (queue id = index here).
     pub queue_ports: Vec<PortId>,
-    pub q_t: Vec<f64>,
-    pub q_id: Vec<u32>,
-    pub q_bytes: Vec<u64>,
+    /// Time of every sample, s.
+    pub sample_t: Vec<f64>,
+    /// Per queue: its occupancy at every sample, stored only once the queue has been seen
+    /// non-empty (its earlier samples are zeros); `None` = empty at every sample so far.
+    pub q_samples: Vec<Option<Vec<u64>>>,
     pub r_t: Vec<f64>,
     pub r_flow: Vec<u32>,
     pub r_rate: Vec<f64>,
@@ -84,16 +86,15 @@ pub struct Observer {
 
 impl Observer {
     pub fn new(ir: &Ir, net: &Network) -> Self {
-        let queue_ports = (0..net.ports.len())
+        let queue_ports: Vec<PortId> = (0..net.ports.len())
             .filter(|&i| net.is_switch(net.ports[i].node))
             .map(|i| PortId(i as u32))
             .collect();
         Observer {
             sample_interval: ir.observe.sample_interval_ps,
+            q_samples: vec![None; queue_ports.len()],
             queue_ports,
-            q_t: Vec::new(),
-            q_id: Vec::new(),
-            q_bytes: Vec::new(),
+            sample_t: Vec::new(),
             r_t: Vec::new(),
             r_flow: Vec::new(),
             r_rate: Vec::new(),
@@ -107,10 +108,19 @@ impl Observer {
     /// Record one sample of every time series.
     pub fn sample(&mut self, net: &Network) {
         let t = to_s(net.now);
-        for (qi, &p) in self.queue_ports.iter().enumerate() {
-            self.q_t.push(t);
-            self.q_id.push(qi as u32);
-            self.q_bytes.push(net.ports[p.idx()].q_bytes);
+        let k = self.sample_t.len();
+        self.sample_t.push(t);
+        for (slot, &p) in self.q_samples.iter_mut().zip(&self.queue_ports) {
+            let q = net.ports[p.idx()].q_bytes;
+            match slot {
+                Some(v) => v.push(q),
+                None if q > 0 => {
+                    let mut v = vec![0; k];
+                    v.push(q);
+                    *slot = Some(v);
+                }
+                None => {}
+            }
         }
         if net.has_rp {
             for (fi, f) in net.flows.iter().enumerate() {
@@ -386,15 +396,19 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
 fn build_tables(ir: &Ir, net: &Network, o: &Observer) -> Vec<Table> {
     let mut tables = Vec::new();
     // keep only queues that ever held something
-    let used: Vec<bool> = o.queue_ports.iter().map(|p| net.ports[p.idx()].q_max > 0).collect();
-    let keep: Vec<usize> = (0..o.q_id.len()).filter(|&i| used[o.q_id[i] as usize]).collect();
+    let keep: Vec<usize> = (0..o.queue_ports.len()).filter(|&q| net.ports[o.queue_ports[q].idx()].q_max > 0).collect();
+    let rows = o.sample_t.len() * keep.len();
+    let (mut qt, mut qid, mut qb) = (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
+    for (k, &t) in o.sample_t.iter().enumerate() {
+        for &q in &keep {
+            qt.push(t);
+            qid.push(q as u32);
+            qb.push(o.q_samples[q].as_ref().map_or(0, |v| v[k]));
+        }
+    }
     tables.push(Table {
         name: "queue_ts",
-        columns: vec![
-            ("t_s", Column::F64(keep.iter().map(|&i| o.q_t[i]).collect())),
-            ("queue", Column::U32(keep.iter().map(|&i| o.q_id[i]).collect())),
-            ("bytes", Column::U64(keep.iter().map(|&i| o.q_bytes[i]).collect())),
-        ],
+        columns: vec![("t_s", Column::F64(qt)), ("queue", Column::U32(qid)), ("bytes", Column::U64(qb))],
     });
     tables.push(Table {
         name: "queues",
@@ -414,7 +428,7 @@ fn build_tables(ir: &Ir, net: &Network, o: &Observer) -> Vec<Table> {
     let fb = &net.flow_bins;
     if fb.n_bins > 0 {
         let bin_s = fb.bin as f64 / PS_PER_S as f64;
-        for f in 0..net.flows.len() {
+        for f in 0..fb.flows {
             for b in 0..fb.n_bins {
                 t.push(b as f64 * bin_s);
                 fl.push(f as u32);
@@ -422,6 +436,15 @@ fn build_tables(ir: &Ir, net: &Network, o: &Observer) -> Vec<Table> {
             }
         }
     }
+    let (mut at, mut abps) = (Vec::with_capacity(fb.n_bins), Vec::with_capacity(fb.n_bins));
+    if fb.n_bins > 0 {
+        let bin_s = fb.bin as f64 / PS_PER_S as f64;
+        for (b, &bytes) in fb.total.iter().enumerate() {
+            at.push(b as f64 * bin_s);
+            abps.push(bytes as f64 * 8.0 / bin_s);
+        }
+    }
+    tables.push(Table { name: "throughput_ts", columns: vec![("t_s", Column::F64(at)), ("bps", Column::F64(abps))] });
     tables.push(Table {
         name: "flow_tp",
         columns: vec![("t_s", Column::F64(t)), ("flow", Column::U32(fl)), ("bps", Column::F64(bps))],

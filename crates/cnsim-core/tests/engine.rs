@@ -40,7 +40,7 @@ fn base(nodes: Vec<NodeIr>, links: Vec<LinkIr>, flows: Vec<FlowIr>, sources: Vec
         sources,
         hotspots: vec![],
         cm: CmIr { scheme: "none".into(), params: Value::Null },
-        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true },
+        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None },
     }
 }
 
@@ -380,4 +380,21 @@ fn utilisation_counts_only_what_is_serialised_inside_the_window() {
     }
     let tx = s["links"].as_array().unwrap().iter().find(|l| l["from"] == "s0").unwrap();
     assert!(f(&tx["utilization"]) > 0.999, "the saturated sender is busy the whole window");
+}
+
+#[test]
+fn flow_series_bins_only_the_first_flows_and_the_aggregate_counts_every_flow() {
+    let cbr = ProcessIr::Cbr { interval_ps: 2_400_000, phase_ps: 0, random_phase: true };
+    let mut ir = fan_in(4, cbr, BufferIr::Egress { egress_bytes: 150_000 }, PauseIr::None, 2 * MS);
+    ir.observe.flow_series = Some(2);
+    let r = run(ir);
+    let flows: std::collections::BTreeSet<u32> = match &r.table("flow_tp").unwrap().columns[1].1 {
+        cnsim_core::Column::U32(v) => v.iter().copied().collect(),
+        other => panic!("flow column {other:?}"),
+    };
+    assert_eq!(flows.into_iter().collect::<Vec<_>>(), vec![0, 1], "only the first two flows are binned");
+    let bin_s = 100e-6;
+    let agg: f64 = r.f64_column("throughput_ts", "bps").unwrap().iter().map(|b| b * bin_s / 8.0).sum();
+    let delivered = u(&r.summary["bytes"]["delivered"]) as f64;
+    assert!((agg - delivered).abs() < 1.0, "aggregate series {agg} B = every flow's delivered {delivered} B");
 }

@@ -47,17 +47,21 @@ fn validate(py: Python<'_>, ir_json: &str) -> PyResult<()> {
 }
 
 fn column_to_py<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
-    fn raw<'py, T: Copy>(py: Python<'py>, dtype: &str, v: &[T], f: impl Fn(T) -> Vec<u8>) -> PyResult<Bound<'py, PyAny>> {
-        let mut bytes = Vec::with_capacity(v.len() * std::mem::size_of::<T>());
-        for &x in v {
-            bytes.extend_from_slice(&f(x));
-        }
-        Ok((dtype, PyBytes::new(py, &bytes)).into_pyobject(py)?.into_any())
+    /// Little-endian bytes of a numeric column (one pass, no per-element allocation).
+    macro_rules! raw {
+        ($dtype:expr, $v:expr) => {{
+            let v = $v;
+            let mut bytes = Vec::with_capacity(std::mem::size_of_val(v.as_slice()));
+            for x in v {
+                bytes.extend_from_slice(&x.to_le_bytes());
+            }
+            Ok(($dtype, PyBytes::new(py, &bytes)).into_pyobject(py)?.into_any())
+        }};
     }
     match c {
-        Column::U32(v) => raw(py, "<u4", v, |x| x.to_le_bytes().to_vec()),
-        Column::U64(v) => raw(py, "<u8", v, |x| x.to_le_bytes().to_vec()),
-        Column::F64(v) => raw(py, "<f8", v, |x| x.to_le_bytes().to_vec()),
+        Column::U32(v) => raw!("<u4", v),
+        Column::U64(v) => raw!("<u8", v),
+        Column::F64(v) => raw!("<f8", v),
         Column::Str(v) => Ok(PyList::new(py, v)?.into_any()),
     }
 }
