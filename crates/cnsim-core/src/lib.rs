@@ -31,6 +31,7 @@ pub mod rng;
 pub mod sim;
 pub mod time;
 pub mod traffic;
+pub mod transport;
 pub mod validate;
 
 pub use error::{RunError, ScenarioError};
