@@ -18,8 +18,20 @@ import resource
 import cnsim
 
 
-def fan_in(n: int, rate_gbps: float, ms: float) -> dict:
-    """The fan-in reference workload (scenarios/baseline/fan-in-*.toml with N senders)."""
+def fan_in(n: int, rate_gbps: float, ms: float, transport: str = "udp") -> dict:
+    """The fan-in reference workload (scenarios/baseline/fan-in-*.toml with N senders); with a TCP
+    transport the senders are saturated (long-lived flows) and DCTCP marks at K = 97.5 KB."""
+    if transport != "udp":
+        return {
+            "run": {"name": f"incast-{n}-{transport}", "duration": f"{ms:g}ms"},
+            "topology": {"preset": "fan_in", "params": {"n_senders": n}},
+            "defaults": {"link_rate": "10Gbps", "link_delay": "0.5us", "switch_latency": 0,
+                         "buffer": {"policy": "egress", "size": "150KB"}, "frame_size": "1500B",
+                         **({"ecn_threshold": "97.5KB"} if transport == "dctcp" else {})},
+            "traffic": [{"name": "senders", "kind": "saturated", "src": "all", "dst": "sink",
+                         "transport": transport}],
+            "tcp": {"min_rto": "1ms"},
+        }
     return {
         "run": {"name": f"fan-in-{n}", "duration": f"{ms:g}ms"},
         "topology": {"preset": "fan_in", "params": {"n_senders": n}},
@@ -37,12 +49,13 @@ def main() -> None:
     ap.add_argument("--ms", type=float, default=100.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--scheme", default=None, help="congestion management (default: none / the file's)")
+    ap.add_argument("--transport", default="udp", choices=["udp", "tcp", "dctcp"])
     ap.add_argument("--scenario", default=None, help="a scenario file instead of the fan-in workload")
     a = ap.parse_args()
     overrides = {"run.duration": f"{a.ms:g}ms"}
     if a.scheme:
         overrides["cm.scheme"] = a.scheme
-    sc = a.scenario or fan_in(a.n, a.rate_gbps, a.ms)
+    sc = a.scenario or fan_in(a.n, a.rate_gbps, a.ms, a.transport)
     r = cnsim.run(sc, seed=a.seed, overrides=overrides, plots=False)
     s = r.summary
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

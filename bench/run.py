@@ -52,6 +52,9 @@ EXTRA = {
     "fan-in-100, cm bcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "bcn"},
     "fan-in-100, cm qcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "qcn"},
     "fan-in-100, cm dcqcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "dcqcn"},
+    "incast 32, UDP CBR 2:1": {"n": 32, "rate_gbps": 0.625, "ms": 100.0},
+    "incast 32, TCP NewReno": {"n": 32, "rate_gbps": 0.625, "ms": 100.0, "transport": "tcp"},
+    "incast 32, DCTCP (K 97.5 KB)": {"n": 32, "rate_gbps": 0.625, "ms": 100.0, "transport": "dctcp"},
 }
 
 # shared/bench/README.md: single thread, medians of 5-7 runs on this machine kind, wall time
@@ -123,6 +126,7 @@ def sim_args(sim: str, wl: dict, seed: int) -> list[str]:
         return ["--scenario", str(ROOT / wl["scenario"]), "--ms", f"{wl['ms']:g}", "--seed", str(seed)]
     n, rate, ms = wl["n"], wl["rate_gbps"], wl["ms"]
     extra = ["--scheme", wl["scheme"]] if wl.get("scheme") else []
+    extra += ["--transport", wl["transport"]] if wl.get("transport") else []
     if sim == "ns3":
         return [f"--n={n}", f"--rateGbps={rate:g}", f"--ms={ms:g}", f"--seed={seed}"]
     return ["--n", str(n), "--rate-gbps", f"{rate:g}", "--ms", f"{ms:g}", "--seed", str(seed)] + extra

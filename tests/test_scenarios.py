@@ -62,7 +62,8 @@ def test_baseline_values():
         {"kind": "cbr", "interval_ps": 2_400_000, "phase_ps": 0, "random_phase": True}] * 4
     sw = [n for n in ir["nodes"] if n["kind"] == "switch"]
     assert sw == [{"kind": "switch", "name": "sw1", "latency_ps": 0,
-                   "buffer": {"policy": "egress", "egress_bytes": 150_000}, "pause": {"mode": "none"}}]
+                   "buffer": {"policy": "egress", "egress_bytes": 150_000}, "pause": {"mode": "none"},
+                   "ecn_threshold_bytes": None}]
     assert {(lk["rate_bps"], lk["prop_ps"]) for lk in ir["links"]} == {(10**10, 500_000)}
     assert ir["duration_ps"] == 100 * 10**9
     ir100 = compile_ir(load_scenario(ROOT / "scenarios/baseline/fan-in-100.toml"))

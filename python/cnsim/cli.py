@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from cnsim import api, describe as describe_mod, schemes
@@ -179,11 +181,11 @@ def describe_cmd(topic: Optional[str] = typer.Argument(None, help="section (run,
     for name in chosen:
         title, model = topics[name]
         doc = (model.__doc__ or "").strip().splitlines()
-        t = Table(title=title, caption=doc[0].replace("``", "") if doc else None)
+        t = Table(title=escape(title), caption=escape(doc[0].replace("``", "")) if doc else None)
         for col in ("key", "type", "default", "description"):
             t.add_column(col, overflow="fold")
         for row in describe_mod.rows(model):
-            t.add_row(*row)
+            t.add_row(*(escape(str(c)) for c in row))
         out_console.print(t)
 
 
@@ -249,8 +251,22 @@ register_sweep_commands(app)
 register_model_commands(app)
 
 
+def _show_config_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Configuration warnings as one line naming the field; other warnings as Python prints them."""
+    from cnsim.exceptions import ConfigWarning
+
+    if issubclass(category, ConfigWarning):
+        err_console.print(f"warning: {message}", markup=False, highlight=False)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
+
+
+_default_showwarning = warnings.showwarning
+
+
 def main() -> None:
     """Console entry point (``cnsim``)."""
+    warnings.showwarning = _show_config_warning
     try:
         app()
     except KeyboardInterrupt:

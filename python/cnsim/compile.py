@@ -27,6 +27,7 @@ from cnsim.units import format_quantity as fq
 PS_PER_S = 10**12
 MIN_FRAME, MAX_FRAME = 64, 9216
 NEVER = 2**64 - 1
+U64_MAX = 2**64 - 1
 WIRE_OVERHEAD_BYTES = 20
 
 
@@ -42,6 +43,8 @@ class Node:
     buffer_policy: str = "egress"
     buffer_bytes: int = 0
     buffer_path: str = ""
+    ecn_threshold_bytes: int | None = None
+    ecn_path: str = ""
 
 
 @dataclass
@@ -143,12 +146,16 @@ class Compiler:
             size_path = "defaults.buffer.size"
             if buf is not None and buf.size is not None:
                 size_path = f"{path}.buffer.size" if path != "topology.preset" else "topology.params.buffer"
+            ecn, ecn_path = (s.ecn_threshold, f"{path}.ecn_threshold") if s.ecn_threshold is not None \
+                else (d.ecn_threshold, "defaults.ecn_threshold")
             self.net.nodes.append(Node(
                 name, "switch", path,
                 latency_ps=s.latency if s.latency is not None else d.switch_latency,
                 buffer_policy=(buf.policy if buf and buf.policy else d.buffer.policy),
                 buffer_bytes=(buf.size if buf and buf.size else d.buffer.size),
                 buffer_path=size_path,
+                ecn_threshold_bytes=ecn,
+                ecn_path=ecn_path,
             ))
         if not self.net.nodes:
             self.error("topology", "no nodes: set topology.preset or list hosts, switches and links")
@@ -224,6 +231,19 @@ class Compiler:
             if n.kind == "switch" and n.buffer_bytes < frame:
                 self.error(n.buffer_path, f"buffer of switch {n.name!r} is smaller than one frame "
                            f"({fq(frame, 'size')}); allowed: >= the largest frame", fq(n.buffer_bytes, "size"))
+            if n.kind == "switch" and n.ecn_threshold_bytes is not None and n.ecn_threshold_bytes >= n.buffer_bytes:
+                self.warn(n.ecn_path, f"ECN threshold of switch {n.name!r} is not below its buffer "
+                          f"({n.buffer_path} = {fq(n.buffer_bytes, 'size')}): frames are dropped before any is "
+                          f"marked, so DCTCP's marking never acts", fq(n.ecn_threshold_bytes, "size"))
+
+    def warn(self, path: str, message: str, *value: Any) -> None:
+        """A configuration that silently disables a mechanism: a ConfigWarning naming the field."""
+        import warnings
+
+        from cnsim.exceptions import ConfigWarning
+
+        got = f" (got {value[0]})" if value else ""
+        warnings.warn(f"{path}: {message}{got}", ConfigWarning, stacklevel=2)
 
     # ---- flow control -----------------------------------------------------------------------
     def pause_ir(self) -> dict[str, dict[str, Any]]:
@@ -319,10 +339,11 @@ class Compiler:
                 process = self.process(g, path, frame, link.rate_bps)
                 ids = []
                 for t in targets:
-                    key = (src, t, frame)
+                    key = (src, t, frame, g.transport)
                     if key not in flow_ids:
                         flow_ids[key] = len(flows)
-                        flows.append({"src": index[src], "dst": index[t], "frame_bytes": frame})
+                        flows.append({"src": index[src], "dst": index[t], "frame_bytes": frame,
+                                      "transport": self.transport_ir(g.transport, frame, path)})
                     ids.append(flow_ids[key])
                 gate = getattr(g, "gate", None)
                 sources.append({
@@ -336,6 +357,23 @@ class Compiler:
             if srcs and dsts and len(sources) == n_sources and not named_src:
                 self.error(path, "no (source, destination) pair: every selected source is its only destination")
         return flows, sources
+
+    def transport_ir(self, kind: str, frame: int, path: str) -> dict[str, Any]:
+        """The IR transport of a flow: udp, or TCP with every [tcp] parameter in base units."""
+        if kind == "udp":
+            return {"kind": "udp"}
+        t = self.sc.tcp
+        if frame <= t.header:
+            self.error(f"{path}.transport", f"a TCP segment needs frame_size > tcp.header ({fq(t.header, 'size')})",
+                       fq(frame, "size"))
+        cc = {"kind": "new_reno"} if kind == "tcp" else \
+            {"kind": "dctcp", "g": t.dctcp_g, "alpha_init": t.dctcp_alpha_init}
+        return {"kind": "tcp", "header_bytes": t.header, "ack_bytes": t.ack_size,
+                "init_cwnd_segments": t.init_cwnd, "rcv_wnd_bytes": t.rcv_wnd if t.rcv_wnd is not None else U64_MAX,
+                "init_ssthresh_bytes": t.init_ssthresh if t.init_ssthresh is not None else U64_MAX,
+                "init_rto_ps": t.init_rto if t.init_rto is not None else t.min_rto, "min_rto_ps": t.min_rto,
+                "max_rto_ps": t.max_rto, "dupack_threshold": t.dupack_threshold, "delayed_ack": t.delayed_ack,
+                "delack_timeout_ps": t.delack_timeout, "cc": cc}
 
     def process(self, g: Any, path: str, frame: int, line_bps: int) -> dict[str, Any]:
         bits_ps = frame * 8 * PS_PER_S  # frame bits x ps per s
@@ -438,6 +476,7 @@ class Compiler:
                     "kind": "switch", "name": n.name, "latency_ps": n.latency_ps,
                     "buffer": {"policy": n.buffer_policy, f"{n.buffer_policy}_bytes": n.buffer_bytes},
                     "pause": pause[n.name],
+                    "ecn_threshold_bytes": n.ecn_threshold_bytes,
                 })
         return {
             "name": sc.run.name or "scenario",

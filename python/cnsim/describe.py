@@ -77,6 +77,10 @@ def topics() -> dict[str, tuple[str, type[BaseModel]]]:
         t[name] = (f"preset {name!r}: {p.summary}", p.params)
     for tag, s in schemes.SCHEMES.items():
         t[tag] = (f"scheme {tag!r}: {s.summary}", s.params)
+    t["tcp"] = ("[tcp] — transport = 'tcp' (NewReno, RFC 5681/6582/6298) in [[traffic]]; docs/schemes/tcp.md",
+                SECTIONS["tcp"])
+    t["dctcp"] = ("[tcp] — transport = 'dctcp' (RFC 8257) in [[traffic]]; ECN marking at [defaults].ecn_threshold "
+                  "(K); docs/schemes/dctcp.md", SECTIONS["tcp"])
     return t
 
 

@@ -51,3 +51,7 @@ class InvariantError(CnsimError):
 
 class RunInterrupted(CnsimError, KeyboardInterrupt):
     """The run was interrupted (Ctrl-C); nothing was written (CLI exit status 130)."""
+
+
+class ConfigWarning(UserWarning):
+    """A valid configuration that silently disables a mechanism (the message names the fields)."""

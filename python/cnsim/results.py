@@ -3,7 +3,8 @@
 Layout written by :meth:`Result.save` (``manifest.json`` last — it is the commit marker)::
 
     summary.json  manifest.json  resolved-config.toml
-    queue_ts.parquet  throughput_ts.parquet  flow_tp.parquet  rp_rate.parquet  pause_ts.parquet  fct.parquet
+    queue_ts.parquet  throughput_ts.parquet  flow_tp.parquet  rp_rate.parquet  tcp_ts.parquet  pause_ts.parquet
+    fct.parquet
     flows.parquet  summary.parquet  plots/queue.png  plots/throughput.png
 """
 
@@ -20,7 +21,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-TABLES = ("queue_ts", "throughput_ts", "flow_tp", "rp_rate", "pause_ts", "fct", "flows")
+TABLES = ("queue_ts", "throughput_ts", "flow_tp", "rp_rate", "tcp_ts", "pause_ts", "fct", "flows")
 """Tables of a result, each written as ``<name>.parquet``."""
 
 
@@ -46,6 +47,7 @@ def frames_from_core(tables: Mapping[str, Mapping[str, Any]], summary: Mapping[s
         "throughput_ts": raw.get("throughput_ts", empty),
         "flow_tp": _join(raw.get("flow_tp", empty), raw.get("flows", empty), "flow"),
         "rp_rate": _join(raw.get("rp_rate", empty), raw.get("flows", empty), "flow"),
+        "tcp_ts": _join(raw.get("tcp_ts", empty), raw.get("flows", empty), "flow"),
         "pause_ts": _join(raw.get("pause_ts", empty), raw.get("links", empty), "link"),
         "fct": _join(raw.get("fct", empty), raw.get("flows", empty), "flow"),
         "flows": flows,

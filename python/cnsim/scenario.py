@@ -51,6 +51,9 @@ class Defaults(Strict):
     frame_size: Size = Field(1500, description="data frame size (each generator may override)")
     control_frame_size: Size = Field(64, description="size of congestion-management and PAUSE frames")
     wire_overhead: bool = Field(False, description="add preamble + SFD + IFG (20 B) of link time to every frame")
+    ecn_threshold: Size | None = Field(None, description="ECN step marking at every switch egress (DCTCP's K): an "
+                                       "ECN-capable frame finding more than this many bytes queued is marked CE "
+                                       "(default: no marking)")
 
 
 class TopologySection(Strict):
@@ -80,6 +83,10 @@ class _Generator(Strict):
     start: Time = Field(0, description="first instant the generator may send")
     stop: Time | None = Field(None, description="instant after which it sends nothing (default: never)")
     frame_size: Size | None = Field(None, description="data frame size (default [defaults].frame_size)")
+    transport: Literal["udp", "tcp", "dctcp"] = Field(
+        "udp", description="udp: open loop, frames leave as generated; tcp: TCP NewReno, dctcp: DCTCP (RFC 8257) — "
+        "the generator is the application writing data, segments leave as the window allows, ACKs are frames "
+        "([tcp] sets the parameters)")
 
 
 class _Gated(_Generator):
@@ -246,6 +253,33 @@ class ObserveSection(Strict):
     fct: bool = Field(True, description="record one row per transfer (flow completion times)")
 
 
+class TcpSection(Strict):
+    """``[tcp]``: parameters of every TCP / DCTCP flow (transport = "tcp" or "dctcp" in [[traffic]])."""
+
+    header: Size = Field(40, description="TCP/IP header bytes per segment; MSS = frame_size - header")
+    ack_size: Size = Field(64, description="size of an ACK frame")
+    init_cwnd: int = Field(10, ge=1, le=10_000, description="initial congestion window, segments (RFC 6928)")
+    rcv_wnd: Size | None = Field(None, description="receive window (default: unlimited)")
+    init_ssthresh: Size | None = Field(None, description="initial slow-start threshold (default: unlimited)")
+    min_rto: Time = Field(10**9, description="lower bound of the retransmission timeout (data centres: 1ms or "
+                          "less; RFC 6298: 1s; Linux: 200ms)")
+    init_rto: Time | None = Field(None, description="RTO before the first RTT sample (default: min_rto)")
+    max_rto: Time = Field(60 * 10**12, description="upper bound of the RTO after back-off")
+    dupack_threshold: int = Field(3, ge=1, le=100, description="duplicate ACKs that trigger fast retransmit")
+    delayed_ack: bool = Field(False, description="ACK every second segment or after delack_timeout")
+    delack_timeout: Time = Field(40 * 10**6, description="delayed-ACK timer")
+    dctcp_g: float = Field(1 / 16, gt=0, le=1, description="DCTCP estimation gain g (RFC 8257: 1/16)")
+    dctcp_alpha_init: float = Field(1.0, ge=0, le=1, description="DCTCP initial alpha (RFC 8257: 1)")
+
+    @model_validator(mode="after")
+    def _rto_order(self):
+        if self.min_rto <= 0:
+            raise ValueError("min_rto must be > 0")
+        if self.max_rto < self.min_rto:
+            raise ValueError("max_rto must be >= min_rto")
+        return self
+
+
 class Scenario(Strict):
     """A complete scenario file."""
 
@@ -257,6 +291,7 @@ class Scenario(Strict):
     flow_control: FlowControlSection = Field(default_factory=FlowControlSection, description="PAUSE")
     hotspot: list[HotspotSection] = Field(default_factory=list, description="output-generated hotspots")
     observe: ObserveSection = Field(default_factory=ObserveSection, description="recording")
+    tcp: TcpSection = Field(default_factory=TcpSection, description="TCP / DCTCP parameters")
 
 
 SECTIONS: dict[str, type[Strict]] = {
@@ -273,5 +308,6 @@ SECTIONS: dict[str, type[Strict]] = {
     "flow_control": FlowControlSection,
     "hotspot": HotspotSection,
     "observe": ObserveSection,
+    "tcp": TcpSection,
 }
 """Every section model by its TOML path (for `cnsim describe` and the docs)."""

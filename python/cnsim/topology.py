@@ -55,6 +55,7 @@ class SwitchSpec(Strict):
     name: Name = Field(description="unique node name")
     latency: Time | None = Field(None, description="last-bit arrival to egress enqueue (default [defaults])")
     buffer: BufferSpec | None = Field(None, description="buffer admission (default [defaults].buffer)")
+    ecn_threshold: Size | None = Field(None, description="ECN marking threshold (default [defaults].ecn_threshold)")
 
     @model_validator(mode="before")
     @classmethod

@@ -20,6 +20,7 @@ pub fn fanin_ir(n: u32, rate_gbps: f64, ms: f64, seed: u64) -> Ir {
         latency_ps: 0,
         buffer: BufferIr::Egress { egress_bytes: 150_000 },
         pause: PauseIr::None,
+        ecn_threshold_bytes: None,
     }];
     let mut links = Vec::new();
     let mut flows = Vec::new();
@@ -31,7 +32,7 @@ pub fn fanin_ir(n: u32, rate_gbps: f64, ms: f64, seed: u64) -> Ir {
         let h = nodes.len() as u32;
         nodes.push(NodeIr::Host { name: format!("s{i}"), response_delay_ps: 0 });
         links.push(LinkIr { a: h, b: 0, rate_bps: 10_000_000_000, prop_ps: 500_000 });
-        flows.push(FlowIr { src: h, dst: 1, frame_bytes: 1500 });
+        flows.push(FlowIr { src: h, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp });
         sources.push(SourceIr {
             stream_id: i as u64,
             flows: vec![i],

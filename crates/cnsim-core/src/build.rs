@@ -7,7 +7,8 @@ use crate::event::{Event, EventQueue};
 use crate::flowctl::SwitchPause;
 use crate::frame::FramePool;
 use crate::ids::{FlowId, NodeId, PortId};
-use crate::ir::{Ir, NodeIr, PauseIr};
+use crate::ir::{Ir, NodeIr, PauseIr, TransportIr};
+use crate::net::tcp::TcpFlow;
 use crate::net::buffer::policy_bytes;
 use crate::net::{compute_routes, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
 use crate::probe::FlowBins;
@@ -48,7 +49,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     let mut pause_enabled = false;
     for (i, node) in ir.nodes.iter().enumerate() {
         match node {
-            NodeIr::Switch { latency_ps, buffer, pause, .. } => {
+            NodeIr::Switch { latency_ps, buffer, pause, ecn_threshold_bytes, .. } => {
                 switch_of[i] = switches.len() as u32;
                 pause_enabled |= !matches!(pause, PauseIr::None);
                 switches.push(Switch {
@@ -59,6 +60,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
                     pause: SwitchPause::new(pause.clone()),
                     total_bytes: 0,
                     route: std::mem::take(&mut routes[i]),
+                    ecn_threshold: *ecn_threshold_bytes,
                     drops: 0,
                 });
             }
@@ -97,7 +99,11 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         if switch_of[sw_node] == NONE_U32 || switches[switch_of[sw_node] as usize].route[f.dst as usize].is_none() {
             return Err(ScenarioError::field(format!("flows[{i}]"), "destination unreachable from source"));
         }
-        flows.push(Flow::new(NodeId(f.src), NodeId(f.dst), f.frame_bytes, local));
+        let mut flow = Flow::new(NodeId(f.src), NodeId(f.dst), f.frame_bytes, local);
+        if let TransportIr::Tcp(t) = &f.transport {
+            flow.tcp = Some(Box::new(TcpFlow::new(t, f.frame_bytes)));
+        }
+        flows.push(flow);
     }
     // congestion points (one per switch egress port) with unique cpids
     let mut cps = Vec::with_capacity(ports.len());

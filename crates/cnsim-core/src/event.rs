@@ -5,7 +5,7 @@
 //! generation, then observation. The heap can therefore never decide a tie.
 
 use crate::frame::FrameId;
-use crate::ids::{NodeId, PortId};
+use crate::ids::{FlowId, NodeId, PortId};
 use crate::time::SimTime;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -27,6 +27,8 @@ pub enum Event {
     Feedback { host: NodeId, frame: FrameId },
     /// A reaction-point timer.
     RpTimer { host: NodeId, token: u64 },
+    /// A TCP timer of a flow: `which` = 0 retransmission timeout (sender), 1 delayed ACK (receiver).
+    TcpTimer { flow: FlowId, which: u8 },
     /// A congestion point's periodic tick.
     CpTick { port: PortId },
     /// Re-send XOFF if still asserted (generation counter `gen`).
@@ -45,6 +47,7 @@ impl Event {
             Event::PortTxDone { .. } | Event::PortWake { .. } | Event::HostWake { .. } => 1,
             Event::Feedback { .. }
             | Event::RpTimer { .. }
+            | Event::TcpTimer { .. }
             | Event::CpTick { .. }
             | Event::PauseRefresh { .. }
             | Event::ServiceRate { .. } => 2,

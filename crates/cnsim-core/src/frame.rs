@@ -11,6 +11,8 @@ pub enum FrameKind {
     Control,
     /// 802.3x MAC-control PAUSE (never queued, never sampled).
     Pause,
+    /// A TCP acknowledgement (queued like any frame; not data, not congestion management).
+    Ack,
 }
 
 /// Tag bits carried by data frames.
@@ -19,8 +21,12 @@ pub mod tag {
     pub const RL: u8 = 1;
     /// FECN rate-discovery tag: `Tag::rate` holds the path minimum (-1 = not stamped yet).
     pub const RD: u8 = 2;
-    /// ECN congestion experienced (DCQCN).
+    /// ECN congestion experienced (DCQCN, DCTCP).
     pub const CE: u8 = 4;
+    /// ECN-capable transport (DCTCP data): switches with an ECN threshold may mark it CE.
+    pub const ECT: u8 = 8;
+    /// TCP ECN-Echo, on ACK frames.
+    pub const ECE: u8 = 16;
 }
 
 /// Congestion-management fields carried forward by a data frame.
@@ -65,6 +71,9 @@ pub struct Frame {
     pub msg: CmMsg,
     /// PAUSE frames: pause time in quanta (0 = XON).
     pub quanta: u16,
+    /// TCP: sequence number of a data segment's first payload byte, or an ACK's cumulative
+    /// acknowledgement. 0 otherwise.
+    pub seq: u64,
 }
 
 impl Frame {

@@ -57,6 +57,10 @@ pub enum NodeIr {
         latency_ps: u64,
         buffer: BufferIr,
         pause: PauseIr,
+        /// ECN step marking (DCTCP, RFC 8257 §3.1): an ECN-capable data frame that finds more than
+        /// this many bytes in its egress queue on arrival is marked CE. Absent = no marking.
+        #[serde(default)]
+        ecn_threshold_bytes: Option<u64>,
     },
 }
 
@@ -111,8 +115,53 @@ pub struct LinkIr {
 pub struct FlowIr {
     pub src: u32,
     pub dst: u32,
-    /// Data frame size, bytes.
+    /// Data frame size, bytes (a full TCP segment: payload + header).
     pub frame_bytes: u32,
+    /// End-to-end transport (absent = `udp`: open loop, frames leave as generated).
+    #[serde(default)]
+    pub transport: TransportIr,
+}
+
+/// Transport of a flow.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum TransportIr {
+    /// Open loop: what the source generates is sent (subject to rate limiter and PAUSE).
+    #[default]
+    Udp,
+    /// TCP over the layer-2 network (crate::transport::tcp): what the source generates is the
+    /// application's data; segments leave as the window allows; ACKs are real frames.
+    Tcp(TcpIr),
+}
+
+/// TCP parameters of a flow (crate::transport::tcp::TcpConfig plus the wire).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpIr {
+    /// TCP/IP header bytes in every segment; MSS = frame_bytes - header_bytes.
+    pub header_bytes: u32,
+    /// Size of an ACK frame, bytes.
+    pub ack_bytes: u32,
+    pub init_cwnd_segments: u32,
+    pub rcv_wnd_bytes: u64,
+    pub init_ssthresh_bytes: u64,
+    pub init_rto_ps: u64,
+    pub min_rto_ps: u64,
+    pub max_rto_ps: u64,
+    pub dupack_threshold: u32,
+    /// Delayed ACKs (every second segment or after `delack_timeout_ps`).
+    pub delayed_ack: bool,
+    pub delack_timeout_ps: u64,
+    pub cc: CcIr,
+}
+
+/// Congestion control of a TCP flow.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum CcIr {
+    NewReno,
+    /// DCTCP (RFC 8257): ECN-capable; α gain `g`, initial α.
+    Dctcp { g: f64, alpha_init: f64 },
 }
 
 /// A traffic generator feeding one or more flows of the same source host (spec §1.5).

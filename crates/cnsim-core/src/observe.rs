@@ -8,6 +8,7 @@ use crate::ids::PortId;
 use crate::ir::{Ir, NodeIr};
 use crate::net::{Network, DROP_REASONS, HIST_BUCKET};
 use crate::time::{to_s, PS_PER_S};
+use crate::transport::tcp::TcpStats;
 use serde_json::{json, Value};
 
 /// One column of a result table.
@@ -81,6 +82,13 @@ pub struct Observer {
     pub p_t: Vec<f64>,
     pub p_link: Vec<u32>,
     pub p_on: Vec<u32>,
+    /// TCP flows (within the first `observe.flow_series` flows): window, threshold, DCTCP α.
+    pub tcp_t: Vec<f64>,
+    pub tcp_flow: Vec<u32>,
+    pub tcp_cwnd: Vec<u64>,
+    pub tcp_ssthresh: Vec<u64>,
+    pub tcp_alpha: Vec<f64>,
+    pub tcp_flows: Vec<u32>,
     pub record_fct: bool,
 }
 
@@ -101,6 +109,15 @@ impl Observer {
             p_t: Vec::new(),
             p_link: Vec::new(),
             p_on: Vec::new(),
+            tcp_t: Vec::new(),
+            tcp_flow: Vec::new(),
+            tcp_cwnd: Vec::new(),
+            tcp_ssthresh: Vec::new(),
+            tcp_alpha: Vec::new(),
+            tcp_flows: {
+                let limit = ir.observe.flow_series.map_or(usize::MAX, |n| n as usize);
+                (0..net.flows.len().min(limit)).filter(|&i| net.flows[i].tcp.is_some()).map(|i| i as u32).collect()
+            },
             record_fct: ir.observe.fct,
         }
     }
@@ -130,6 +147,14 @@ impl Observer {
                 self.r_flow.push(fi as u32);
                 self.r_rate.push(rate);
             }
+        }
+        for &fi in &self.tcp_flows {
+            let s = &net.flows[fi as usize].tcp.as_ref().expect("tcp flow").sender;
+            self.tcp_t.push(t);
+            self.tcp_flow.push(fi);
+            self.tcp_cwnd.push(s.cwnd());
+            self.tcp_ssthresh.push(s.ssthresh().min(u64::MAX >> 11));
+            self.tcp_alpha.push(s.alpha());
         }
         if net.pause_enabled {
             for (pi, p) in net.ports.iter().enumerate() {
@@ -175,7 +200,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
     let w = ir.warmup_ps;
     let window = (end - w) as f64 / PS_PER_S as f64;
     // --- conservation: count live frames independently of the counters ---
-    let (mut live_data, mut live_data_bytes, mut live_ctrl) = (0u64, 0u64, 0u64);
+    let (mut live_data, mut live_data_bytes, mut live_ctrl, mut live_ack) = (0u64, 0u64, 0u64, 0u64);
     for f in net.frames.iter_live() {
         match f.kind {
             FrameKind::Data => {
@@ -183,6 +208,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
                 live_data_bytes += f.size as u64;
             }
             FrameKind::Control => live_ctrl += 1,
+            FrameKind::Ack => live_ack += 1,
             FrameKind::Pause => {}
         }
     }
@@ -208,6 +234,12 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
             c.ctrl_generated.0, c.ctrl_delivered, c.ctrl_dropped, live_ctrl
         ));
     }
+    if c.ack_generated.0 != c.ack_delivered + c.ack_dropped + live_ack {
+        problems.push(format!(
+            "TCP ACK frames: generated {} != delivered {} + dropped {} + in flight {}",
+            c.ack_generated.0, c.ack_delivered, c.ack_dropped, live_ack
+        ));
+    }
     let queued: u64 = net.ports.iter().map(|p| p.q_bytes).sum();
     let queued_frames: u64 = net
         .ports
@@ -229,10 +261,12 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
     // --- flows ---
     let mut flows = Vec::new();
     let mut tputs = Vec::new();
+    let mut tcp_tot = TcpStats::default();
+    let (mut n_tcp, mut goodput_bytes) = (0u64, 0u64);
     for (i, f) in net.flows.iter().enumerate() {
         let tp = f.delivered_bytes_window as f64 * 8.0 / window;
         tputs.push(tp);
-        flows.push(json!({
+        let mut row = json!({
             "id": i,
             "src": node_name(ir, f.src.idx()),
             "dst": node_name(ir, f.dst.idx()),
@@ -242,8 +276,33 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
             "delivered_bytes": f.delivered_bytes,
             "dropped": f.dropped_frames,
             "throughput_bps": tp,
-        }));
+        });
+        if let Some(t) = &f.tcp {
+            let s = t.sender.stats;
+            n_tcp += 1;
+            goodput_bytes += t.goodput_bytes_window;
+            tcp_tot.retransmitted_segments += s.retransmitted_segments;
+            tcp_tot.timeouts += s.timeouts;
+            tcp_tot.fast_retransmits += s.fast_retransmits;
+            tcp_tot.ecn_reductions += s.ecn_reductions;
+            row["transport"] = json!(if t.ecn { "dctcp" } else { "tcp" });
+            row["goodput_bps"] = json!(t.goodput_bytes_window as f64 * 8.0 / window);
+            row["acked_bytes"] = json!(t.sender.acked());
+            row["cwnd_bytes"] = json!(t.sender.cwnd());
+            row["ssthresh_bytes"] = json!(t.sender.ssthresh().min(u64::MAX >> 11));
+            row["srtt_us"] = json!(t.sender.srtt_ps().map(|r| r / 1e6));
+            row["segments_sent"] = json!(s.segments_sent);
+            row["retransmitted_segments"] = json!(s.retransmitted_segments);
+            row["fast_retransmits"] = json!(s.fast_retransmits);
+            row["timeouts"] = json!(s.timeouts);
+            row["ecn_reductions"] = json!(s.ecn_reductions);
+            if t.ecn {
+                row["dctcp_alpha"] = json!(t.sender.alpha());
+            }
+        }
+        flows.push(row);
     }
+    let ecn_marks: u64 = net.ports.iter().map(|p| p.ecn_marks).sum();
     // --- links (per direction) ---
     let mut links = Vec::new();
     let mut host_paused = Vec::new();
@@ -293,6 +352,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
             "p99_bytes": p99,
             "drops": p.drops.iter().sum::<u64>(),
             "drops_by_reason": dr,
+            "ecn_marks": p.ecn_marks,
         }));
     }
     let by_switch: serde_json::Map<String, Value> = net
@@ -375,6 +435,17 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
             "host_paused_fraction": if host_paused.is_empty() { 0.0 } else { host_paused.iter().sum::<f64>() / host_paused.len() as f64 },
         },
         "fairness": { "jain": jain(&tputs) },
+        "tcp": {
+            "flows": n_tcp,
+            "goodput_bps": goodput_bytes as f64 * 8.0 / window,
+            "retransmitted_segments": tcp_tot.retransmitted_segments,
+            "fast_retransmits": tcp_tot.fast_retransmits,
+            "timeouts": tcp_tot.timeouts,
+            "ecn_reductions": tcp_tot.ecn_reductions,
+            "ecn_marks": ecn_marks,
+            "acks": { "generated": c.ack_generated.0, "bytes": c.ack_generated.1, "delivered": c.ack_delivered,
+                      "dropped": c.ack_dropped, "in_flight": live_ack },
+        },
         "fct": {
             "count": fcts.len(),
             "min_us": if fcts.is_empty() { 0.0 } else { fmin },
@@ -455,6 +526,16 @@ fn build_tables(ir: &Ir, net: &Network, o: &Observer) -> Vec<Table> {
             ("t_s", Column::F64(o.r_t.clone())),
             ("flow", Column::U32(o.r_flow.clone())),
             ("rate_bps", Column::F64(o.r_rate.clone())),
+        ],
+    });
+    tables.push(Table {
+        name: "tcp_ts",
+        columns: vec![
+            ("t_s", Column::F64(o.tcp_t.clone())),
+            ("flow", Column::U32(o.tcp_flow.clone())),
+            ("cwnd_bytes", Column::U64(o.tcp_cwnd.clone())),
+            ("ssthresh_bytes", Column::U64(o.tcp_ssthresh.clone())),
+            ("alpha", Column::F64(o.tcp_alpha.clone())),
         ],
     });
     tables.push(Table {

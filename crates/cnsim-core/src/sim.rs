@@ -121,6 +121,7 @@ impl Simulation {
             Event::SourceFire { source } => net.source_fire(source as usize),
             Event::Feedback { host, frame } => net.host_feedback(host, frame),
             Event::RpTimer { host, token } => net.rp_timer(host, token),
+            Event::TcpTimer { flow, which } => net.tcp_timer(flow, which),
             Event::CpTick { port } => net.cp_tick(port),
             Event::PauseRefresh { port, gen } => net.pause_refresh(port, gen),
             Event::ServiceRate { hotspot, step } => net.service_rate_step(hotspot, step),

@@ -3,7 +3,7 @@
 //! path-naming error instead of a panic.
 
 use crate::error::ScenarioError;
-use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, ProcessIr};
+use crate::ir::{BufferIr, CcIr, Ir, NodeIr, PauseIr, ProcessIr, TcpIr, TransportIr};
 
 fn err(path: String, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::field(path, msg)
@@ -147,6 +147,9 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
         if f.frame_bytes < 64 || f.frame_bytes > 9216 {
             return Err(err(format!("flows[{i}].frame_bytes"), format!("must be in 64..=9216, got {}", f.frame_bytes)));
         }
+        if let TransportIr::Tcp(t) = &f.transport {
+            validate_tcp(&format!("flows[{i}].transport"), t, f.frame_bytes)?;
+        }
     }
     for (i, s) in ir.sources.iter().enumerate() {
         let p = |f: &str| format!("sources[{i}].{f}");
@@ -239,6 +242,40 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
         }
         if h.schedule.windows(2).any(|w| w[0].0 > w[1].0) {
             return Err(err(format!("hotspots[{i}].schedule"), "steps must be time-ordered"));
+        }
+    }
+    Ok(())
+}
+
+/// TCP parameters of one flow (`path` names the flow's transport).
+fn validate_tcp(path: &str, t: &TcpIr, frame_bytes: u32) -> Result<(), ScenarioError> {
+    if t.header_bytes >= frame_bytes {
+        return Err(err(format!("{path}.header_bytes"), format!("must be < frame_bytes ({frame_bytes}), got {}", t.header_bytes)));
+    }
+    if t.ack_bytes < 1 || t.ack_bytes > 9216 {
+        return Err(err(format!("{path}.ack_bytes"), format!("must be in 1..=9216, got {}", t.ack_bytes)));
+    }
+    if t.init_cwnd_segments < 1 {
+        return Err(err(format!("{path}.init_cwnd_segments"), "must be >= 1"));
+    }
+    if t.rcv_wnd_bytes < (frame_bytes - t.header_bytes) as u64 {
+        return Err(err(format!("{path}.rcv_wnd_bytes"), format!("must hold at least one segment, got {}", t.rcv_wnd_bytes)));
+    }
+    if t.min_rto_ps < 1 || t.max_rto_ps < t.min_rto_ps {
+        return Err(err(format!("{path}.min_rto_ps"), format!("need 1 <= min_rto_ps <= max_rto_ps, got {} and {}", t.min_rto_ps, t.max_rto_ps)));
+    }
+    if t.dupack_threshold < 1 {
+        return Err(err(format!("{path}.dupack_threshold"), "must be >= 1"));
+    }
+    if t.delayed_ack && t.delack_timeout_ps < 1 {
+        return Err(err(format!("{path}.delack_timeout_ps"), "must be >= 1 with delayed ACKs"));
+    }
+    if let CcIr::Dctcp { g, alpha_init } = t.cc {
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(err(format!("{path}.cc.g"), format!("must be in (0, 1], got {g}")));
+        }
+        if !(0.0..=1.0).contains(&alpha_init) {
+            return Err(err(format!("{path}.cc.alpha_init"), format!("must be in [0, 1], got {alpha_init}")));
         }
     }
     Ok(())

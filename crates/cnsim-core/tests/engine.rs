@@ -14,7 +14,7 @@ fn host(name: &str) -> NodeIr {
 }
 
 fn switch(name: &str, buffer: BufferIr, pause: PauseIr, latency_ps: u64) -> NodeIr {
-    NodeIr::Switch { name: name.into(), latency_ps, buffer, pause }
+    NodeIr::Switch { name: name.into(), latency_ps, buffer, pause, ecn_threshold_bytes: None }
 }
 
 fn link(a: u32, b: u32) -> LinkIr {
@@ -53,7 +53,7 @@ fn fan_in(n: u32, process: ProcessIr, buffer: BufferIr, pause: PauseIr, dur: u64
     for i in 0..n {
         nodes.push(host(&format!("s{i}")));
         links.push(link(2 + i, 0));
-        flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500 });
+        flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp });
         sources.push(src(i as u64, i, process.clone()));
     }
     base(nodes, links, flows, sources, dur)
@@ -172,9 +172,9 @@ fn selective_pause_spares_a_victim_that_global_pause_stalls() {
         let nodes = vec![switch("sw", buffer, pause, US), host("rx1"), host("rx2"), host("s0"), host("s1"), host("v")];
         let links = vec![link(0, 1), link(0, 2), link(3, 0), link(4, 0), link(5, 0)];
         let flows = vec![
-            FlowIr { src: 3, dst: 1, frame_bytes: 1500 },
-            FlowIr { src: 4, dst: 1, frame_bytes: 1500 },
-            FlowIr { src: 5, dst: 2, frame_bytes: 1500 },
+            FlowIr { src: 3, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp },
+            FlowIr { src: 4, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp },
+            FlowIr { src: 5, dst: 2, frame_bytes: 1500, transport: TransportIr::Udp },
         ];
         let sources = vec![
             src(0, 0, ProcessIr::Saturated),
@@ -261,9 +261,9 @@ fn routes_follow_shortest_paths_in_a_parking_lot() {
     links.push(link(h(8), 2));
     links.push(link(h(9), 2));
     let flows = vec![
-        FlowIr { src: h(1), dst: h(9), frame_bytes: 1500 },
-        FlowIr { src: h(5), dst: h(7), frame_bytes: 1500 },
-        FlowIr { src: h(6), dst: h(8), frame_bytes: 1500 },
+        FlowIr { src: h(1), dst: h(9), frame_bytes: 1500, transport: TransportIr::Udp },
+        FlowIr { src: h(5), dst: h(7), frame_bytes: 1500, transport: TransportIr::Udp },
+        FlowIr { src: h(6), dst: h(8), frame_bytes: 1500, transport: TransportIr::Udp },
     ];
     let sources = (0..3).map(|i| src(i, i as u32, ProcessIr::Cbr { interval_ps: 12_000_000, phase_ps: 0, random_phase: false })).collect();
     let r = run(base(nodes, links, flows, sources, MS));

@@ -14,8 +14,26 @@ fn pick<'a, T>(r: &mut Stream, xs: &'a [T]) -> &'a T {
     &xs[r.below(xs.len() as u64) as usize]
 }
 
+/// Random TCP parameters (NewReno or DCTCP, delayed ACKs or not, short or long RTO).
+fn random_tcp(r: &mut Stream) -> TcpIr {
+    TcpIr {
+        header_bytes: 40,
+        ack_bytes: 64,
+        init_cwnd_segments: *pick(r, &[1u32, 2, 10]),
+        rcv_wnd_bytes: *pick(r, &[64_000u64, 1_000_000, u64::MAX]),
+        init_ssthresh_bytes: u64::MAX,
+        init_rto_ps: 1000 * US,
+        min_rto_ps: *pick(r, &[100 * US, 1000 * US]),
+        max_rto_ps: 60_000_000 * US,
+        dupack_threshold: 3,
+        delayed_ack: r.bernoulli(0.5),
+        delack_timeout_ps: 40 * US,
+        cc: if r.bernoulli(0.5) { CcIr::NewReno } else { CcIr::Dctcp { g: 1.0 / 16.0, alpha_init: 1.0 } },
+    }
+}
+
 /// A random (mostly valid) network: a tree of 1–4 switches with 2–8 hosts, random buffers, PAUSE
-/// modes, rates, sources of every kind and sometimes a hotspot.
+/// modes, ECN thresholds, rates, UDP and TCP flows, sources of every kind and sometimes a hotspot.
 fn random_ir(r: &mut Stream) -> Ir {
     let n_sw = 1 + r.below(4) as u32;
     let n_h = 2 + r.below(7) as u32;
@@ -32,7 +50,8 @@ fn random_ir(r: &mut Stream) -> Ir {
             1 => PauseIr::Global { high_bytes: limit * 8 / 10, low_bytes: limit * 6 / 10, quanta: 65535, refresh_fraction: 0.8 },
             _ => PauseIr::Selective { high_bytes: limit * 8 / 10, low_bytes: limit * 6 / 10, quanta: 1000, refresh_fraction: 0.5 },
         };
-        nodes.push(NodeIr::Switch { name: format!("sw{s}"), latency_ps: r.below(2) * US, buffer, pause });
+        let ecn_threshold_bytes = r.bernoulli(0.3).then(|| limit / 4);
+        nodes.push(NodeIr::Switch { name: format!("sw{s}"), latency_ps: r.below(2) * US, buffer, pause, ecn_threshold_bytes });
     }
     let mut links = Vec::new();
     for s in 1..n_sw {
@@ -54,7 +73,9 @@ fn random_ir(r: &mut Stream) -> Ir {
         for &dst in &hosts {
             if dst != src && r.bernoulli(0.5) {
                 fl.push(flows.len() as u32);
-                flows.push(FlowIr { src, dst, frame_bytes: *pick(r, &[64u32, 1000, 1500]) });
+                let frame_bytes = *pick(r, &[64u32, 1000, 1500]);
+                let transport = if frame_bytes > 100 && r.bernoulli(0.3) { TransportIr::Tcp(random_tcp(r)) } else { TransportIr::Udp };
+                flows.push(FlowIr { src, dst, frame_bytes, transport });
             }
         }
         if fl.is_empty() {

@@ -7,6 +7,7 @@
 //! always backlogged while it is active. A transfer is one closed-loop ON period's data (the FCT
 //! unit of CN-SIM).
 
+use super::tcp::TcpFlow;
 use super::{rate_gap_ps, Network, NONE_U32};
 use crate::event::Event;
 use crate::ids::{FlowId, NodeId};
@@ -46,6 +47,10 @@ pub struct Flow {
     pub delivered_bytes_window: u64,
     pub dropped_frames: u64,
     pub dropped_bytes: u64,
+    /// TCP connection (None = UDP, open loop).
+    pub tcp: Option<Box<TcpFlow>>,
+    /// TCP: the sender may send a segment now (window, data, pending retransmission).
+    pub tcp_ready: bool,
 }
 
 impl Flow {
@@ -70,12 +75,14 @@ impl Flow {
             delivered_bytes_window: 0,
             dropped_frames: 0,
             dropped_bytes: 0,
+            tcp: None,
+            tcp_ready: false,
         }
     }
 
     #[inline]
     pub fn has_frame(&self) -> bool {
-        self.sat > 0 || self.backlog > 0
+        self.sat > 0 || self.backlog > 0 || self.tcp_ready
     }
 
     /// Set (Some) or remove (None) the rate limiter at `now` and re-pace: the next start is
@@ -144,6 +151,14 @@ impl Network {
                     self.sources[si].sat_on = on;
                     for k in 0..self.sources[si].flows.len() {
                         let fid = self.sources[si].flows[k];
+                        if self.flows[fid.idx()].tcp.is_some() {
+                            if on {
+                                self.tcp_write(fid, u64::MAX, NONE_U32);
+                            } else {
+                                self.tcp_stop_writing(fid);
+                            }
+                            continue;
+                        }
                         let h = self.host_of[self.flows[fid.idx()].src.idx()] as usize;
                         let f = &mut self.flows[fid.idx()];
                         let had = f.has_frame();
@@ -174,6 +189,10 @@ impl Network {
 
     /// Add `frames` frames (of `transfer`, or none) to flow `fid`'s FIFO and kick its host.
     pub(crate) fn enqueue_at_host(&mut self, fid: FlowId, frames: u64, transfer: u32) {
+        if self.flows[fid.idx()].tcp.is_some() {
+            // the application's data: frames × MSS bytes; segments are counted as they are sent
+            return self.tcp_write(fid, frames, transfer);
+        }
         let f = &mut self.flows[fid.idx()];
         let had = f.has_frame();
         match f.fifo.back_mut() {

@@ -7,7 +7,7 @@
 use super::{rate_gap_ps, Network, NONE_U32};
 use crate::cm::{self, Emit, HostCtx, Reflector, ReactionPoint};
 use crate::event::Event;
-use crate::frame::{CmMsg, Frame, FrameId, FrameKind, Tag};
+use crate::frame::{tag, CmMsg, Frame, FrameId, FrameKind, Tag};
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::time::SimTime;
 use std::collections::VecDeque;
@@ -102,7 +102,13 @@ impl Network {
         }
         self.hosts[h].rr_next = if pick + 1 == n { 0 } else { pick + 1 };
         let fid = self.hosts[h].flows[pick];
-        let (transfer, size, last_of_transfer) = self.take_frame(h, fid);
+        let (transfer, size, last_of_transfer, seq, flags) = if self.flows[fid.idx()].tcp.is_some() {
+            let (seg, size, ecn) = self.tcp_take_segment(fid);
+            (NONE_U32, size, false, seg.seq, if ecn { tag::ECT } else { 0 })
+        } else {
+            let (transfer, size, last) = self.take_frame(h, fid);
+            (transfer, size, last, 0, 0)
+        };
         let fr = self.frames.alloc(Frame {
             kind: FrameKind::Data,
             size,
@@ -112,9 +118,10 @@ impl Network {
             transfer,
             ingress: PortId::NONE,
             born: now,
-            tag: Tag::default(),
+            tag: Tag { flags, ..Tag::default() },
             msg: CmMsg::default(),
             quanta: 0,
+            seq,
         });
         let local = self.flows[fid.idx()].local;
         if self.hosts[h].rp.is_some() {
@@ -172,11 +179,16 @@ impl Network {
     /// A frame reached host `h` through `port`.
     pub(crate) fn host_arrive(&mut self, h: usize, port: PortId, fr: FrameId) {
         let now = self.now;
-        let (kind, size, flow, transfer, quanta) = {
+        let (kind, size, flow, transfer, quanta, seq, flags) = {
             let f = self.frames.get(fr);
-            (f.kind, f.size, f.flow, f.transfer, f.quanta)
+            (f.kind, f.size, f.flow, f.transfer, f.quanta, f.seq, f.tag.flags)
         };
         match kind {
+            FrameKind::Ack => {
+                self.frames.free(fr);
+                self.c.ack_delivered += 1;
+                self.tcp_on_ack(flow, seq, flags & tag::ECE != 0);
+            }
             FrameKind::Pause => {
                 self.frames.free(fr);
                 self.pause_receive(port, quanta);
@@ -204,6 +216,9 @@ impl Network {
                     if t.delivered == t.frames {
                         t.end = now;
                     }
+                }
+                if self.flows[flow.idx()].tcp.is_some() {
+                    self.tcp_on_data(h, flow, seq, size, flags & tag::CE != 0);
                 }
                 if self.hosts[h].reflector.is_some() {
                     let mut rf = self.hosts[h].reflector.take().expect("checked");
@@ -321,6 +336,7 @@ impl Network {
             tag: Tag::default(),
             msg: e.msg,
             quanta: 0,
+            seq: 0,
         })
     }
 }

@@ -9,6 +9,7 @@
 //! | [`switch`] | forwarding, buffer admission ([`buffer`]), drops, congestion-point hooks |
 //! | [`host`] | the NIC: control FIFO, round robin over flows, rate limiters, RP/reflector hooks |
 //! | [`flow`] | flows (FIFO + rate limiter), transfers, and the traffic sources that feed them |
+//! | [`tcp`] | TCP flows: segments from the window, ACK frames, RTO and delayed-ACK timers |
 //! | [`routing`] | shortest-path routes |
 //! | [`crate::flowctl`] | link-level flow control (802.3x PAUSE), a port/buffer policy |
 //!
@@ -21,6 +22,7 @@ pub mod host;
 pub mod port;
 pub mod routing;
 pub mod switch;
+pub mod tcp;
 
 pub use buffer::{DropReason, DROP_REASONS};
 pub use flow::{Chunk, Flow, Transfer};
@@ -56,6 +58,10 @@ pub struct Counters {
     pub ctrl_bytes_window: u64,
     pub extra_overhead_bytes: u64,
     pub pause_sent: u64,
+    /// TCP ACK frames (count, bytes) generated; delivered and dropped counts.
+    pub ack_generated: (u64, u64),
+    pub ack_delivered: u64,
+    pub ack_dropped: u64,
 }
 
 /// Run-wide constants the data plane needs (copied from the IR once).

@@ -62,6 +62,8 @@ pub struct Port {
     /// with the largest occupancy seen, so every buffer policy gets exact percentiles).
     pub q_hist: Vec<u64>,
     pub cpid: u32,
+    /// Data frames marked CE by the switch's ECN threshold at this egress.
+    pub ecn_marks: u64,
 }
 
 impl Port {
@@ -106,6 +108,7 @@ impl Port {
             q_max: 0,
             q_hist: Vec::new(),
             cpid: 0,
+            ecn_marks: 0,
         }
     }
 
@@ -174,6 +177,7 @@ impl Network {
                 tag: Tag::default(),
                 msg: CmMsg::default(),
                 quanta,
+                seq: 0,
             });
             self.ports[pid.idx()].tx_frame = fr;
             self.c.pause_sent += 1;

@@ -6,7 +6,7 @@ use super::buffer::{admit, DropReason};
 use super::{Network, NONE_U32};
 use crate::cm::{self, CpCtx};
 use crate::flowctl::SwitchPause;
-use crate::frame::{FrameId, FrameKind};
+use crate::frame::{tag, FrameId, FrameKind};
 use crate::ids::{NodeId, PortId};
 use crate::ir::BufferIr;
 
@@ -22,6 +22,8 @@ pub struct Switch {
     pub total_bytes: u64,
     /// Egress port toward each node (index = node id), PortId::NONE if unreachable.
     pub route: Vec<PortId>,
+    /// ECN step-marking threshold of every egress queue, bytes (None = no marking).
+    pub ecn_threshold: Option<u64>,
     pub drops: u64,
 }
 
@@ -59,6 +61,7 @@ impl Network {
                 }
             }
             FrameKind::Control => self.c.ctrl_dropped += 1,
+            FrameKind::Ack => self.c.ack_dropped += 1,
             FrameKind::Pause => {}
         }
     }
@@ -79,7 +82,16 @@ impl Network {
             self.drop_frame(s, out, fr, reason);
             return;
         }
-        self.frames.get_mut(fr).ingress = in_port;
+        let found = self.ports[out.idx()].q_bytes;
+        let f = self.frames.get_mut(fr);
+        f.ingress = in_port;
+        if let Some(k) = self.switches[s].ecn_threshold {
+            // DCTCP step marking on the queue the frame finds on arrival (RFC 8257 §3.1)
+            if found > k && f.tag.flags & tag::ECT != 0 && f.tag.flags & tag::CE == 0 {
+                f.tag.flags |= tag::CE;
+                self.ports[out.idx()].ecn_marks += 1;
+            }
+        }
         self.queue_change(out);
         {
             let p = &mut self.ports[out.idx()];

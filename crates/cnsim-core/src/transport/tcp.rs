@@ -159,6 +159,10 @@ impl TcpSender {
     pub fn set_unbounded(&mut self) {
         self.data_end = u64::MAX;
     }
+    /// The application stops writing: nothing beyond what has been sent (an ON/OFF source off).
+    pub fn stop_writing(&mut self) {
+        self.data_end = self.snd_max;
+    }
 
     pub fn config(&self) -> &TcpConfig {
         &self.cfg
