@@ -12,7 +12,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PARKING = ROOT / "scenarios" / "seed-000" / "parking-lot-bcn.toml"
 
 
-@pytest.mark.skipif(not PARKING.exists(), reason="parking-lot BCN scenario not present")
 def test_model_command_writes_the_table(tmp_path):
     r = CliRunner().invoke(app, ["model", str(PARKING), "--set", "run.duration=5ms", "-o", str(tmp_path)])
     assert r.exit_code == 0, r.output

@@ -70,7 +70,7 @@ def test_bfs_breaks_ties_by_lowest_node_index_and_never_transits_hosts():
 
 
 def test_describe_ir_on_a_shipped_scenario():
-    loader = pytest.importorskip("cnsim.loader")
+    from cnsim import loader
     from cnsim.compile import compile_ir
 
     ir = compile_ir(loader.load_scenario(ROOT / "scenarios/seed-000/symmetric-bcn.toml"))

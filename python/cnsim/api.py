@@ -76,16 +76,22 @@ def _scenario_error(exc: Exception) -> ConfigError:
 
 
 def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str, Any] | None = None,
-        out: str | os.PathLike[str] | None = None, progress: Progress | None = None, plots: bool = True) -> Result:
+        out: str | os.PathLike[str] | None = None, progress: Progress | None = None, plots: bool = True,
+        force: bool = False) -> Result:
     """Run one scenario and return its :class:`Result` (also saved into ``out`` when given).
 
     ``seed`` replaces ``run.seed``; ``overrides`` maps dotted paths to values as ``--set`` does.
+    ``out`` must be new, empty or a previous cnsim result (``force=True`` replaces any folder).
     ``progress`` is called with the simulated time in seconds between chunks of the run.
     Raises :class:`ConfigError` (invalid input), :class:`InvariantError` (a model bug was
     detected), :class:`RunInterrupted` (Ctrl-C; nothing is written).
     """
     sc = resolve(scenario, seed, overrides)
     ir = compile_ir(sc)
+    if out is not None:  # before the run: a bad location fails at once, a user's folder is never replaced
+        from cnsim.outdir import check
+
+        check(out, force=force, scenario=scenario if isinstance(scenario, (str, os.PathLike)) else None, field="out")
     engine = core()
     if sc.cm.scheme not in engine.schemes():
         raise ConfigError.single("cm.scheme", f"not available in this engine build; known: "

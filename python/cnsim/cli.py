@@ -27,7 +27,22 @@ from cnsim.cli_sweep import register as register_sweep_commands
 from cnsim.cli_model import register as register_model_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="cnsim — packet-level simulator of congestion management in data-center Ethernet.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from cnsim import __version__
+
+        out_console.print(f"cnsim {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="print the version and exit")) -> None:
+    """cnsim — packet-level simulator of congestion management in data-center Ethernet."""
 
 DEMO_SCENARIO = "seed-003/cnsim-1hop-none-hs0.5-pause.toml"
 PROGRESS_AFTER_S = 1.5
@@ -117,12 +132,15 @@ def summary_table(summary: dict[str, Any]) -> Table:
 
 
 def _run(scenario: Any, seed: Optional[int], sets: list[str], out: Optional[Path], quiet: bool,
-         as_json: bool, default_out: Callable[[Scenario], Path]) -> None:
+         as_json: bool, default_out: Callable[[Scenario], Path], force: bool = False) -> None:
+    from cnsim.outdir import check
+
     sc = api.resolve(scenario, seed, parse_sets(sets))
     target = out if out is not None else default_out(sc)
+    check(target, force=force, scenario=scenario)  # before the simulation, with the --out field named
     reporter = ProgressReporter(sc.run.duration / 1e12, enabled=not quiet and not as_json)
     try:
-        result = api.run(sc, out=target, progress=reporter)
+        result = api.run(sc, out=target, progress=reporter, force=force)
     finally:
         reporter.close()
     if as_json:
@@ -141,9 +159,11 @@ def run(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="output directory (default results/<name>/)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no summary table"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json to stdout instead of the table"),
+    force: bool = typer.Option(False, "--force", help="replace the output folder even if it is not a cnsim result"),
 ) -> None:
     """Run a scenario; write summary, manifest, Parquet tables and plots into the output directory."""
-    _run(scenario, seed, set_, out, quiet, as_json, lambda sc: Path("results") / (sc.run.name or scenario.stem))
+    _run(scenario, seed, set_, out, quiet, as_json, lambda sc: Path("results") / (sc.run.name or scenario.stem),
+         force)
 
 
 @app.command()
@@ -237,7 +257,8 @@ def docs(out: Path = typer.Option(Path("docs/reference"), "--out", help="directo
 @app.command()
 @guarded
 def demo(
-    out: Path = typer.Option(Path("results/demo"), "--out", "-o", help="output directory"),
+    out: Path = typer.Option(Path("results/demo-run"), "--out", "-o",
+                             help="output directory (make demo's report lives in results/demo)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no summary table"),
 ) -> None:
     """Run the CN-SIM single-hop hotspot (0.5 Gb/s, selective PAUSE, no CM) and write its outputs."""
@@ -264,8 +285,15 @@ def _show_config_warning(message, category, filename, lineno, file=None, line=No
 _default_showwarning = warnings.showwarning
 
 
+def _terminate(signum, frame) -> None:  # noqa: ARG001 — signal handler signature
+    raise KeyboardInterrupt  # SIGTERM unwinds like Ctrl-C: temporaries are removed, exit 130
+
+
 def main() -> None:
     """Console entry point (``cnsim``)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminate)
     warnings.showwarning = _show_config_warning
     try:
         app()

@@ -7,6 +7,7 @@ line per problem; nothing else escapes for any input (property-tested).
 from __future__ import annotations
 
 import copy
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Mapping
@@ -54,6 +55,11 @@ def apply_override(data: dict[str, Any], path: str, value: Any) -> None:
                     node.append({})
             else:
                 matches = [j for j, e in enumerate(node) if isinstance(e, dict) and e.get("name") == part]
+                if not matches and ".".join(parts[:k]) in ("traffic", "hotspot"):
+                    known = [str(e.get("name")) for e in node if isinstance(e, dict) and e.get("name")]
+                    raise ConfigError.single(f"--set {path}", f"no {'.'.join(parts[:k])} element named {part!r}; "
+                                             f"address one by index 0..{len(node) - 1}"
+                                             + (f" or by name: {', '.join(known)}" if known else ""))
                 if not matches:
                     node.append({"name": part})
                     matches = [len(node) - 1]
@@ -106,13 +112,23 @@ def load_scenario(source: str | Path | Mapping[str, Any], overrides: Mapping[str
     for key, value in (overrides or {}).items():
         apply_override(data, key, value)
     if stem is not None and isinstance(data.get("run", {}), dict):
-        data.setdefault("run", {}).setdefault("name", stem)
+        data.setdefault("run", {}).setdefault("name", name_from_file(stem))
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as err:
         raise ConfigError(problems_from(err, Scenario, union_tags=frozenset(TRAFFIC_KINDS))) from None
     compile_ir(scenario)  # whole-scenario rules
     return scenario
+
+
+def name_from_file(stem: str) -> str:
+    """A valid ``run.name`` from any file name: other characters become '_', a leading digit or
+    symbol gets a '_' in front, at most 64 characters (``8hosts`` → ``_8hosts``, ``my incast`` →
+    ``my_incast``)."""
+    name = re.sub(r"[^A-Za-z0-9_.\-]", "_", stem) or "scenario"
+    if not re.match(r"[A-Za-z_]", name):
+        name = "_" + name
+    return name[:64]
 
 
 def dump_toml(scenario: Scenario) -> str:

@@ -127,13 +127,18 @@ class Result:
     # ---- files ------------------------------------------------------------------------------
     def save(self, out: str | os.PathLike[str], plots: bool = True) -> Path:
         """Write every output into ``out`` atomically: all or nothing under the final name."""
+        from cnsim.outdir import remove_stale_temporaries, umask
+
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        remove_stale_temporaries(out.parent)
+        pid = os.getpid()
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{pid}-", dir=out.parent))
+        os.chmod(tmp, 0o777 & ~umask())  # mkdtemp makes 0700: follow the user's umask
         try:
             self._write(tmp, plots)
             if out.exists():
-                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{pid}-", dir=out.parent))
                 os.replace(out, old / "previous")
                 os.replace(tmp, out)
                 shutil.rmtree(old, ignore_errors=True)

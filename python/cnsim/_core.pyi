@@ -1,0 +1,27 @@
+"""Type stubs of the engine extension ``cnsim._core`` (crates/cnsim-py)."""
+
+from typing import Callable
+
+Column = tuple[str, bytes] | list[str]
+"""A result column: ``(numpy dtype string, little-endian raw bytes)`` for numbers, names as a list."""
+
+class ScenarioError(ValueError):
+    """The scenario IR is invalid (the message names the field path)."""
+
+class InvariantError(RuntimeError):
+    """A conservation identity failed at the end of a run (a model bug)."""
+
+def version() -> str:
+    """Version of the cnsim-core crate."""
+
+def schemes() -> list[str]:
+    """Registered congestion-management scheme tags, in registry order."""
+
+def validate(ir_json: str) -> None:
+    """Parse, validate and compile an IR without running it (raises ScenarioError)."""
+
+def run(
+    ir_json: str, progress: Callable[[float], object] | None = None, chunk_ps: int = 0
+) -> tuple[str, dict[str, dict[str, Column]]]:
+    """Run a simulation: ``(summary JSON, {table: {column: Column}})``; ``progress`` gets the simulated
+    time in seconds between chunks (``chunk_ps`` = 0: 1/200 of the run)."""

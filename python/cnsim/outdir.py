@@ -1,0 +1,82 @@
+"""Where a run may write: never over a user's files.
+
+``cnsim run -o DIR`` (and ``cnsim.run(out=DIR)``) replaces DIR only when it is a previous cnsim result
+(it holds ``manifest.json``), is empty, or does not exist yet — or when the user says ``--force``.
+It refuses a file, the current directory or one of its parents, a sweep folder, the scenario file,
+and a location that cannot be written; all of this before the simulation starts. Temporary folders
+of a run carry its process id, so a later run removes those whose process is gone (killed with
+SIGKILL, say).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+from cnsim.exceptions import ConfigError
+
+TMP_RE = re.compile(r"^\.(?P<name>.+)\.(tmp|old)-(?P<pid>\d+)-")
+
+
+def umask() -> int:
+    """The process's file-mode creation mask."""
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+def check(out: str | os.PathLike[str], force: bool = False, scenario: str | os.PathLike[str] | None = None,
+          field: str = "--out") -> Path:
+    """Raise a :class:`ConfigError` naming ``field`` unless ``out`` may receive a run's outputs."""
+    out = Path(out)
+    target = out.resolve()
+    cwd = Path.cwd().resolve()
+    if target == cwd or target in cwd.parents:
+        raise ConfigError.single(field, "is the current directory or one of its parents; give a new or "
+                                 "previous-result folder", str(out))
+    if scenario is not None and Path(scenario).resolve() == target:
+        raise ConfigError.single(field, "is the scenario file itself", str(out))
+    if out.exists() and not out.is_dir():
+        raise ConfigError.single(field, "is a file, not a directory; nothing was overwritten", str(out))
+    if out.is_dir():
+        if (out / "sweep.json").exists():
+            raise ConfigError.single(field, "is a sweep folder; write single runs elsewhere", str(out))
+        previous = (out / "manifest.json").exists()
+        if not previous and any(out.iterdir()) and not force:
+            raise ConfigError.single(field, "is a non-empty folder that is not a cnsim result; choose another "
+                                     "folder or add --force to replace it", str(out))
+    # the nearest existing ancestor must be a writable directory
+    parent = target.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError.single(field, f"cannot be created: {parent} is a file", str(out))
+    if not os.access(parent, os.W_OK | os.X_OK) or (out.is_dir() and not os.access(out, os.W_OK | os.X_OK)):
+        raise ConfigError.single(field, "is not writable", str(out))
+    return out
+
+
+def remove_stale_temporaries(parent: Path) -> None:
+    """Delete ``.NAME.tmp-PID-*`` / ``.NAME.old-PID-*`` folders in ``parent`` whose process is gone."""
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return
+    for p in entries:
+        m = TMP_RE.match(p.name)
+        if m and p.is_dir() and not _alive(int(m["pid"])):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

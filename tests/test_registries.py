@@ -1,0 +1,15 @@
+"""The engine's scheme registry (Rust, cm::REGISTRY) and the Python parameter registry agree."""
+
+from cnsim import schemes
+
+from conftest import needs_core
+
+
+@needs_core
+def test_rust_and_python_scheme_registries_agree():
+    from cnsim import _core
+
+    assert sorted(_core.schemes()) == sorted(schemes.SCHEMES), (
+        "a scheme is registered on one side only: add its row to cm::REGISTRY (Rust) and its params "
+        "module to cnsim.schemes.SCHEMES (Python)")
+    assert len(set(_core.schemes())) == len(_core.schemes())
