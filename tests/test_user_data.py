@@ -132,3 +132,15 @@ def test_cnsim_demo_does_not_share_make_demos_folder():
 
     default = inspect.signature(cli_mod.demo).parameters["out"].default.default
     assert str(default) != "results/demo"
+
+
+def test_getting_started_reads_files_cnsim_demo_writes():
+    import inspect
+    import re
+
+    from cnsim import cli as cli_mod
+
+    default = str(inspect.signature(cli_mod.demo).parameters["out"].default.default)
+    text = (ROOT / "docs/getting-started.md").read_text()
+    paths = re.findall(r'read_parquet\("([^"]+)"\)', text)
+    assert paths and all(p.startswith(default + "/") for p in paths), (default, paths)
