@@ -134,7 +134,7 @@ def test_stopped_link_sources_keep_their_last_rate(pause):
     """No tagged frame crosses the stopped sw1 → h1 port, no reply returns: every RL towards h1 keeps
     the rate it had when the link stopped (or R0 = 50 Mb/s if it was created during the stop)."""
     r = cnsim.run(ROOT / f"scenarios/seed-003/cnsim-1hop-fecn-hs0-{pause}.toml",
-                  overrides={"run.duration": "30ms"})
+                  overrides={"run.duration": "30ms", "observe.flow_series": "all"})
     rr = r.tables["rp_rate"]
     to_hs = rr[rr.dst == "h1"].sort_values(["flow", "t_s"])
     assert to_hs.flow.nunique() == 9

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from cnsim import reproduce as rp
+
+ROOT = Path(__file__).resolve().parents[1]
 from cnsim.exceptions import ConfigError
 
 pytestmark = pytest.mark.skipif(
@@ -91,3 +93,18 @@ def test_explained_cells_carry_their_explanation(tiny):
         for c in rp.load_study(sid).cells:
             if c.explanation is not None:
                 assert c.explanation.strip() and "docs/" in c.explanation, (sid, c.row, c.column)
+
+
+def test_logarithmic_band_and_reduced_runs_without_their_window():
+    """Spec §12 R6: '≈ 3 orders of magnitude' is ± half a decade; a steady-state window (R5) longer
+    than a reduced run is dropped rather than making the run invalid."""
+    band = rp.Band(decades=0.5)
+    assert band.contains(1.63, 3.6) and band.contains(1.63, 0.6)
+    assert not band.contains(1.63, 5.3) and not band.contains(1.63, 0.5) and not band.contains(1.63, 0.0)
+    assert rp.Band(rel=0.05).contains(100, 104.9) and not rp.Band(rel=0.05).contains(100, 105.1)
+    study = rp.load_study("seed-000")
+    sw = next(s for s in study.sweeps if s.name == "asym-becn-300us")
+    full = rp.sweep_spec(study, sw, ROOT / "scenarios", quick=False)
+    assert full.set["run.warmup"] == "50ms"
+    tiny = rp.sweep_spec(study, sw, ROOT / "scenarios", quick=True, overrides={"run.duration": "8ms"})
+    assert "run.warmup" not in tiny.set

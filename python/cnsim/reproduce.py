@@ -55,9 +55,19 @@ class StudySweep(_Strict):
 class Band(_Strict):
     rel: float = Field(0.0, ge=0)
     abs: float = Field(0.0, ge=0)
+    decades: float = Field(0.0, ge=0, description="logarithmic band: within when |log10(mean / published)| <= "
+                           "decades (spec §12 R6: '≈ 3 orders of magnitude' = ±0.5 decade)")
 
     def half_width(self, published: float) -> float:
+        """Half-width of a linear band (for a logarithmic one: the upper distance, for display)."""
+        if self.decades:
+            return abs(published) * (10 ** self.decades - 1)
         return max(self.rel * abs(published), self.abs)
+
+    def contains(self, published: float, mean: float) -> bool:
+        if self.decades:
+            return mean > 0 and published > 0 and abs(math.log10(mean / published)) <= self.decades + 1e-12
+        return abs(mean - published) <= self.half_width(published) + 1e-12
 
 
 class Cell(_Strict):
@@ -234,8 +244,7 @@ def evaluate_cell(cell: Cell, runs: Any) -> dict[str, Any]:
 def verdict(cell: Cell, mean: float | None) -> str:
     if mean is None:
         return "not available"
-    half = cell.band.half_width(cell.published)
-    if abs(mean - cell.published) <= half + 1e-12:
+    if cell.band.contains(cell.published, mean):
         return "within band"
     return "explained" if cell.explanation else "outside band"
 
@@ -256,6 +265,16 @@ def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool, overrides:
         sets.update(q.set)
     sets.update(overrides or {})
     reps = replications or reps
+    # a steady-state window (run.warmup, spec §12 R5) longer than a reduced run (quick form, tests)
+    # cannot be kept: the reduced run then measures over its whole length
+    if "run.warmup" in sets and "run.duration" in sets:
+        from cnsim.units import time_ps
+
+        try:
+            if time_ps(sets["run.warmup"]) >= time_ps(sets["run.duration"], allow_zero=False):
+                del sets["run.warmup"]
+        except (TypeError, ValueError):
+            pass  # reported by the scenario validation
     return SweepSpec.model_validate({"name": f"{study.id}/{sw.name}", "base": str(root / sw.base),
                                      "replications": reps, "set": sets, "parameters": sw.parameters})
 

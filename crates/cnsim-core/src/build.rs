@@ -146,6 +146,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         host_rngs.push(Stream::new(ir.seed, ir.replication, ns::HOST | h.node.0 as u64));
     }
     let host_nodes: Vec<NodeId> = hosts.iter().map(|h| h.node).collect();
+    let source_nodes: Vec<NodeId> = hosts.iter().filter(|h| !h.flows.is_empty()).map(|h| h.node).collect();
     let sources = ir
         .sources
         .iter()
@@ -193,6 +194,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         host_infos,
         host_rngs,
         host_nodes,
+        source_nodes,
         flows,
         sources,
         transfers: Vec::new(),

@@ -73,9 +73,12 @@ pub struct Observer {
     pub queue_ports: Vec<PortId>,
     /// Time of every sample, s.
     pub sample_t: Vec<f64>,
-    /// Per queue: its occupancy at every sample, stored only once the queue has been seen
-    /// non-empty (its earlier samples are zeros); `None` = empty at every sample so far.
+    /// Per queue: its occupancy at every sample, stored only once the queue has been seen holding
+    /// at least `q_threshold` bytes (its earlier samples are then filled in); `None` = never so far.
     pub q_samples: Vec<Option<Vec<u64>>>,
+    /// One largest data frame: queues that only ever hold control frames (BCN, CNM, ACK) at the
+    /// sample instants are not recorded.
+    pub q_threshold: u64,
     pub r_t: Vec<f64>,
     pub r_flow: Vec<u32>,
     pub r_rate: Vec<f64>,
@@ -89,6 +92,9 @@ pub struct Observer {
     pub tcp_ssthresh: Vec<u64>,
     pub tcp_alpha: Vec<f64>,
     pub tcp_flows: Vec<u32>,
+    /// Per-flow series (RP rates, TCP windows) cover the first `flow_limit` flows
+    /// (`observe.flow_series`), so their cost does not grow with the number of flows.
+    pub flow_limit: usize,
     pub record_fct: bool,
 }
 
@@ -101,6 +107,7 @@ impl Observer {
         Observer {
             sample_interval: ir.observe.sample_interval_ps,
             q_samples: vec![None; queue_ports.len()],
+            q_threshold: net.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(1).max(1),
             queue_ports,
             sample_t: Vec::new(),
             r_t: Vec::new(),
@@ -118,6 +125,7 @@ impl Observer {
                 let limit = ir.observe.flow_series.map_or(usize::MAX, |n| n as usize);
                 (0..net.flows.len().min(limit)).filter(|&i| net.flows[i].tcp.is_some()).map(|i| i as u32).collect()
             },
+            flow_limit: ir.observe.flow_series.map_or(usize::MAX, |n| n as usize),
             record_fct: ir.observe.fct,
         }
     }
@@ -131,7 +139,7 @@ impl Observer {
             let q = net.ports[p.idx()].q_bytes;
             match slot {
                 Some(v) => v.push(q),
-                None if q > 0 => {
+                None if q >= self.q_threshold => {
                     let mut v = vec![0; k];
                     v.push(q);
                     *slot = Some(v);
@@ -140,7 +148,7 @@ impl Observer {
             }
         }
         if net.has_rp {
-            for (fi, f) in net.flows.iter().enumerate() {
+            for (fi, f) in net.flows.iter().enumerate().take(self.flow_limit) {
                 let h = &net.hosts[net.host_of[f.src.idx()] as usize];
                 let rate = h.rp.as_ref().and_then(|rp| rp.rate_bps(f.local)).unwrap_or(f64::NAN);
                 self.r_t.push(t);
@@ -228,10 +236,10 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
             c.data_generated.1, c.data_delivered.1, c.data_dropped.1, live_data_bytes, host_q_bytes
         ));
     }
-    if c.ctrl_generated.0 != c.ctrl_delivered + c.ctrl_dropped + live_ctrl {
+    if c.ctrl_generated.0 + c.ctrl_replicated != c.ctrl_delivered + c.ctrl_dropped + live_ctrl + c.ctrl_absorbed {
         problems.push(format!(
-            "control frames: generated {} != delivered {} + dropped {} + in flight {}",
-            c.ctrl_generated.0, c.ctrl_delivered, c.ctrl_dropped, live_ctrl
+            "control frames: generated {} + broadcast copies {} != delivered {} + dropped {} + in flight {} + absorbed {}",
+            c.ctrl_generated.0, c.ctrl_replicated, c.ctrl_delivered, c.ctrl_dropped, live_ctrl, c.ctrl_absorbed
         ));
     }
     if c.ack_generated.0 != c.ack_delivered + c.ack_dropped + live_ack {
@@ -428,6 +436,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
             "bytes": c.ctrl_generated.1,
             "delivered": c.ctrl_delivered,
             "dropped": c.ctrl_dropped,
+            "broadcast_copies": c.ctrl_replicated,
             "extra_overhead_bytes": c.extra_overhead_bytes,
         },
         "pause": {
@@ -467,7 +476,8 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
 fn build_tables(ir: &Ir, net: &Network, o: &Observer) -> Vec<Table> {
     let mut tables = Vec::new();
     // keep only queues that ever held something
-    let keep: Vec<usize> = (0..o.queue_ports.len()).filter(|&q| net.ports[o.queue_ports[q].idx()].q_max > 0).collect();
+    // queues seen holding at least one data frame at a sample (the others stayed near empty)
+    let keep: Vec<usize> = (0..o.queue_ports.len()).filter(|&q| o.q_samples[q].is_some()).collect();
     let rows = o.sample_t.len() * keep.len();
     let (mut qt, mut qid, mut qb) = (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
     for (k, &t) in o.sample_t.iter().enumerate() {

@@ -1,19 +1,19 @@
 """``becn``: Backward Explicit Congestion Notification of Jain et al. (Nov 2006; spec §5.3, §5.5).
 
 Defaults are the BECN parameters of seed 000 ([A], spec §9.1): T = 30 us, Qeq = 375 pages,
-a = 1.05, b = 1.2, c = 0.5, no N0 (``n0 = 1``). Every switch port that carried data in an interval
-broadcasts its advertised rate to every host; a host keeps the latest value per congestion point
-for 2T and limits all its flows to the minimum. Engine model: ``crates/cnsim-core/src/cm/becn.rs``
+a = 1.05, b = 1.2, c = 0.5, no N0 (``n0 = 1``). Every switch port that carried data in an interval and
+whose advertised rate restricts floods one full-size broadcast per reaction point (spec §12 R1); a
+host keeps the latest value per congestion point for 2T and limits all its flows to the minimum. Engine model: ``crates/cnsim-core/src/cm/becn.rs``
 + ``cm/explicit_rate.rs``; page ``docs/schemes/becn.md``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
-from cnsim.quantities import Duration
+from cnsim.quantities import Duration, Size
 from cnsim.schemes._explicit_rate import SwitchFields, switch_ir
 
 TAG = "becn"
@@ -33,8 +33,15 @@ class Params(SwitchFields):
                     "([A]: not used = 1)")
     expiry: float = Field(2.0, gt=0, le=1000, description="a host forgets a congestion point's rate this many "
                           "intervals T after hearing it (spec §12 A1: 2)")
+    message_size: Size = Field(1526, description="size of a BECN message frame (spec §12 R1: a full-size frame, "
+                               "1500 B + header, FCS and preamble = 1526 B, fits all four of [A]'s overheads)")
+    announce: Literal["flood_per_rp", "every_host"] = Field(
+        "flood_per_rp", description="flood_per_rp (spec §12 R1): a port whose advertised rate is below its capacity "
+        "floods one broadcast frame per reaction point (host with a flow) every T, reaching every host; every_host "
+        "(§12 A1): every port that carried data sends one unicast message to every host")
 
 
 def to_ir(params: Params) -> dict[str, Any]:
     """Every engine parameter in base units (see ``cm/becn.rs`` ``Params``)."""
-    return {"switch": switch_ir(params), "expiry_intervals": params.expiry}
+    return {"switch": switch_ir(params), "expiry_intervals": params.expiry, "message_bytes": params.message_size,
+            "announce": params.announce}

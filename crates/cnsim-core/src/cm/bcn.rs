@@ -858,6 +858,7 @@ mod tests {
                 rng: &mut self.rng,
                 out: &mut self.out,
                 hosts: &hosts,
+                sources: &hosts,
             };
             self.cp.on_enqueue(&mut ctx, f);
             std::mem::take(&mut self.out)
@@ -872,6 +873,7 @@ mod tests {
                 rng: &mut self.rng,
                 out: &mut self.out,
                 hosts: &hosts,
+                sources: &hosts,
             };
             if refused {
                 self.cp.on_drop(&mut ctx, f);
@@ -1207,7 +1209,7 @@ mod tests {
             for _ in 0..n {
                 let hosts = [NodeId(0)];
                 let mut ctx = CpCtx { now: 0, queue_bytes: 100_000, service_rate_bps: rate, rng: &mut rng,
-                                      out: &mut out, hosts: &hosts };
+                                      out: &mut out, hosts: &hosts, sources: &hosts };
                 cp.on_enqueue(&mut ctx, &mut data_frame(1, 0, 1500));
             }
             let got = out.len() as f64 / n as f64;

@@ -2,10 +2,17 @@
 //!
 //! * **CP** (every switch egress port): the shared explicit-rate computation of
 //!   [`super::explicit_rate`] every T; a port that carried data in the interval (data frames
-//!   arrived — admitted or refused — or started transmission) then broadcasts its advertised rate
-//!   r_i: one 64-B message to every host of the network. Control frames never make a port "carry data", so ports that only
-//!   relay broadcasts stay silent; idle ports stay silent (their start-up rate would throttle
-//!   everyone, §12 A1).
+//!   arrived — admitted or refused — or started transmission) then announces its advertised rate
+//!   r_i. Control frames never make a port "carry data", so ports that only relay broadcasts stay
+//!   silent; idle ports stay silent (their start-up rate would throttle everyone, §12 A1). How it
+//!   announces is [`Announce`]:
+//!   - `FloodPerRp` (default, spec §12 R1): a port whose advertised rate restricts (r_i below its
+//!     capacity C_i) sends one Ethernet-broadcast frame of `message_bytes` per reaction point (host
+//!     with a flow) every T; the switches flood each one, so every host receives it. In S-SYM and
+//!     S-ASYM this is [A]'s four full-size messages per interval (1.63 Gb/s at 30 µs), and the
+//!     whole overhead crosses the 1 Gb/s link to h5 ((1000 − 163)/2 = 418 Mb/s at 300 µs).
+//!   - `EveryHost` (spec §12 A1, the first reading): one `message_bytes` unicast message to every
+//!     host from every port that carried data.
 //! * **RP** (source host): keeps the latest value heard from every CP, each expiring
 //!   `expiry_intervals`·T after it was heard (2T), and sets every one of its flows to the minimum of
 //!   the live values (no limiter when none is live). Hence "the most severe CP dominates all RPs"
@@ -29,6 +36,17 @@ pub struct Params {
     pub switch: SwitchParams,
     /// A host forgets a CP's value this many intervals T after hearing it (2).
     pub expiry_intervals: f64,
+    /// Size of a BECN message frame, bytes.
+    pub message_bytes: u32,
+    pub announce: Announce,
+}
+
+/// How a congestion point announces its rate (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Announce {
+    FloodPerRp,
+    EveryHost,
 }
 
 pub struct Becn {
@@ -43,7 +61,12 @@ impl Scheme for Becn {
         &["becn"]
     }
     fn congestion_point(&self, port: &PortInfo) -> Option<Box<dyn CongestionPoint>> {
-        Some(Box::new(BecnCp { pr: PortRate::new(self.p.switch.clone(), port.rate_bps as f64), cpid: port.cpid }))
+        Some(Box::new(BecnCp {
+            pr: PortRate::new(self.p.switch.clone(), port.rate_bps as f64),
+            cpid: port.cpid,
+            bytes: self.p.message_bytes,
+            announce: self.p.announce,
+        }))
     }
     fn reaction_point(&self, host: &HostInfo) -> Option<Box<dyn ReactionPoint>> {
         let expiry = (self.p.expiry_intervals * self.p.switch.interval_ps as f64).round() as u64;
@@ -63,6 +86,9 @@ pub fn build(params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioErro
     if !(p.expiry_intervals > 0.0 && p.expiry_intervals.is_finite()) {
         return Err(ScenarioError::field("cm.params.expiry_intervals", "must be > 0"));
     }
+    if !(64..=9216).contains(&p.message_bytes) {
+        return Err(ScenarioError::field("cm.params.message_bytes", format!("must be in 64..=9216, got {}", p.message_bytes)));
+    }
     Ok(Box::new(Becn { p }))
 }
 
@@ -73,6 +99,8 @@ pub fn build(params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioErro
 pub struct BecnCp {
     pub pr: PortRate,
     cpid: u32,
+    bytes: u32,
+    announce: Announce,
 }
 
 impl CongestionPoint for BecnCp {
@@ -94,9 +122,20 @@ impl CongestionPoint for BecnCp {
     fn on_tick(&mut self, ctx: &mut CpCtx) {
         if self.pr.end_interval(ctx.now, ctx.queue_bytes) {
             let msg = CmMsg { kind: KIND_BECN, flow: FlowId::NONE, cpid: self.cpid, v: [self.pr.rate(), 0.0, 0.0] };
-            for k in 0..ctx.hosts().len() {
-                let h = ctx.hosts()[k];
-                ctx.send(h, msg);
+            match self.announce {
+                Announce::FloodPerRp => {
+                    if self.pr.rate() < self.pr.ci {
+                        for _ in 0..ctx.sources().len() {
+                            ctx.broadcast(msg, self.bytes);
+                        }
+                    }
+                }
+                Announce::EveryHost => {
+                    for k in 0..ctx.hosts().len() {
+                        let h = ctx.hosts()[k];
+                        ctx.send_sized(h, msg, self.bytes);
+                    }
+                }
             }
         }
     }
@@ -187,6 +226,8 @@ mod tests {
                 variable_capacity: true,
             },
             expiry_intervals: 2.0,
+            message_bytes: 64,
+            announce: Announce::EveryHost,
         }
     }
 
@@ -215,6 +256,32 @@ mod tests {
         assert_eq!(out.len(), 3);
         assert_eq!(out.iter().map(|e| e.dst).collect::<Vec<_>>(), hosts);
         assert!(out.iter().all(|e| e.msg.cpid == 3 && e.msg.kind == KIND_BECN && e.msg.v[0] > 0.0));
+    }
+
+    #[test]
+    fn flood_per_rp_broadcasts_full_size_frames_only_while_the_rate_restricts() {
+        let p = Params { message_bytes: 1526, announce: Announce::FloodPerRp, ..params() };
+        let scheme = Becn { p };
+        let info = PortInfo { port: PortId(0), switch: NodeId(0), index: 0, rate_bps: 10_000_000_000, buffer_bytes: 150_000, cpid: 3 };
+        let mut cp = scheme.congestion_point(&info).unwrap();
+        let sources = vec![NodeId(1), NodeId(2), NodeId(5)];
+        let mut env = TestCp::new(1, sources.clone());
+        const G10: u64 = 10_000_000_000;
+        // 4 Gb/s of arrivals into the 10 Gb/s port: carries data, but the rate stays at capacity
+        for k in 0..10u64 {
+            cp.on_enqueue(&mut env.ctx(k * 3 * US, 1500, G10), &mut data_frame(1, 5, 0, 1500));
+        }
+        cp.on_tick(&mut env.ctx(30 * US, 0, G10));
+        cp.on_tick(&mut env.ctx(60 * US, 0, G10));
+        assert!(env.out.is_empty(), "a port that does not restrict stays silent");
+        // 40 Gb/s of arrivals with a growing queue: the advertised rate falls below capacity
+        for k in 0..100u64 {
+            cp.on_enqueue(&mut env.ctx(60 * US + k * 300_000, 1500 * (k + 1), G10), &mut data_frame(1, 5, 0, 1500));
+        }
+        cp.on_tick(&mut env.ctx(90 * US, 150_000, G10));
+        let out = &env.out;
+        assert_eq!(out.len(), sources.len(), "one broadcast per reaction point");
+        assert!(out.iter().all(|e| e.dst.is_none() && e.bytes == 1526 && e.msg.cpid == 3 && e.msg.v[0] < 1e10));
     }
 
     #[test]

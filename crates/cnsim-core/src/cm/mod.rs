@@ -82,17 +82,32 @@ pub struct CpCtx<'a> {
     pub rng: &'a mut crate::rng::Stream,
     pub(crate) out: &'a mut Vec<Emit>,
     pub(crate) hosts: &'a [NodeId],
+    pub(crate) sources: &'a [NodeId],
 }
 
 impl<'a> CpCtx<'a> {
     /// Send a control frame (control-frame size) from this switch to `dst` (a host). It is
     /// routed, queued, buffered and possibly dropped like any frame; counted as overhead at origin.
     pub fn send(&mut self, dst: NodeId, msg: CmMsg) {
-        self.out.push(Emit { dst, msg });
+        self.out.push(Emit { dst, msg, bytes: 0 });
+    }
+    /// Like [`Self::send`] with a frame of `bytes` bytes.
+    pub fn send_sized(&mut self, dst: NodeId, msg: CmMsg, bytes: u32) {
+        self.out.push(Emit { dst, msg, bytes });
+    }
+    /// Like [`Self::send_sized`] but as an Ethernet broadcast: every switch floods it to all its
+    /// ports but the one it came in on, so one frame reaches every host (crossing each link of a
+    /// tree once). Counted once as overhead, at its origin.
+    pub fn broadcast(&mut self, msg: CmMsg, bytes: u32) {
+        self.out.push(Emit { dst: NodeId::NONE, msg, bytes });
     }
     /// Every host of the network (for broadcasts).
     pub fn hosts(&self) -> &[NodeId] {
         self.hosts
+    }
+    /// The hosts where at least one flow starts (the reaction points).
+    pub fn sources(&self) -> &[NodeId] {
+        self.sources
     }
 }
 
@@ -119,14 +134,17 @@ pub struct RateChange {
 /// A control frame requested by a hook.
 #[derive(Debug, Clone, Copy)]
 pub struct Emit {
+    /// Destination host; `NodeId::NONE` = broadcast (flooded by the switches).
     pub dst: NodeId,
     pub msg: CmMsg,
+    /// Frame size in bytes; 0 = the run's control-frame size.
+    pub bytes: u32,
 }
 
 impl<'a> HostCtx<'a> {
     /// Send a control frame from this host to `dst`.
     pub fn send(&mut self, dst: NodeId, msg: CmMsg) {
-        self.out.push(Emit { dst, msg });
+        self.out.push(Emit { dst, msg, bytes: 0 });
     }
     /// Set (Some) or remove (None) the rate limiter of local flow `local`.
     /// The engine re-paces the flow: next start = last start + size / new rate (never before now).

@@ -97,7 +97,7 @@ impl TestCp {
     }
     /// The context a CP hook would get with queue `queue_bytes` and service rate `rate_bps`.
     pub fn ctx(&mut self, now: SimTime, queue_bytes: u64, rate_bps: u64) -> CpCtx<'_> {
-        CpCtx { now, queue_bytes, service_rate_bps: rate_bps, rng: &mut self.rng, out: &mut self.out, hosts: &self.hosts }
+        CpCtx { now, queue_bytes, service_rate_bps: rate_bps, rng: &mut self.rng, out: &mut self.out, hosts: &self.hosts, sources: &self.hosts }
     }
 }
 

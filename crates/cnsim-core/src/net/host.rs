@@ -315,7 +315,7 @@ impl Network {
 
     /// A control frame from `src` (a host or a switch), counted as overhead at its origin.
     pub(crate) fn new_control_frame(&mut self, src: NodeId, e: Emit) -> FrameId {
-        let size = self.cfg.control_frame_bytes;
+        let size = if e.bytes > 0 { e.bytes } else { self.cfg.control_frame_bytes };
         self.c.ctrl_generated.0 += 1;
         self.c.ctrl_generated.1 += size as u64;
         if let Some(k) = self.c.ctrl_by_kind.get_mut(e.msg.kind as usize) {

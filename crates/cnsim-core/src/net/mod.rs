@@ -53,6 +53,11 @@ pub struct Counters {
     pub ctrl_generated: (u64, u64),
     pub ctrl_delivered: u64,
     pub ctrl_dropped: u64,
+    /// Copies of broadcast control frames made by flooding switches, and broadcasts that reached
+    /// a switch with no port to flood to (conservation: generated + replicated = delivered +
+    /// dropped + in flight + absorbed).
+    pub ctrl_replicated: u64,
+    pub ctrl_absorbed: u64,
     pub ctrl_by_kind: Vec<u64>,
     /// Control bytes generated after warm-up (overhead), plus extra tag bytes.
     pub ctrl_bytes_window: u64,
@@ -96,6 +101,8 @@ pub struct Network {
     pub(crate) host_infos: Vec<HostInfo>,
     pub(crate) host_rngs: Vec<Stream>,
     pub(crate) host_nodes: Vec<NodeId>,
+    /// Hosts with at least one flow (reaction points), in host order.
+    pub(crate) source_nodes: Vec<NodeId>,
     pub flows: Vec<Flow>,
     pub(crate) sources: Vec<Source>,
     pub transfers: Vec<Transfer>,

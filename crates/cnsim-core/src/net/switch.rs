@@ -38,8 +38,35 @@ impl Network {
             self.port_try_send(in_port);
             return;
         }
+        if frame.dst.is_none() {
+            return self.flood(s, fr, in_port);
+        }
         let out = self.switches[s].route[frame.dst.idx()];
         self.switch_enqueue(s, out, fr, in_port);
+    }
+
+    /// Flood broadcast frame `fr` from switch `s` to every port but `in_port` (the one it came in
+    /// on; NONE when the switch originates it): copies for all ports but one, each admitted and
+    /// queued like any frame.
+    fn flood(&mut self, s: usize, fr: FrameId, in_port: PortId) {
+        let n = self.switches[s].ports.len();
+        let targets = self.switches[s].ports.iter().filter(|&&p| p != in_port).count();
+        if targets == 0 {
+            self.frames.free(fr);
+            self.c.ctrl_absorbed += 1;
+            return;
+        }
+        self.c.ctrl_replicated += targets as u64 - 1;
+        let mut first = true;
+        for k in 0..n {
+            let out = self.switches[s].ports[k];
+            if out == in_port {
+                continue;
+            }
+            let copy = if first { fr } else { self.frames.alloc(*self.frames.get(fr)) };
+            first = false;
+            self.switch_enqueue(s, out, copy, in_port);
+        }
     }
 
     pub(crate) fn drop_frame(&mut self, s: usize, port: PortId, fr: FrameId, reason: DropReason) {
@@ -127,6 +154,7 @@ impl Network {
                     rng: &mut self.cp_rngs[port.idx()],
                     out: &mut self.emits,
                     hosts: &self.host_nodes,
+                    sources: &self.source_nodes,
                 };
                 f(cp.as_mut(), &mut ctx);
             }
@@ -137,8 +165,12 @@ impl Network {
                 let emits = std::mem::take(&mut self.emits);
                 for e in &emits {
                     let fr = self.new_control_frame(node, *e);
-                    let out = self.switches[s].route[e.dst.idx()];
-                    self.switch_enqueue(s, out, fr, PortId::NONE);
+                    if e.dst.is_none() {
+                        self.flood(s, fr, PortId::NONE);
+                    } else {
+                        let out = self.switches[s].route[e.dst.idx()];
+                        self.switch_enqueue(s, out, fr, PortId::NONE);
+                    }
                 }
                 self.emits = emits;
                 self.emits.clear();
