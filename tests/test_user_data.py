@@ -144,3 +144,17 @@ def test_getting_started_reads_files_cnsim_demo_writes():
     text = (ROOT / "docs/getting-started.md").read_text()
     paths = re.findall(r'read_parquet\("([^"]+)"\)', text)
     assert paths and all(p.startswith(default + "/") for p in paths), (default, paths)
+
+
+@pytest.mark.parametrize("field, value", [("run.duration", "1e12s"), ("traffic.0.rate", "100000000Tbps"),
+                                          ("defaults.buffer.size", "1e30B")])
+def test_values_beyond_the_engines_range_fail_validation_with_their_field(cli, tmp_path, field, value):
+    """validate = run: a quantity the engine cannot hold (u64 of ps, bytes, bit/s) is rejected by
+    `cnsim validate` naming the field, not by the engine after the fact."""
+    f = tmp_path / "big.toml"
+    f.write_text(MD1.read_text())
+    r = cli(["validate", f, ])
+    assert r.exit_code == 0
+    r = cli(["run", f, "--set", f"{field}={value}", "-q", "-o", tmp_path / "out"])
+    assert r.exit_code == 2 and field in r.stderr and "64-bit" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()

@@ -55,6 +55,10 @@ class UnitError(ValueError):
     """A quantity string that cannot be parsed; the message says what is allowed."""
 
 
+U64_MAX = 2**64 - 1
+"""Largest value of any quantity in its base unit (ps, bytes, bit/s): the engine's u64."""
+
+
 def _allowed(kind: str) -> str:
     units = _KINDS[kind][0]
     return ", ".join(u for u in units if u != "µs")
@@ -94,6 +98,10 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> int
     result = int(exact)
     if result < 0:
         raise UnitError("must not be negative")
+    if result > U64_MAX:
+        # the engine holds every quantity as a 64-bit integer of its base unit
+        raise UnitError(f"too large: at most {format_quantity(U64_MAX, kind)} ({U64_MAX} {base}), the engine's "
+                        "64-bit range")
     if result == 0 and not allow_zero:
         raise UnitError("must be > 0")
     return result
