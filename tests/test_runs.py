@@ -133,7 +133,7 @@ def test_hotspot_port_serves_exactly_its_reduced_rate():
 
 def test_cli_run_writes_every_output(cli, tmp_path):
     out = tmp_path / "res"
-    r = cli(["run", FAN_IN_4, "--set", "run.duration=2ms", "--out", out, "--json"])
+    r = cli(["run", FAN_IN_4, "--set", "run.duration=2ms", "--out", out, "--json", "--plots"])
     assert r.exit_code == 0, r.output
     summary = json.loads(r.stdout)
     for name in ("summary.json", "manifest.json", "resolved-config.toml", "queue_ts.parquet", "flow_tp.parquet",
@@ -167,3 +167,11 @@ def test_result_frames_and_polars():
     assert len(r.fct) > 0 and {"start_s", "end_s", "completed", "bad"} <= set(r.fct.columns)
     assert r.to_polars("flows").height == len(r.flows)
     assert r.summary_frame().shape[0] == 1
+
+
+def test_cli_run_draws_plots_only_on_request(cli, tmp_path):
+    """Plots cost a matplotlib import and two renders: `cnsim run` draws them with --plots only."""
+    out = tmp_path / "res"
+    r = cli(["run", FAN_IN_4, "--set", "run.duration=2ms", "--out", out, "-q"])
+    assert r.exit_code == 0, r.output
+    assert (out / "queue_ts.parquet").is_file() and not (out / "plots").exists()

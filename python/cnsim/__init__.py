@@ -8,10 +8,26 @@
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from cnsim.api import run
 from cnsim.exceptions import CnsimError, ConfigError, InvariantError, RunInterrupted
-from cnsim.loader import load_scenario
-from cnsim.results import Result
+
+# The heavy parts (pandas, pyarrow, the scenario models) load on first use, so that `cnsim --help`,
+# `cnsim validate` and short runs start fast.
+_LAZY = {"run": ("cnsim.api", "run"), "load_scenario": ("cnsim.loader", "load_scenario"),
+         "Result": ("cnsim.results", "Result")}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cnsim' has no attribute {name!r}")
+
+
+__all__ = ["run", "load_scenario", "Result", "CnsimError", "ConfigError", "InvariantError", "RunInterrupted"]
 
 try:
     __version__ = _version("cnsim")

@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from cnsim import api, describe as describe_mod, schemes
+from cnsim import describe as describe_mod, schemes
 from cnsim.exceptions import CnsimError, ConfigError
 from cnsim.loader import load_scenario, parse_value
 from cnsim.presets import PRESETS
@@ -25,6 +25,21 @@ from cnsim.scenario import Scenario
 from cnsim.cli_common import err_console, fail as _fail, guarded, out_console
 from cnsim.cli_sweep import register as register_sweep_commands
 from cnsim.cli_model import register as register_model_commands
+
+class _LazyModule:
+    """``cnsim.api`` loaded on first use (it brings pandas and pyarrow): `--help`, `validate`,
+    `describe` start without them."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        import importlib
+
+        return getattr(importlib.import_module(self._name), attr)
+
+
+api = _LazyModule("cnsim.api")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   context_settings={"help_option_names": ["-h", "--help"]},
@@ -132,7 +147,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
 
 
 def _run(scenario: Any, seed: Optional[int], sets: list[str], out: Optional[Path], quiet: bool,
-         as_json: bool, default_out: Callable[[Scenario], Path], force: bool = False) -> None:
+         as_json: bool, default_out: Callable[[Scenario], Path], force: bool = False, plots: bool = False) -> None:
     from cnsim.outdir import check
 
     sc = api.resolve(scenario, seed, parse_sets(sets))
@@ -140,7 +155,7 @@ def _run(scenario: Any, seed: Optional[int], sets: list[str], out: Optional[Path
     check(target, force=force, scenario=scenario)  # before the simulation, with the --out field named
     reporter = ProgressReporter(sc.run.duration / 1e12, enabled=not quiet and not as_json)
     try:
-        result = api.run(sc, out=target, progress=reporter, force=force)
+        result = api.run(sc, out=target, progress=reporter, force=force, plots=plots)
     finally:
         reporter.close()
     if as_json:
@@ -160,10 +175,12 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no summary table"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json to stdout instead of the table"),
     force: bool = typer.Option(False, "--force", help="replace the output folder even if it is not a cnsim result"),
+    plots: bool = typer.Option(False, "--plots", help="also draw plots/queue.png and plots/throughput.png "
+                               "(matplotlib; off by default so that short runs start fast)"),
 ) -> None:
-    """Run a scenario; write summary, manifest, Parquet tables and plots into the output directory."""
+    """Run a scenario; write summary, manifest and Parquet tables (and plots with --plots) into the output directory."""
     _run(scenario, seed, set_, out, quiet, as_json, lambda sc: Path("results") / (sc.run.name or scenario.stem),
-         force)
+         force, plots)
 
 
 @app.command()
@@ -265,7 +282,7 @@ def demo(
     root = scenarios_dir()
     if root is None or not (root / DEMO_SCENARIO).exists():
         raise CnsimError(f"demo scenario scenarios/{DEMO_SCENARIO} not found; run from the repository root")
-    _run(root / DEMO_SCENARIO, None, [], out, quiet, False, lambda sc: out)
+    _run(root / DEMO_SCENARIO, None, [], out, quiet, False, lambda sc: out, plots=True)
 
 
 register_sweep_commands(app)

@@ -15,7 +15,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from cnsim import api
 from cnsim.compile import compile_ir
 
 console = Console()
@@ -51,6 +50,8 @@ def register(app: typer.Typer) -> None:
 
         @guarded
         def body() -> None:
+            from cnsim import api  # pandas and pyarrow: only when a model command runs
+
             sc = api.resolve(scenario, seed, parse_sets(set_))
             ir = compile_ir(sc)
             out.mkdir(parents=True, exist_ok=True)
