@@ -46,7 +46,9 @@ def test_alpha_at_most_one_needs_a_cap():
 
 
 def test_capped_run_keeps_one_frame_flows_and_the_offered_load():
-    base = {"run.duration": "30ms"}
+    # the spec §12 D2 plain Pareto (x_m = 1.2 us), which the seed-003 files replaced by Lomax (§12 R2)
+    base = {"run.duration": "30ms", "traffic.flows.distribution": "pareto", "traffic.flows.alpha": None,
+            "traffic.flows.xm": "1.2us"}
     plain = cnsim.run(CNSIM, seed=1, overrides=base)
     capped = cnsim.run(CNSIM, seed=1, overrides=base | {"traffic.flows.max_on": "30ms"})
     for r in (plain, capped):

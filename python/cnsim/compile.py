@@ -402,7 +402,8 @@ class Compiler:
         assert isinstance(g, ParetoOnOff)
         xm, alpha = g.pareto()
         return {"kind": "pareto_on_off", "xm_ps": xm, "alpha": alpha, "off_mean_ps": g.mean_off,
-                "line_rate_bps": g.line_rate if g.line_rate is not None else line_bps, "cap_ps": g.max_on}
+                "line_rate_bps": g.line_rate if g.line_rate is not None else line_bps, "cap_ps": g.max_on,
+                "shifted": g.distribution == "lomax"}
 
     # ---- hotspots ---------------------------------------------------------------------------
     def hotspot_ir(self) -> list[dict]:

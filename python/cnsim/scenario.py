@@ -146,9 +146,19 @@ class ParetoOnOff(_Generator):
                           "(docs/validation/cnsim-traffic.md); default none (plain Pareto)")
     mean_off: Duration = Field(15 * 10**6, description="mean of the exponential OFF period")
     line_rate: Rate | None = Field(None, description="rate converting ON time to bytes (default: source link rate)")
+    distribution: Literal["pareto", "lomax"] = Field(
+        "pareto", description="pareto: ON >= xm (spec §12 D2); lomax: shifted Pareto ON = lambda (U^(-1/alpha) - 1) "
+        "with lambda = mean_on (alpha - 1), ON times from 0 (spec §12 R2; flows stay whole frames >= 1)")
 
     @model_validator(mode="after")
     def _shape(self):
+        if self.distribution == "lomax":
+            if self.xm is not None or self.max_on is not None:
+                raise ValueError("distribution = 'lomax' takes mean_on and alpha (its scale is mean_on (alpha - 1)); "
+                                 "xm and max_on belong to 'pareto'")
+            if self.alpha is None or self.alpha <= 1:
+                raise ValueError("distribution = 'lomax' needs alpha > 1 (spec §12 R2: 1.2-1.3)")
+            return self
         if self.xm is not None and self.alpha is not None and "mean_on" in self.model_fields_set:
             raise ValueError("give at most two of mean_on, xm, alpha (the third follows)")
         if self.max_on is not None:
@@ -167,6 +177,8 @@ class ParetoOnOff(_Generator):
     def pareto(self) -> tuple[int, float]:
         """(x_m in ps, alpha) after filling the missing one from ``mean_on`` = alpha x_m / (alpha - 1)
         (or, with ``max_on``, from the capped mean :func:`capped_pareto_mean`)."""
+        if self.distribution == "lomax":
+            return round(self.mean_on * (self.alpha - 1)), self.alpha
         if self.max_on is not None:
             return self._capped()
         if self.alpha is None:

@@ -226,6 +226,10 @@ pub enum ProcessIr {
         /// the spec, an option for the §12 D2 sensitivity study). Absent = plain Pareto.
         #[serde(default)]
         cap_ps: Option<u64>,
+        /// Shifted Pareto (Lomax, spec §12 R2): ON = x_m·(U^(−1/α) − 1) = Pareto(x_m, α) − x_m, with
+        /// mean x_m/(α − 1); `xm_ps` is then the Lomax scale λ. Absent/false = plain Pareto.
+        #[serde(default)]
+        shifted: bool,
     },
 }
 

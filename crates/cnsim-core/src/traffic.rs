@@ -130,8 +130,10 @@ impl Source {
                 let gap = libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64;
                 (a, Some(now + gap.max(1)))
             }
-            ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, .. } => {
+            ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, shifted, .. } => {
                 let t_on = self.rng.pareto(xm_ps as f64, alpha);
+                // Lomax (spec §12 R2): the same draw shifted to start at 0 (flows keep ≥ 1 frame)
+                let t_on = if shifted { t_on - xm_ps as f64 } else { t_on };
                 let t_on = cap_ps.map_or(t_on, |c| t_on.min(c as f64));
                 let flow = self.pick_flow();
                 let on_bits = t_on * line_rate_bps as f64 / PS_PER_S as f64;
@@ -159,4 +161,39 @@ impl Source {
 pub fn pareto_frames(bits: f64, frame_bytes: u32) -> u64 {
     let n = libm::round(bits / (8.0 * frame_bytes as f64));
     if n < 1.0 { 1 } else { n as u64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Mean ON time of `n` transfers drawn by a ParetoOnOff source, µs.
+    fn mean_on_us(shifted: bool, xm_ps: u64, alpha: f64, n: usize) -> (f64, f64) {
+        let process = ProcessIr::ParetoOnOff { xm_ps, alpha, off_mean_ps: 1, line_rate_bps: 10_000_000_000, cap_ps: None, shifted };
+        let mut s = Source { flows: vec![FlowId(0)], start: 0, stop: u64::MAX, gate: None, process, rng: Stream::new(7, 0, 1), slot: 0, sat_on: false, busy: false };
+        let (mut sum, mut min) = (0.0, f64::INFINITY);
+        for _ in 0..n {
+            let (act, _) = s.fire(0);
+            let Action::Transfer { on_bits, .. } = act else { panic!("a transfer") };
+            let us = on_bits / 10_000.0; // bits at 10 Gb/s → µs
+            sum += us;
+            min = min.min(us);
+        }
+        (sum / n as f64, min)
+    }
+
+    #[test]
+    fn lomax_on_times_start_at_zero_and_have_mean_lambda_over_alpha_minus_one() {
+        // λ = 45 µs × (α − 1) with α = 2.5 (finite variance, so the sample mean converges fast)
+        let alpha = 2.5;
+        let lambda_ps = (45e6 * (alpha - 1.0)) as u64;
+        let (mean, min) = mean_on_us(true, lambda_ps, alpha, 200_000);
+        assert!((mean - 45.0).abs() < 1.0, "Lomax mean {mean} µs, expected 45");
+        assert!(min < 0.1, "a Lomax ON time can be (almost) zero: min {min} µs");
+        // the same draws unshifted are Pareto(x_m = λ): every ON time ≥ λ
+        let (pmean, pmin) = mean_on_us(false, lambda_ps, alpha, 200_000);
+        assert!(pmin >= lambda_ps as f64 / 1e6 - 1e-9 && (pmean - mean - lambda_ps as f64 / 1e6).abs() < 1e-6);
+        // whatever the draw, a transfer has at least one frame (the 3.5-µs minimum FCT of seed 003)
+        assert_eq!(pareto_frames(0.0, 1500), 1);
+    }
 }
