@@ -25,7 +25,7 @@ CASES = [
      "flow_control.high: must be <= the buffer of switch 'sw1' (150KB) (got '200KB')"),
     ("threshold-without-pause", ["flow_control.high=100KB"], "flow_control.high: set but flow_control.mode is 'none'"),
     ("selective-needs-ingress", ["flow_control.mode=selective"],
-     "flow_control.mode: selective pause acts on input partitions; switch 'sw1' has buffer policy 'egress' (allowed: 'ingress')"),
+     "flow_control.mode: selective pause acts on input partitions; switch 'sw1' has buffer policy 'egress' (allowed: 'ingress', 'partitioned')"),
     ("unknown-host", ["traffic.0.dst=h9"], "traffic.0.dst: unknown host; hosts: h1, h2, h3, h4, sink (got 'h9')"),
     ("switch-as-host", ["traffic.0.dst=sw1"], "traffic.0.dst: is a switch; traffic runs between hosts"),
     ("duplicate-names", ['topology.hosts=["x1", "x1"]'], "topology.hosts.1.name: duplicate name (got 'x1')"),

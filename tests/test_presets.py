@@ -76,7 +76,7 @@ def test_preset_element_override_by_name():
     ir = compile_ir(sc)
     sw = next(n for n in ir["nodes"] if n["kind"] == "switch")
     assert sw["latency_ps"] == 10**6
-    assert sw["buffer"] == {"policy": "ingress", "ingress_bytes": 150_000}  # kept from the preset
+    assert sw["buffer"] == {"policy": "partitioned", "partitioned_bytes": 150_000}  # kept from the preset
     names = [n["name"] for n in ir["nodes"]]
     assert [lk["rate_bps"] for lk in ir["links"] if names[lk["a"]] == "h2"] == [10**9]
 

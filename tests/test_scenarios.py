@@ -75,7 +75,8 @@ def test_seed_scenario_details():
     cn = compile_ir(load_scenario(ROOT / "scenarios/seed-003/cnsim-1hop-none-hs0.5-pause.toml"))
     sw = next(n for n in cn["nodes"] if n["kind"] == "switch")
     assert sw["latency_ps"] == 100_000
-    assert sw["buffer"] == {"policy": "ingress", "ingress_bytes": 150_000}
+    # spec §12 R3: [D]'s output buffer partitioned per input port (150 KB per (input, output))
+    assert sw["buffer"] == {"policy": "partitioned", "partitioned_bytes": 150_000}
     assert sw["pause"] == {"mode": "selective", "high_bytes": 130_000, "low_bytes": 120_000,
                            "quanta": 65535, "refresh_fraction": 0.8}
     assert cn["hotspots"][0]["schedule"] == [[10**10, 5 * 10**8], [9 * 10**10, 10**10]] or \

@@ -271,9 +271,9 @@ class Compiler:
             if high > n.buffer_bytes:
                 self.error("flow_control.high", f"must be <= the buffer of switch {n.name!r} "
                            f"({fq(n.buffer_bytes, 'size')})", fq(high, "size"))
-            if fc.mode == "selective" and n.buffer_policy != "ingress":
+            if fc.mode == "selective" and n.buffer_policy not in ("ingress", "partitioned"):
                 self.error("flow_control.mode", f"selective pause acts on input partitions; switch {n.name!r} has "
-                           f"buffer policy {n.buffer_policy!r} (allowed: 'ingress')", fc.mode)
+                           f"buffer policy {n.buffer_policy!r} (allowed: 'ingress', 'partitioned')", fc.mode)
             result[n.name] = {"mode": fc.mode, "high_bytes": high, "low_bytes": low,
                               "quanta": fc.quanta, "refresh_fraction": fc.refresh}
         return result

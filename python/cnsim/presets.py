@@ -9,7 +9,7 @@ and any element can still be overridden by name (``--set topology.switches.sw1.l
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Literal
 
 from pydantic import BaseModel, Field
 
@@ -125,7 +125,11 @@ class CnsimOneHopParams(Strict):
     """Parameters of ``cnsim_1hop``."""
 
     n_hosts: int = Field(10, ge=2, le=16, description="hosts on the 16-port switch (10: HS degree 9; 16 the alternative)")
-    buffer: Size = Field(150_000, description="BUF-IN partition per input port (16 x 150KB = 2.4MB)")
+    buffer: Size = Field(150_000, description="partition per (input, output) pair: each output buffer holds one per "
+                         "input, 16 x 150KB = 2.4MB (spec §12 R3)")
+    buffer_policy: Literal["partitioned", "ingress"] = Field(
+        "partitioned", description="partitioned: [D]'s output buffer partitioned per input (spec §12 R3); ingress: "
+        "the earlier BUF-IN reading (one partition per input across all outputs)")
     latency: Time = Field(100_000, description="switch latency (0.1us, from the 3.5-us minimum FCT, spec §12 D8)")
 
 
@@ -133,7 +137,7 @@ def cnsim_1hop(p: CnsimOneHopParams) -> Elements:
     """``h1..hN`` all on one switch ``sw1`` with the CN-SIM bridge model (T5)."""
     hosts = _hosts("h", 1, p.n_hosts)
     sw = SwitchSpec(name="sw1", latency=_q(p.latency, "time"),
-                    buffer=BufferSpec(policy="ingress", size=_q(p.buffer, "size")))
+                    buffer=BufferSpec(policy=p.buffer_policy, size=_q(p.buffer, "size")))
     return Elements(hosts=hosts, switches=[sw], links=_star("sw1", hosts))
 
 

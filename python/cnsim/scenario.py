@@ -36,7 +36,8 @@ class RunSection(Strict):
 class BufferDefaults(Strict):
     """Default buffer admission of every switch (spec §1.3)."""
 
-    policy: BufferPolicy = Field("egress", description="'egress' (BUF-OUT), 'ingress' (BUF-IN) or 'shared'")
+    policy: BufferPolicy = Field("egress", description="'egress' (BUF-OUT), 'ingress' (BUF-IN), 'shared' or "
+                                 "'partitioned' (per (input, output), CN-SIM spec §12 R3)")
     size: Size = Field(150_000, description="limit per egress queue / input partition / shared pool")
 
 
@@ -230,7 +231,7 @@ class FlowControlSection(Strict):
 
     mode: Literal["none", "global", "selective"] = Field(
         "none", description="'global': any egress queue >= high pauses every input; 'selective': input "
-        "partition i >= high pauses input i (needs buffer policy 'ingress')",
+        "partition i >= high pauses input i (needs buffer policy 'ingress' or 'partitioned')",
     )
     high: Size | None = Field(None, description="assert (XOFF) threshold (default 140KB global, 130KB selective)")
     low: Size | None = Field(None, description="de-assert (XON) threshold, < high (default 130KB global, 120KB selective)")

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cnsim.quantities import Name, Rate, Size, Time
 
-BufferPolicy = Literal["egress", "ingress", "shared"]
+BufferPolicy = Literal["egress", "ingress", "shared", "partitioned"]
 
 
 class Strict(BaseModel):
@@ -27,11 +27,13 @@ class BufferSpec(Strict):
 
     policy: BufferPolicy | None = Field(
         None,
-        description="'egress' (BUF-OUT: private limit per egress queue), 'ingress' (BUF-IN, CN-SIM: "
-        "the memory is partitioned per input port) or 'shared' (one pool for all egress queues)",
+        description="'egress' (BUF-OUT: private limit per egress queue), 'ingress' (BUF-IN: the memory is "
+        "partitioned per input port), 'shared' (one pool for all egress queues) or 'partitioned' (CN-SIM, spec "
+        "§12 R3: every output buffer holds one partition per input port)",
     )
     size: Size | None = Field(
-        None, description="limit per egress queue (egress), per input partition (ingress) or of the pool (shared)"
+        None, description="limit per egress queue (egress), per input partition (ingress), of the pool (shared) "
+        "or per (input, output) partition (partitioned)"
     )
 
 

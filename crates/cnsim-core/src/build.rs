@@ -7,7 +7,7 @@ use crate::event::{Event, EventQueue};
 use crate::flowctl::SwitchPause;
 use crate::frame::FramePool;
 use crate::ids::{FlowId, NodeId, PortId};
-use crate::ir::{Ir, NodeIr, PauseIr, TransportIr};
+use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, TransportIr};
 use crate::net::tcp::TcpFlow;
 use crate::net::buffer::policy_bytes;
 use crate::net::{compute_routes, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
@@ -61,6 +61,11 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
                     total_bytes: 0,
                     route: std::mem::take(&mut routes[i]),
                     ecn_threshold: *ecn_threshold_bytes,
+                    cells: if matches!(buffer, BufferIr::Partitioned { .. }) {
+                        vec![0; node_ports[i].len() * node_ports[i].len()]
+                    } else {
+                        Vec::new()
+                    },
                     drops: 0,
                 });
             }

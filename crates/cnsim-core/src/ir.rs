@@ -74,6 +74,10 @@ pub enum BufferIr {
     Ingress { ingress_bytes: u64 },
     /// One shared pool for all egress queues.
     Shared { shared_bytes: u64 },
+    /// CN-SIM output buffer partitioned per input (spec §12 R3): each egress buffer holds one
+    /// partition of `partitioned_bytes` per input port; a frame from input i to output j is dropped
+    /// only when partition (i, j) is full.
+    Partitioned { partitioned_bytes: u64 },
 }
 
 /// Link-level flow control at a switch (spec §1.4).

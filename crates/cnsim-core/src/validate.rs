@@ -44,6 +44,7 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
                     BufferIr::Egress { egress_bytes } => *egress_bytes,
                     BufferIr::Ingress { ingress_bytes } => *ingress_bytes,
                     BufferIr::Shared { shared_bytes } => *shared_bytes,
+                    BufferIr::Partitioned { partitioned_bytes } => *partitioned_bytes,
                 };
                 let max_frame = ir.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(0);
                 if limit < max_frame.max(ir.control_frame_bytes as u64) {

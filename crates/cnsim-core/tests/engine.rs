@@ -398,3 +398,23 @@ fn flow_series_bins_only_the_first_flows_and_the_aggregate_counts_every_flow() {
     let delivered = u(&r.summary["bytes"]["delivered"]) as f64;
     assert!((agg - delivered).abs() < 1.0, "aggregate series {agg} B = every flow's delivered {delivered} B");
 }
+
+#[test]
+fn partitioned_output_buffer_drops_only_the_full_input_output_partition() {
+    // spec §12 R3: s0 and s1 flood rx (2:1); s0 also sends 1 Gb/s to h2. Under BUF-IN the full
+    // partition of s0's input would refuse its frames to h2 as well; with per-(input, output)
+    // partitions only the partitions toward rx overflow.
+    let cbr_full = ProcessIr::Cbr { interval_ps: 1_200_000, phase_ps: 0, random_phase: false };
+    let mut ir = fan_in(2, cbr_full, BufferIr::Partitioned { partitioned_bytes: 30_000 }, PauseIr::None, 2 * MS);
+    // a third host h2 (node 4) on the switch; s0 (node 2) also sends 1 Gb/s to it
+    ir.nodes.push(host("h2"));
+    ir.links.push(link(4, 0));
+    ir.flows.push(FlowIr { src: 2, dst: 4, frame_bytes: 1500, transport: TransportIr::Udp });
+    ir.sources.push(src(9, 2, ProcessIr::Cbr { interval_ps: 12_000_000, phase_ps: 0, random_phase: false }));
+    let s = run(ir).summary;
+    let to_h2 = s["flows"].as_array().unwrap().iter().find(|f| f["dst"] == "h2").unwrap();
+    assert_eq!(u(&to_h2["dropped"]), 0, "the s0 → h2 partition is never full");
+    assert!(u(&s["drops"]["by_reason"]["partition_full"]) > 0, "the s0/s1 → rx partitions overflow");
+    let q = s["queues"].as_array().unwrap().iter().find(|q| q["port"] == "rx").unwrap();
+    assert!(u(&q["max_bytes"]) > 30_000 && u(&q["max_bytes"]) <= 60_000, "two inputs, 30 KB each: {q}");
+}

@@ -169,6 +169,21 @@ impl Network {
                 if inp.is_none() {
                     return;
                 }
+                if let Some(c) = self.cell(s, inp, out) {
+                    // partitioned output buffers (spec §12 R3): partition (i, j) >= HIGH pauses input
+                    // i; XON when every partition of input i is <= LOW
+                    let xoff = self.ports[inp.idx()].pause.xoff;
+                    let n = self.switches[s].ports.len();
+                    let row = c / n * n;
+                    if !xoff && self.switches[s].cells[c] >= high_bytes {
+                        self.ports[inp.idx()].pause.xoff = true;
+                        self.send_pause(inp, true);
+                    } else if xoff && self.switches[s].cells[row..row + n].iter().all(|&b| b <= low_bytes) {
+                        self.ports[inp.idx()].pause.xoff = false;
+                        self.send_pause(inp, false);
+                    }
+                    return;
+                }
                 let p = &self.ports[inp.idx()];
                 if !p.pause.xoff && p.part_bytes >= high_bytes {
                     self.ports[inp.idx()].pause.xoff = true;

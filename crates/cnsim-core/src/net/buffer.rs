@@ -16,8 +16,10 @@ pub enum DropReason {
     SharedFull = 2,
     /// No route to the destination (cannot happen after validation; kept for conservation).
     NoRoute = 3,
+    /// Partitioned output buffer: the (input, output) partition is full.
+    PartitionFull = 4,
 }
-pub const DROP_REASONS: [&str; 4] = ["egress_full", "ingress_full", "shared_full", "no_route"];
+pub const DROP_REASONS: [&str; 5] = ["egress_full", "ingress_full", "shared_full", "no_route", "partition_full"];
 
 /// The size limit of the policy as the scheme sees it (`PortInfo::buffer_bytes`): BUF-OUT limit,
 /// partition size, or pool size.
@@ -26,14 +28,19 @@ pub fn policy_bytes(policy: &BufferIr) -> u64 {
         BufferIr::Egress { egress_bytes } => egress_bytes,
         BufferIr::Ingress { ingress_bytes } => ingress_bytes,
         BufferIr::Shared { shared_bytes } => shared_bytes,
+        BufferIr::Partitioned { partitioned_bytes } => partitioned_bytes,
     }
 }
 
 /// Admission of a frame of `size` bytes from `in_port` (NONE for frames the switch itself
-/// originates) into egress `out`: `None` = admitted, else the reason for the drop.
+/// originates) into egress `out`: `None` = admitted, else the reason for the drop. `cell` is the
+/// occupancy of the (input, output) partition (partitioned policy only).
 #[inline]
-pub fn admit(policy: &BufferIr, ports: &[Port], total_bytes: u64, in_port: PortId, out: PortId, size: u64) -> Option<DropReason> {
+pub fn admit(policy: &BufferIr, ports: &[Port], total_bytes: u64, in_port: PortId, out: PortId, size: u64, cell: u64) -> Option<DropReason> {
     match *policy {
+        BufferIr::Partitioned { partitioned_bytes } => {
+            (!in_port.is_none() && cell + size > partitioned_bytes).then_some(DropReason::PartitionFull)
+        }
         BufferIr::Egress { egress_bytes } => (ports[out.idx()].q_bytes + size > egress_bytes).then_some(DropReason::EgressFull),
         BufferIr::Ingress { ingress_bytes } => {
             (!in_port.is_none() && ports[in_port.idx()].part_bytes + size > ingress_bytes).then_some(DropReason::IngressFull)

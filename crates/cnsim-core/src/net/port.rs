@@ -54,7 +54,7 @@ pub struct Port {
     /// window, ps: each frame counts for the part of its serialisation that falls in the window,
     /// so utilisation = busy / window ≤ 1 by construction.
     pub busy_ps_window: u64,
-    pub drops: [u64; 4],
+    pub drops: [u64; 5],
     pub q_last_t: SimTime,
     pub q_area: u128,
     pub q_max: u64,
@@ -102,7 +102,7 @@ impl Port {
             q_bytes: 0,
             part_bytes: 0,
             busy_ps_window: 0,
-            drops: [0; 4],
+            drops: [0; 5],
             q_last_t: 0,
             q_area: 0,
             q_max: 0,
@@ -255,6 +255,9 @@ impl Network {
                 self.ports[ingress.idx()].part_bytes -= size;
             }
             let s = self.switch_of[self.ports[pid.idx()].node.idx()] as usize;
+            if let Some(c) = self.cell(s, ingress, pid) {
+                self.switches[s].cells[c] -= size;
+            }
             self.switches[s].total_bytes -= size;
             if self.cps[pid.idx()].is_some() {
                 let frame = *self.frames.get(fr);

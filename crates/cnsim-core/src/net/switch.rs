@@ -24,10 +24,25 @@ pub struct Switch {
     pub route: Vec<PortId>,
     /// ECN step-marking threshold of every egress queue, bytes (None = no marking).
     pub ecn_threshold: Option<u64>,
+    /// Partitioned output buffer: bytes queued per (input index, output index), ports × ports
+    /// (empty for the other policies).
+    pub cells: Vec<u64>,
     pub drops: u64,
 }
 
 impl Network {
+    /// Index into `Switch::cells` of the (input, output) partition, if the switch partitions its
+    /// output buffers per input and the frame came in on a port.
+    #[inline]
+    pub(crate) fn cell(&self, s: usize, in_port: PortId, out: PortId) -> Option<usize> {
+        let sw = &self.switches[s];
+        if sw.cells.is_empty() || in_port.is_none() || out.is_none() {
+            return None;
+        }
+        let n = sw.ports.len();
+        Some(self.ports[in_port.idx()].index as usize * n + self.ports[out.idx()].index as usize)
+    }
+
     /// A frame is available at switch `s` on input `in_port` (last bit + switch latency).
     pub(crate) fn switch_arrive(&mut self, s: usize, in_port: PortId, fr: FrameId) {
         let frame = self.frames.get(fr);
@@ -100,7 +115,9 @@ impl Network {
             return;
         }
         let size = self.frames.get(fr).size as u64;
-        let verdict = admit(&self.switches[s].buffer, &self.ports, self.switches[s].total_bytes, in_port, out, size);
+        let cell = self.cell(s, in_port, out);
+        let occupied = cell.map_or(0, |c| self.switches[s].cells[c]);
+        let verdict = admit(&self.switches[s].buffer, &self.ports, self.switches[s].total_bytes, in_port, out, size, occupied);
         if let Some(reason) = verdict {
             if self.cps[out.idx()].is_some() {
                 let frame = *self.frames.get(fr);
@@ -128,6 +145,9 @@ impl Network {
         }
         if !in_port.is_none() {
             self.ports[in_port.idx()].part_bytes += size;
+        }
+        if let Some(c) = cell {
+            self.switches[s].cells[c] += size;
         }
         self.switches[s].total_bytes += size;
         if self.cps[out.idx()].is_some() {
