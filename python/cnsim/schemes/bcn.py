@@ -103,8 +103,11 @@ class Params(BaseModel):
     drift: RateOrZero = Field(0, description="self-increase of every active RL per drift_interval (spec §2.4; "
                               "[B] 1Mbps; 0 = off)")
     drift_interval: Duration = Field(100 * 10**6, description="drift period ([B] 100us)")
-    rl_timeout: Duration | None = Field(None, description="delete an RL that received no BCN for this long "
+    rl_timeout: Duration | None = Field(None, description="delete an RL after this long without activity "
                                         "(ECM 2ms, spec §3); none = never")
+    rl_timeout_event: Literal["no_feedback", "idle"] = Field(
+        "no_feedback", description="what keeps an RL alive for rl_timeout: 'no_feedback' = a BCN received (spec §12 "
+        "D4); 'idle' = a frame sent or waiting (spec §12 R4, FECN's meaning of [D]'s words)")
     self_increase: float | None = Field(None, gt=0, description="RP self-increase factor I (1/s): R += R*I*tau "
                                         "every tau (spec §4.3); none = off")
     self_increase_interval: Duration = Field(10**9, description="self-increase period tau (spec §12 E6: 1ms)")
@@ -181,6 +184,7 @@ def to_ir(params: Params) -> dict[str, Any]:
         "drift_bps": float(p.drift),
         "drift_interval_ps": p.drift_interval,
         "rl_timeout_ps": p.rl_timeout,
+        "rl_timeout_event": p.rl_timeout_event,
         "self_increase": p.self_increase,
         "self_increase_interval_ps": p.self_increase_interval,
     }

@@ -36,7 +36,11 @@ class Params(bcn.Params):
     gi: float | None = Field(0.5333333333, ge=0, description="Gi as printed in [D] (= derived 0.53333)")
     gd: float | None = Field(2.666666667e-4, ge=0, description="Gd as printed in [D] (= derived 0.5/1875)")
     rl_timeout: Duration | None = Field(2 * 10**9, description="RL Timeout = 2ms [D]: RL deleted after 2 ms "
-                                        "without BCN (spec §12 D4)")
+                                        "without activity")
+    rl_timeout_event: Literal["no_feedback", "idle"] = Field(
+        "idle", description="spec §12 R4: [D] writes the same 'RL Timeout = 2 ms' for ECM and FECN, so one meaning "
+        "for both — deleted when no frame was sent for 2 ms and nothing waits ('idle'); 'no_feedback' = no BCN for "
+        "2 ms (§12 D4)")
 
 
 def to_ir(params: Params) -> dict[str, Any]:

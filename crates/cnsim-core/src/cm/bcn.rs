@@ -99,6 +99,17 @@ pub enum SevereTrigger {
     EveryArrival,
 }
 
+/// The activity that keeps an ECM rate limiter alive (`rl_timeout_ps`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutEvent {
+    /// Every BCN reaching the RL re-arms the timeout (spec §12 D4).
+    NoFeedback,
+    /// The RL is deleted when no frame was sent on it for the timeout and nothing waits (spec
+    /// §12 R4: the meaning [D]'s "RL Timeout = 2 ms" has for FECN in the same table).
+    Idle,
+}
+
 /// Which event may return BCN(0,0)'s back-off to level 0 under the `reset` policy (spec §12 B2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -170,8 +181,11 @@ pub struct Params {
     /// Drift: + `drift_bps` every `drift_interval_ps` to every active RL; 0 = off (spec §2.4).
     pub drift_bps: f64,
     pub drift_interval_ps: u64,
-    /// ECM: delete an RL that received no BCN for this long; null = never (spec §3).
+    /// ECM: delete an RL after this long without activity; null = never (spec §3, §12 R4).
     pub rl_timeout_ps: Option<u64>,
+    /// What "without activity" means: no BCN received (§12 D4) or no frame sent (§12 R4, FECN's
+    /// meaning of the same words in [D]).
+    pub rl_timeout_event: TimeoutEvent,
     /// Self-increase factor I (1/s): R += R·I·τ every τ; null = off (spec §4.3).
     pub self_increase: Option<f64>,
     pub self_increase_interval_ps: u64,
@@ -589,6 +603,9 @@ struct FlowState {
     restart_rate: f64,
     restart_gen: u32,
     timeout_gen: u32,
+    /// Idle timeout: a timer is pending; the last frame sent (or the RL's creation).
+    timeout_pending: bool,
+    last_tx: SimTime,
 }
 
 /// Reaction point of one source host.
@@ -638,6 +655,7 @@ impl Rp {
     fn create_rl(&mut self, ctx: &mut HostCtx, local: u32, cpid: u32) {
         let rate = self.p.initial_rate_bps.unwrap_or(self.line).min(self.line);
         self.flows[local as usize].rl = Some(Rl { rate, cpid, stopped: false, last_fb: ctx.now });
+        self.flows[local as usize].last_tx = ctx.now;
         self.arm_periodic(ctx);
     }
 
@@ -648,8 +666,18 @@ impl Rp {
             rl.last_fb = ctx.now;
         }
         if let Some(t) = self.p.rl_timeout_ps {
-            fs.timeout_gen = fs.timeout_gen.wrapping_add(1);
-            ctx.set_timer(ctx.now + t, token(T_TIMEOUT, local, fs.timeout_gen));
+            match self.p.rl_timeout_event {
+                TimeoutEvent::NoFeedback => {
+                    fs.timeout_gen = fs.timeout_gen.wrapping_add(1);
+                    ctx.set_timer(ctx.now + t, token(T_TIMEOUT, local, fs.timeout_gen));
+                }
+                // feedback does not keep the RL alive; one pending timer checks for idleness
+                TimeoutEvent::Idle if !fs.timeout_pending => {
+                    fs.timeout_pending = true;
+                    ctx.set_timer(ctx.now + t, token(T_TIMEOUT, local, fs.timeout_gen));
+                }
+                TimeoutEvent::Idle => {}
+            }
         }
     }
 
@@ -720,7 +748,8 @@ impl ReactionPoint for Rp {
         self.push_rate(ctx, local);
     }
 
-    fn on_transmit(&mut self, _ctx: &mut HostCtx, local: u32, frame: &mut Frame) {
+    fn on_transmit(&mut self, ctx: &mut HostCtx, local: u32, frame: &mut Frame) {
+        self.flows[local as usize].last_tx = ctx.now;
         if self.p.fb_at_cp {
             return; // decrease-only mode needs no RL tags (spec §4.1)
         }
@@ -772,6 +801,21 @@ impl ReactionPoint for Rp {
                     self.push_rate(ctx, local);
                 }
             }
+            T_TIMEOUT if self.p.rl_timeout_event == TimeoutEvent::Idle => {
+                let t = self.p.rl_timeout_ps.unwrap_or(u64::MAX / 4);
+                let fs = &mut self.flows[local as usize];
+                fs.timeout_pending = false;
+                let Some(rl) = fs.rl else { return };
+                let idle_until = fs.last_tx.saturating_add(t);
+                if !rl.stopped && ctx.now >= idle_until && !ctx.has_backlog(local) {
+                    fs.rl = None;
+                    self.push_rate(ctx, local);
+                } else {
+                    let at = if ctx.now >= idle_until { ctx.now + t } else { idle_until };
+                    fs.timeout_pending = true;
+                    ctx.set_timer(at, token(T_TIMEOUT, local, fs.timeout_gen));
+                }
+            }
             T_TIMEOUT => {
                 let fs = &mut self.flows[local as usize];
                 // a stopped RL waits for its restart; the next BCN re-arms the timeout
@@ -817,7 +861,7 @@ mod tests {
             "gi": 1000.0 / 1875.0, "gd": 0.5 / 1875.0, "ru_bps": 1e6, "rate_floor_bps": 1e6,
             "initial_rate_bps": null, "tmax0_ps": 100 * PS_PER_US, "rmin0_bps": 1e9,
             "backoff_cap": 10, "reset": "always", "reset_delay_ps": PS_PER_MS, "reset_event": "new_episode",
-            "drift_bps": 0.0, "drift_interval_ps": 100 * PS_PER_US, "rl_timeout_ps": null,
+            "drift_bps": 0.0, "drift_interval_ps": 100 * PS_PER_US, "rl_timeout_ps": null, "rl_timeout_event": "no_feedback",
             "self_increase": null, "self_increase_interval_ps": PS_PER_MS
         })
     }
@@ -934,6 +978,12 @@ mod tests {
         }
         fn rate(&self, local: u32) -> Option<f64> {
             self.rp.rate_bps(local)
+        }
+        /// A data frame of `local` starts transmission at `t` (timers due before it fire first).
+        fn transmit_at(&mut self, local: u32, t: SimTime) {
+            self.advance(t);
+            let mut f = data_frame(0, local, 1500);
+            self.with(|rp, ctx| rp.on_transmit(ctx, local, &mut f));
         }
         fn last_set(&self, local: u32) -> Option<Option<f64>> {
             self.rates.iter().rev().find(|r| r.local == local).map(|r| r.rate_bps)
@@ -1499,6 +1549,23 @@ mod tests {
         h.advance(3 * PS_PER_MS - 1);
         assert!(h.rate(0).is_some());
         h.advance(3 * PS_PER_MS);
+        assert_eq!(h.rate(0), None);
+        assert_eq!(h.last_set(0), Some(None));
+    }
+
+    #[test]
+    fn ecm_idle_timeout_keeps_a_sending_rl_and_deletes_an_idle_one() {
+        let mut h = RpH::new(params_with(json!({"rl_timeout_ps": 2 * PS_PER_MS, "rl_timeout_event": "idle"})), 1);
+        h.backlog = vec![false]; // nothing waits at the host between frames
+        h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+        // no further feedback, but the flow keeps sending: the RL lives on
+        for k in 1..=5 {
+            h.transmit_at(0, k * PS_PER_MS);
+        }
+        h.advance(6 * PS_PER_MS);
+        assert!(h.rate(0).is_some(), "an RL that sends is not idle, feedback or not");
+        // silence: deleted 2 ms after the last frame (5 ms), at the first check after it
+        h.advance(8 * PS_PER_MS);
         assert_eq!(h.rate(0), None);
         assert_eq!(h.last_set(0), Some(None));
     }
