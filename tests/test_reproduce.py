@@ -68,11 +68,18 @@ def test_tiny_reproduction_of_every_study(tiny):
                 assert sw["reason"].startswith(("scheme not available", "scenario file missing"))
         for c in doc["cells"]:
             assert c["verdict"] in ("within band", "outside band", "explained", "not available")
-            if doc["sweeps"][c["sweep"]]["status"] != "ran":
+            names = [c["sweep"]] if c["sweep"] else [t["sweep"] for t in c["terms"].values()]
+            if any(doc["sweeps"][n]["status"] != "ran" for n in names):
                 assert c["verdict"] == "not available" and c["mean"] is None
+        for c in doc["claims"]:
+            assert c["verdict"] in ("holds", "does not hold", "not available")
+            assert c["terms"] and c["criterion"] and c["says"]
+            if c["verdict"] != "not available":
+                assert all(t["mean"] is not None for t in c["terms"].values())
+        assert sum(doc["claim_counts"].values()) == len(doc["claims"])
     # the no-CM rows of seed 003 always run (scheme "none" is the foundation's)
     d3 = json.loads((out / "seed-003" / "study.json").read_text())
-    none_cells = [c for c in d3["cells"] if c["sweep"].startswith("none-")]
+    none_cells = [c for c in d3["cells"] if (c["sweep"] or "").startswith("none-")]
     assert none_cells and all(c["mean"] is not None for c in none_cells)
     assert Path(result["report_html"]).exists() and Path(result["report_md"]).exists()
 
@@ -83,13 +90,15 @@ def test_cli_reproduce_unknown_study_exit_2(cli, tmp_path):
 
 
 def test_explained_cells_carry_their_explanation(tiny):
-    """A cell is 'explained' only with a non-empty explanation, and every explanation names its doc section."""
+    """Spec §12 R9: a cell is 'explained' only with an explanation, its class (inconsistent seed numbers or a
+    sweep of an unprinted value) and the evidence; every explanation names its doc section."""
     out, _ = tiny
     for sid in STUDIES:
         doc = json.loads((out / sid / "study.json").read_text())
         for c in doc["cells"]:
             if c["verdict"] == "explained":
                 assert (c.get("explanation") or "").strip(), (sid, c["row"], c["column"])
+                assert c["explained_by"] in ("inconsistent", "sweep") and c["evidence"], (sid, c["row"])
         for c in rp.load_study(sid).cells:
             if c.explanation is not None:
                 assert c.explanation.strip() and "docs/" in c.explanation, (sid, c.row, c.column)

@@ -401,7 +401,7 @@ class Compiler:
             return {"kind": "bernoulli", "slot_ps": slot, "p": min(p, 1.0)}
         assert isinstance(g, ParetoOnOff)
         xm, alpha = g.pareto()
-        return {"kind": "pareto_on_off", "xm_ps": xm, "alpha": alpha, "off_mean_ps": g.mean_off,
+        return {"kind": "pareto_on_off", "xm_ps": xm, "alpha": alpha, "off_mean_ps": g.off_mean(),
                 "line_rate_bps": g.line_rate if g.line_rate is not None else line_bps, "cap_ps": g.max_on,
                 "shifted": g.distribution == "lomax"}
 

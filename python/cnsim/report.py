@@ -24,7 +24,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-VERDICT_CLASS = {"within band": "ok", "outside band": "bad", "explained": "expl", "not available": "na"}
+VERDICT_CLASS = {"within band": "ok", "outside band": "bad", "explained": "expl", "not available": "na",
+                 "holds": "ok", "does not hold": "bad"}
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;
@@ -218,8 +219,50 @@ def sim_text(c: dict) -> str:
 
 
 def comment(c: dict) -> str:
-    bits = [x for x in (c.get("reason"), c.get("explanation"), c.get("note")) if x]
+    expl = c.get("explanation")
+    if expl and c.get("verdict") == "outside band":
+        expl = "suspected (not established under spec §12 R9): " + expl
+    elif expl and c.get("explained_by"):
+        expl = f"explained ({c['explained_by']}): {expl} Evidence: {c.get('evidence')}"
+    struct = f"structural: {c['structural']}" if c.get("structural") else None
+    bits = [x for x in (c.get("reason"), struct, expl, c.get("note")) if x]
     return "; ".join(bits)
+
+
+def term_text(name: str, t: dict) -> str:
+    val = "–" if t.get("mean") is None else fmt(t["mean"]) + (f" ± {fmt(t['ci95'])}" if t.get("ci95") is not None
+                                                              else "") + f" (n={t['n']})"
+    where = ", ".join(f"{k}={v}" for k, v in (t.get("where") or {}).items())
+    return f"{name} = {val} [{t['sweep']}{' ' + where if where else ''}: {t.get('describe')}]"
+
+
+def claims_section(s: dict, h: list[str], m: list[str]) -> None:
+    """The study's claims: what the seed says, the criterion, the measured terms and the verdict."""
+    claims = s.get("claims") or []
+    sid = s["id"]
+    h.append(f"<h3 id='{sid}-claims'>Claims</h3>")
+    m.append("### Claims\n")
+    if not claims:
+        h.append("<p>No qualitative claims recorded for this study.</p>")
+        m.append("No qualitative claims recorded for this study.\n")
+        return
+    h.append("<table><tr><th class='l'>claim</th><th class='l'>the seed says</th><th class='l'>criterion</th>"
+             "<th class='l'>measured</th><th>verdict</th><th class='l'>note</th></tr>")
+    m.append("| claim | the seed says | criterion | measured | verdict | note |\n|---|---|---|---|---|---|")
+    for c in claims:
+        cls = VERDICT_CLASS.get(c["verdict"], "na")
+        terms = [term_text(k, t) for k, t in c["terms"].items()]
+        note = "; ".join(x for x in (c.get("reason"), ("suspected: " + c["suspect"]) if c.get("suspect") and
+                                     c["verdict"] == "does not hold" else None) if x)
+        h.append(f"<tr class='{cls}'><td class='l'>{_html.escape(c['id'])}</td><td class='l'>"
+                 f"{_html.escape(c['source'])}: “{_html.escape(c['says'])}”</td><td class='l'>"
+                 f"{_html.escape(c['criterion'])}<br><code>{_html.escape(c['holds'])}</code></td><td class='l'>"
+                 + "<br>".join(_html.escape(x) for x in terms)
+                 + f"</td><td class='verdict'>{c['verdict']}</td><td class='l'>{_html.escape(note)}</td></tr>")
+        m.append(f"| {c['id']} | {c['source']}: “{c['says']}” | {c['criterion']} `{c['holds']}` | "
+                 + "<br>".join(terms).replace("|", "\\|") + f" | {c['verdict']} | {note} |")
+    h.append("</table>")
+    m.append("")
 
 
 # ---- report ----------------------------------------------------------------------------------
@@ -276,18 +319,30 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
                                            else ""))
     h.append(f"<p class='prov' id='provenance'>Provenance: {_html.escape(prov_line).replace('**', '')}</p>")
     m.append(f"Provenance: {prov_line}\n")
-    # overview
-    h.append("<h2 id='overview'>Overview</h2><table><tr><th class='l'>study</th><th>cells</th><th>within band</th>"
-             "<th>outside band</th><th>explained</th><th>not available</th></tr>")
-    m.append("## Overview\n\n| study | cells | within band | outside band | explained | not available |\n|---|---|---|---|---|---|")
+    # overview: discriminating cells first (spec §12 R9), then every verdict, then the claims
+    cols = ["discriminating within band", "structural", "cells", "within band", "explained", "open (outside band)",
+            "not available", "claims hold"]
+    h.append("<h2 id='overview'>Overview</h2><table><tr><th class='l'>study</th>"
+             + "".join(f"<th>{c}</th>" for c in cols) + "</tr>")
+    m.append("## Overview\n\n| study | " + " | ".join(cols) + " |\n|" + "---|" * (len(cols) + 1))
+    tot = [0] * 8
     for s in studies:
         c = s["counts"]
-        vals = [len(s["cells"]), c.get("within band", 0), c.get("outside band", 0), c.get("explained", 0),
-                c.get("not available", 0)]
+        cl = s.get("claim_counts", {})
+        disc = c.get("discriminating", len(s["cells"]))
+        dwin = c.get("discriminating within band", c.get("within band", 0))
+        vals = [dwin, c.get("structural", 0), len(s["cells"]), c.get("within band", 0), c.get("explained", 0),
+                c.get("outside band", 0), c.get("not available", 0), cl.get("holds", 0)]
+        tot = [a + b for a, b in zip(tot, vals)]
+        txt = [f"{dwin} / {disc}", *map(str, vals[1:7]), f"{vals[7]} / {len(s.get('claims', []))}"]
         h.append(f"<tr><td class='l'><a href='#{s['id']}'>{s['id']}</a> {_html.escape(s['title'])}</td>"
-                 + "".join(f"<td>{v}</td>" for v in vals) + "</tr>")
-        m.append(f"| {s['id']} {s['title']} | " + " | ".join(str(v) for v in vals) + " |")
-    h.append("</table>")
+                 + "".join(f"<td>{v}</td>" for v in txt) + "</tr>")
+        m.append(f"| {s['id']} {s['title']} | " + " | ".join(txt) + " |")
+    n_disc = sum(s["counts"].get("discriminating", len(s["cells"])) for s in studies)
+    n_claims = sum(len(s.get("claims", [])) for s in studies)
+    txt = [f"{tot[0]} / {n_disc}", *map(str, tot[1:7]), f"{tot[7]} / {n_claims}"]
+    h.append("<tr><th class='l'>total</th>" + "".join(f"<th>{v}</th>" for v in txt) + "</tr></table>")
+    m.append("| total | " + " | ".join(txt) + " |")
     m.append("")
     for s in studies:
         sid = s["id"]
@@ -317,6 +372,7 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
                          f"{sim_text(c)} | {c['verdict']} | {comment(c)} |")
             h.append("</table>")
             m.append("")
+        claims_section(s, h, m)
         # figures
         h.append(f"<h3 id='{sid}-figures'>Figures</h3>")
         m.append("### Figures\n")
@@ -356,11 +412,16 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
              "± is the 95 % Student-t half-width. Replication k uses the same master seed with "
              "<code>run.replication = k</code> at every configuration (common random numbers). A verdict is "
              "<em>within band</em> when the mean lies within published ± band (band from the study file), "
-             "<em>explained</em> when outside but the study documents why, <em>not available</em> when the "
-             "scheme or scenario is missing or no run succeeded.</p></body></html>")
+             "<em>explained</em> when outside and the study shows the seed's own numbers inconsistent or an "
+             "unprinted value swept over its plausible range without reaching the band (spec §12 R9), "
+             "<em>outside band</em> (open) otherwise, <em>not available</em> when the "
+             "scheme or scenario is missing or no run succeeded. <em>Structural</em> cells (fixed by "
+             "construction) are counted apart from the discriminating cells. A claim <em>holds</em> when its "
+             "criterion, written in the study file, is true of the terms' means.</p></body></html>")
     m.append("## Method\n\nEach cnsim value is the mean over the replications; ± is the 95 % Student-t half-width. "
              "Replication k uses the same master seed with `run.replication = k` at every configuration (common "
-             "random numbers). Verdicts: within band / outside band / explained / not available.\n")
+             "random numbers). Verdicts: within band / outside band (open) / explained (spec §12 R9) / not available; "
+             "structural cells are counted apart; a claim holds when its criterion is true of the terms' means.\n")
     from cnsim.sweep import atomic_write_text
 
     html_path, md_path = rdir / "report.html", rdir / "report.md"

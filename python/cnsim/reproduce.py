@@ -6,12 +6,20 @@ configuration: ``replications`` and ``set`` overrides), ``[[sweeps]]`` (``name``
 relative to ``scenarios/``, optional ``set``, ``parameters``, ``replications``, ``label``),
 ``[[cells]]`` (``table``, ``row``, ``column``, ``sweep``, optional ``where`` on swept parameters,
 ``metric`` — a metric name of :func:`cnsim.sweep.flat_metrics` or an arithmetic expression of them —
-``scale``, ``published``, ``band`` = ``{rel, abs}`` (the larger applies), ``note``, ``explanation``)
-and ``[[figures]]`` (see :mod:`cnsim.report`). Adding a study = adding a file.
+``series`` — a metric of each run's queue time series, :mod:`cnsim.series` — ``scale``, ``published``,
+``band`` = ``{rel, abs, decades}``, ``note``, ``structural``, ``explanation``, ``explained_by``, ``evidence``),
+``[[claims]]`` (the seed's qualitative statements: ``id``, ``source``, ``says``, ``criterion``, ``terms`` —
+named values measured like cells — and ``holds``, a comparison of the terms) and ``[[figures]]`` (see
+:mod:`cnsim.report`). Adding a study = adding a file.
 
-Verdicts: ``within band`` (cnsim mean inside published ± band), ``outside band``, ``explained``
-(outside, with an ``explanation`` in the study), ``not available`` (scheme not registered, scenario
-file missing, or no successful run).
+Cell verdicts (spec §12 R9): ``within band`` (cnsim mean inside published ± band), ``outside band`` (open),
+``explained`` (outside, and the study shows either that the seed's own numbers are inconsistent —
+``explained_by = "inconsistent"``, the arithmetic in ``evidence`` — or that an unprinted value swept over its
+plausible range never reaches the band — ``explained_by = "sweep"``, the sweep named in ``evidence``),
+``not available`` (scheme not registered, scenario file missing, or no successful run). A cell whose value
+is fixed by construction (a zero with the mechanism off, a value a parameter was derived from, a band too
+wide to fail) carries ``structural`` (the reason) and is counted apart from the discriminating cells.
+Claim verdicts: ``holds``, ``does not hold``, ``not available``.
 """
 
 from __future__ import annotations
@@ -23,11 +31,12 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cnsim.exceptions import CnsimError, ConfigError, Problem
+from cnsim.series import SeriesMetric
 
 STUDIES_DIR = Path(__file__).resolve().parent / "studies"
 
@@ -70,18 +79,61 @@ class Band(_Strict):
         return abs(mean - published) <= self.half_width(published) + 1e-12
 
 
+class Term(_Strict):
+    """One value a claim compares: the mean over the replications of a metric of one sweep."""
+
+    sweep: str
+    where: dict[str, Any] = Field(default_factory=dict)
+    metric: str = ""
+    series: SeriesMetric | None = None
+    scale: float = 1.0
+
+    @model_validator(mode="after")
+    def _metric(self):
+        if not self.metric and self.series is None:
+            raise ValueError("a term needs a metric or a series")
+        return self
+
+
 class Cell(_Strict):
     table: str
     row: str
     column: str
-    sweep: str
+    sweep: str | None = None
     where: dict[str, Any] = Field(default_factory=dict)
+    terms: dict[str, Term] = Field(default_factory=dict, description="values of other sweeps; metric is then an "
+                                   "arithmetic expression of the term names (their means)")
     metric: str
+    series: SeriesMetric | None = None
     scale: float = 1.0
     published: float
     band: Band
     note: str | None = None
+    structural: str | None = Field(None, description="why the value is fixed by construction (spec §12 R9)")
     explanation: str | None = None
+    explained_by: Literal["inconsistent", "sweep"] | None = None
+    evidence: str | None = None
+    sensitivity: bool = Field(False, description="a sensitivity row (a swept unprinted value), not counted as a cell")
+
+    @model_validator(mode="after")
+    def _r9(self):
+        if (self.sweep is None) == (not self.terms):
+            raise ValueError("a cell has either a sweep or terms (values of several sweeps)")
+        if self.explained_by and not (self.explanation and self.evidence):
+            raise ValueError("explained_by needs an explanation and its evidence (the arithmetic, or the sweep)")
+        return self
+
+
+class Claim(_Strict):
+    """A qualitative statement of a seed, decided by a criterion over measured terms."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    source: str
+    says: str
+    criterion: str
+    terms: dict[str, Term]
+    holds: str
+    suspect: str | None = Field(None, description="the reading or mechanism suspected when the claim fails")
 
 
 class Figure(_Strict):
@@ -109,6 +161,7 @@ class Study(_Strict):
     quick: Quick = Field(default_factory=Quick)
     sweeps: list[StudySweep]
     cells: list[Cell] = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list)
     figures: list[Figure] = Field(default_factory=list)
 
     def sweep(self, name: str) -> StudySweep:
@@ -136,9 +189,20 @@ def load_study(study_id: str, path: Path | None = None) -> Study:
                            for e in err.errors()]) from None
     names = {s.name for s in study.sweeps}
     bad = [Problem(f"{path.name}: cells[{i}].sweep", "not a declared sweep", c.sweep)
-           for i, c in enumerate(study.cells) if c.sweep not in names]
+           for i, c in enumerate(study.cells) if c.sweep is not None and c.sweep not in names]
+    bad += [Problem(f"{path.name}: cells[{i}].terms.{k}.sweep", "not a declared sweep", t.sweep)
+            for i, c in enumerate(study.cells) for k, t in c.terms.items() if t.sweep not in names]
     bad += [Problem(f"{path.name}: figures[{i}]", "names an undeclared sweep", n)
             for i, f in enumerate(study.figures) for n in f.sweep_names() if n not in names]
+    bad += [Problem(f"{path.name}: claims[{i}].terms.{k}.sweep", "not a declared sweep", t.sweep)
+            for i, c in enumerate(study.claims) for k, t in c.terms.items() if t.sweep not in names]
+    for i, c in enumerate(study.claims):
+        try:
+            check_claim_expr(c.holds, set(c.terms))
+        except ValueError as exc:
+            bad.append(Problem(f"{path.name}: claims[{i}].holds", str(exc), c.holds))
+    ids = [c.id for c in study.claims]
+    bad += [Problem(f"{path.name}: claims", "duplicate id", i) for i in sorted({i for i in ids if ids.count(i) > 1})]
     if bad:
         raise ConfigError(bad)
     return study
@@ -212,8 +276,11 @@ def metric_value(expr: str, metrics: Mapping[str, float]) -> float:
         return math.nan
 
 
-def evaluate_cell(cell: Cell, runs: Any) -> dict[str, Any]:
-    """cnsim mean, std, 95 % half-width and n of a cell over the matching ok runs, and the verdict."""
+def evaluate_cell(cell: Cell | Term, runs: Any, sweep_dir: Path | None = None) -> dict[str, Any]:
+    """cnsim mean, std, 95 % half-width and n of a cell (or claim term) over the matching ok runs.
+
+    A ``series`` metric is computed from each run's Parquet files under ``sweep_dir/runs/<run_id>``."""
+    from cnsim import series as ser
     from scipy import stats
 
     out: dict[str, Any] = {"mean": None, "std": None, "ci95": None, "n": 0}
@@ -227,8 +294,13 @@ def evaluate_cell(cell: Cell, runs: Any) -> dict[str, Any]:
         sel = sel[sel[col].astype(str) == str(v)]
     values = []
     for _, row in sel.iterrows():
-        metrics = {k: v for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        val = metric_value(cell.metric, metrics) * cell.scale
+        if cell.series is not None:
+            if sweep_dir is None:
+                continue
+            val = ser.value(sweep_dir / "runs" / str(row["run_id"]), cell.series) * cell.scale
+        else:
+            metrics = {k: v for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            val = metric_value(cell.metric, metrics) * cell.scale
         if not math.isnan(val):
             values.append(val)
     n = len(values)
@@ -246,7 +318,103 @@ def verdict(cell: Cell, mean: float | None) -> str:
         return "not available"
     if cell.band.contains(cell.published, mean):
         return "within band"
-    return "explained" if cell.explanation else "outside band"
+    return "explained" if cell.explained_by else "outside band"
+
+
+# ---- claims ----------------------------------------------------------------------------------
+
+_CLAIM_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
+                ast.Compare, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.BinOp, ast.Add, ast.Sub, ast.Mult,
+                ast.Div, ast.Pow, ast.Name, ast.Load, ast.Constant, ast.Call)
+_CLAIM_FUNCS = {"abs": abs, "min": min, "max": max}
+
+
+def check_claim_expr(expr: str, names: set[str]) -> ast.Expression:
+    """Parse a claim's ``holds`` expression: comparisons, and/or/not, arithmetic, abs/min/max of the
+    term names and numbers. Raises ValueError naming what is not allowed."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"not an expression: {exc.msg}") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _CLAIM_NODES):
+            raise ValueError(f"not allowed in a claim: {type(node).__name__}")
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _CLAIM_FUNCS):
+            raise ValueError("the only functions are abs, min, max")
+        if isinstance(node, ast.Name) and node.id not in names and node.id not in _CLAIM_FUNCS:
+            raise ValueError(f"unknown term {node.id!r}; terms: {', '.join(sorted(names))}")
+    return tree
+
+
+def claim_verdict(claim: Claim, values: Mapping[str, float | None]) -> str:
+    """holds / does not hold / not available (a term without a value)."""
+    if any(v is None for v in values.values()):
+        return "not available"
+    tree = check_claim_expr(claim.holds, set(values))
+    env = {**_CLAIM_FUNCS, **{k: float(v) for k, v in values.items()}}
+    try:
+        ok = eval(compile(tree, "<claim>", "eval"), {"__builtins__": {}}, env)  # noqa: S307 — AST checked
+    except ZeroDivisionError:
+        return "not available"
+    return "holds" if ok else "does not hold"
+
+
+def evaluate_claim(claim: Claim, runs: Mapping[str, Any], sweeps: Mapping[str, dict], sdir: Path) -> dict[str, Any]:
+    """The claim with each term's mean ± CI (n) and the verdict."""
+    terms: dict[str, dict[str, Any]] = {}
+    reasons = []
+    for name, t in claim.terms.items():
+        res = evaluate_cell(t, runs.get(t.sweep), sdir / t.sweep)
+        res.pop("values", None)
+        st = sweeps.get(t.sweep, {})
+        if st.get("reason"):
+            reasons.append(f"{t.sweep}: {st['reason']}")
+        elif res["mean"] is None:
+            reasons.append(f"{name}: no value")
+        terms[name] = {**t.model_dump(exclude_defaults=True), **res,
+                       "describe": t.series.describe() if t.series else t.metric}
+    v = claim_verdict(claim, {k: x["mean"] for k, x in terms.items()})
+    return {**claim.model_dump(exclude={"terms"}), "terms": terms, "verdict": v,
+            "reason": "; ".join(reasons) or None}
+
+
+def evaluate_terms_cell(cell: Cell, runs: Mapping[str, Any], sweeps: Mapping[str, dict],
+                        sdir: Path) -> tuple[dict[str, Any], str | None]:
+    """A cell computed from the means of several sweeps (``terms``): its value, n = the smallest n."""
+    means: dict[str, float] = {}
+    ns = []
+    reasons = []
+    for name, t in cell.terms.items():
+        st = sweeps.get(t.sweep, {})
+        r = evaluate_cell(t, runs.get(t.sweep), sdir / t.sweep)
+        if st.get("reason"):
+            reasons.append(f"{t.sweep}: {st['reason']}")
+        elif r["mean"] is None:
+            reasons.append(f"{t.sweep}: no successful run")
+        else:
+            means[name] = r["mean"]
+            ns.append(r["n"])
+    out: dict[str, Any] = {"mean": None, "std": None, "ci95": None, "n": 0}
+    if reasons:
+        return out, "; ".join(reasons)
+    val = metric_value(cell.metric, means) * cell.scale
+    if math.isnan(val):
+        return out, "undefined (division by zero)"
+    out.update(mean=val, n=min(ns), term_means=means)
+    return out, None
+
+
+def count_cells(cells: list[dict]) -> dict[str, int]:
+    """Verdict counts, plus the structural / discriminating split (spec §12 R9); sensitivity rows apart."""
+    cells = [c for c in cells if not c.get("sensitivity")]
+    counts: dict[str, int] = {}
+    for c in cells:
+        counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+    disc = [c for c in cells if not c.get("structural")]
+    counts["structural"] = len(cells) - len(disc)
+    counts["discriminating"] = len(disc)
+    counts["discriminating within band"] = sum(c["verdict"] == "within band" for c in disc)
+    return counts
 
 
 # ---- running ---------------------------------------------------------------------------------
@@ -320,19 +488,24 @@ def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, sche
         sweeps[sw.name] = entry
     cells = []
     for c in study.cells:
-        st = sweeps[c.sweep]
-        res = evaluate_cell(c, runs.get(c.sweep))
+        if c.terms:
+            res, reason = evaluate_terms_cell(c, runs, sweeps, sdir)
+        else:
+            st = sweeps[c.sweep]
+            res = evaluate_cell(c, runs.get(c.sweep), sdir / c.sweep)
+            reason = st["reason"] if st["reason"] else (None if res["mean"] is not None else "no successful run")
         res.pop("values", None)
         v = verdict(c, res["mean"])
-        reason = st["reason"] if st["reason"] else (None if res["mean"] is not None else "no successful run")
         cells.append({**c.model_dump(), **res, "verdict": v, "reason": reason,
                       "band_half": c.band.half_width(c.published)})
-    counts: dict[str, int] = {}
-    for c in cells:
-        counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+    counts = count_cells(cells)
+    claims = [evaluate_claim(c, runs, sweeps, sdir) for c in study.claims]
+    ccounts: dict[str, int] = {}
+    for c in claims:
+        ccounts[c["verdict"]] = ccounts.get(c["verdict"], 0) + 1
     doc = {"id": study.id, "title": study.title, "source": study.source, "spec": study.spec, "quick": quick,
-           "sweeps": sweeps, "cells": cells, "counts": counts, "figures": [f.model_dump() for f in study.figures],
-           "failed": failed}
+           "sweeps": sweeps, "cells": cells, "counts": counts, "claims": claims, "claim_counts": ccounts,
+           "figures": [f.model_dump() for f in study.figures], "failed": failed}
     from cnsim.sweep import atomic_write_text
 
     atomic_write_text(sdir / "study.json", json.dumps(doc, indent=2, default=_json_default) + "\n")
@@ -379,7 +552,8 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
     from cnsim import __version__
 
     index = {"studies": [d["id"] for d in docs], "quick": quick, "tool_version": __version__,
-             "git_describe": git_describe(), "counts": {d["id"]: d["counts"] for d in docs}}
+             "git_describe": git_describe(), "counts": {d["id"]: d["counts"] for d in docs},
+             "claim_counts": {d["id"]: d["claim_counts"] for d in docs}}
     prev = {}
     try:
         prev = json.loads((out / "reproduce.json").read_text())
@@ -387,6 +561,35 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
         pass
     index["studies"] = sorted(set(prev.get("studies", [])) | set(index["studies"]))
     index["counts"] = {**prev.get("counts", {}), **index["counts"]}
+    index["claim_counts"] = {**prev.get("claim_counts", {}), **index["claim_counts"]}
     swp.atomic_write_text(out / "reproduce.json", json.dumps(index, indent=2) + "\n")
     html, md = report.write_report(out)
-    return {"studies": docs, "report_html": html, "report_md": md, "failed": sum(d["failed"] for d in docs)}
+    return {"studies": docs, "report_html": html, "report_md": md, "failed": sum(d["failed"] for d in docs),
+            "counts": index["counts"], "claim_counts": index["claim_counts"]}
+
+
+def counts_lines(counts: Mapping[str, Mapping[str, int]], claim_counts: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """The verdict counts per study and in total, as printed at the end of ``cnsim reproduce``."""
+    keys = ("within band", "explained", "outside band", "not available")
+    tot: dict[str, int] = {}
+    lines = []
+    for sid in sorted(counts):
+        c = counts[sid]
+        cl = claim_counts.get(sid, {})
+        for k, v in c.items():
+            tot[k] = tot.get(k, 0) + v
+        for k, v in cl.items():
+            tot["claims " + k] = tot.get("claims " + k, 0) + v
+        lines.append(_count_line(sid, c, cl, keys))
+    lines.append(_count_line("total", tot, {k[7:]: v for k, v in tot.items() if k.startswith("claims ")}, keys))
+    return lines
+
+
+def _count_line(sid: str, c: Mapping[str, int], cl: Mapping[str, int], keys: tuple[str, ...]) -> str:
+    cells = sum(c.get(k, 0) for k in keys)
+    disc = c.get("discriminating", cells)
+    dw = c.get("discriminating within band", c.get("within band", 0))
+    claims = sum(cl.values())
+    return (f"{sid}: cells {cells} — within {c.get('within band', 0)}, explained {c.get('explained', 0)}, "
+            f"open {c.get('outside band', 0)}, n/a {c.get('not available', 0)}; discriminating within "
+            f"{dw}/{disc}, structural {c.get('structural', 0)}; claims hold {cl.get('holds', 0)}/{claims}")

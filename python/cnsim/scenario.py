@@ -133,6 +133,10 @@ class Poisson(_Offered):
     kind: Literal["poisson"]
 
 
+DEFAULT_MEAN_OFF_PS = 15 * 10**6
+"""Mean OFF period of CN-SIM sources (15 us, spec §9.5)."""
+
+
 class ParetoOnOff(_Generator):
     """PARETO-ONOFF-FLOWS (CN-SIM, spec §1.5, §12 D2/D9): closed-loop flows of Pareto ON length."""
 
@@ -145,7 +149,11 @@ class ParetoOnOff(_Generator):
         None, description="cap of the ON period: ON = min(Pareto, max_on), which allows alpha <= 1. Not in the "
                           "seeds or the spec: an option for the spec §12 D2 sensitivity study "
                           "(docs/validation/cnsim-traffic.md); default none (plain Pareto)")
-    mean_off: Duration = Field(15 * 10**6, description="mean of the exponential OFF period")
+    mean_off: Duration | None = Field(None, description="mean of the exponential OFF period (default 15us)")
+    mean_period: Duration | None = Field(
+        None, description="mean burst period (mean ON + mean OFF at line rate, [C] §7's 'average burst period'); "
+                          "sets mean_off = mean_period - mean_on. Under a rate limiter a burst takes longer, so "
+                          "the realised period is longer")
     line_rate: Rate | None = Field(None, description="rate converting ON time to bytes (default: source link rate)")
     distribution: Literal["pareto", "lomax"] = Field(
         "pareto", description="pareto: ON >= xm (spec §12 D2); lomax: shifted Pareto ON = lambda (U^(-1/alpha) - 1) "
@@ -153,6 +161,11 @@ class ParetoOnOff(_Generator):
 
     @model_validator(mode="after")
     def _shape(self):
+        if self.mean_period is not None:
+            if self.mean_period <= self.mean_on:
+                raise ValueError(f"mean_period must be > mean_on ({format_quantity(self.mean_on, 'time')})")
+            if self.mean_off is not None:
+                raise ValueError("give mean_off or mean_period, not both (mean_off = mean_period - mean_on)")
         if self.distribution == "lomax":
             if self.xm is not None or self.max_on is not None:
                 raise ValueError("distribution = 'lomax' takes mean_on and alpha (its scale is mean_on (alpha - 1)); "
@@ -174,6 +187,12 @@ class ParetoOnOff(_Generator):
         if self.alpha is None and (self.xm or DEFAULT_XM_PS) >= self.mean_on:
             raise ValueError(f"xm must be < mean_on ({format_quantity(self.mean_on, 'time')})")
         return self
+
+    def off_mean(self) -> int:
+        """Mean OFF period in ps (from ``mean_period`` when given)."""
+        if self.mean_period is not None:
+            return self.mean_period - self.mean_on
+        return self.mean_off if self.mean_off is not None else DEFAULT_MEAN_OFF_PS
 
     def pareto(self) -> tuple[int, float]:
         """(x_m in ps, alpha) after filling the missing one from ``mean_on`` = alpha x_m / (alpha - 1)

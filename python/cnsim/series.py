@@ -1,0 +1,106 @@
+"""Metrics of a run's time series (read from its Parquet files), for study cells and claims that a
+single summary number cannot decide: how long a queue takes to settle, how much of the time it stays
+near its operating point, how much it oscillates.
+
+Every metric bins the sampled queue length of one queue (``queue_ts.parquet``, the samples of
+``observe.sample_interval``) into bins of ``bin`` seconds from ``start`` on and works on the bin
+means, so the result does not depend on the sampling interval once it is finer than the bin:
+
+``settle_ms``
+    the earliest bin boundary (ms from the run start) after which every bin mean stays within
+    ``level × (1 ± tol)`` to the end of the run; a queue that never settles gives the run's length
+    (a lower bound, reported as such by the study's note).
+``in_band_fraction``
+    the fraction of bins whose mean lies within ``level × (1 ± tol)``.
+``cv``
+    standard deviation of the bin means over their mean (0 for a constant queue).
+``mean_bytes``
+    the mean of the bin means (a check on the operating point).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+KINDS = ("settle_ms", "in_band_fraction", "cv", "mean_bytes")
+
+
+class SeriesMetric(BaseModel):
+    """A metric computed from one run's queue time series (see the module text)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["settle_ms", "in_band_fraction", "cv", "mean_bytes"]
+    queue: str = Field(pattern=r"^[^>\s]+>[^>\s]+$", description="'switch>port', e.g. 'sw1>sw2'")
+    level: float = Field(0.0, ge=0, description="operating point in bytes (settle_ms, in_band_fraction)")
+    tol: float = Field(0.5, gt=0, description="relative half-width of the band around level")
+    bin: float = Field(0.5e-3, gt=0, description="bin width, seconds")
+    start: float = Field(0.0, ge=0, description="first instant counted, seconds from the run start")
+    end: float | None = Field(None, gt=0, description="last instant counted (default: the end of the run)")
+
+    def describe(self) -> str:
+        band = f" within {self.level / 1e3:g} KB ± {self.tol * 100:g} %" if self.kind in ("settle_ms",
+                                                                                         "in_band_fraction") else ""
+        to = f" to {self.end * 1e3:g} ms" if self.end is not None else ""
+        return f"{self.kind} of queue {self.queue}{band}, {self.bin * 1e3:g}-ms bins from {self.start * 1e3:g} ms{to}"
+
+
+def bin_means(run_dir: Path, queue: str, bin_s: float, start_s: float = 0.0,
+              end_s: float | None = None) -> tuple[list[float], float]:
+    """(bin means of the queue in bytes, end of the series in seconds); empty if there is no series."""
+    import pyarrow.parquet as pq
+
+    path = Path(run_dir) / "queue_ts.parquet"
+    if not path.exists():
+        return [], 0.0
+    sw, _, port = queue.partition(">")
+    t = pq.read_table(path, columns=["t_s", "bytes", "switch", "port"]).to_pandas()
+    t = t[(t["switch"].astype(str) == sw) & (t["port"].astype(str) == port)]
+    if t.empty:
+        return [], 0.0
+    ts = t["t_s"].to_numpy()
+    b = t["bytes"].to_numpy(dtype=float)
+    if end_s is not None:
+        keep = ts < end_s
+        ts, b = ts[keep], b[keep]
+        if len(ts) == 0:
+            return [], end_s
+    end = float(ts[-1])
+    keep = ts >= start_s
+    ts, b = ts[keep], b[keep]
+    if len(ts) == 0:
+        return [], end
+    idx = ((ts - start_s) / bin_s + 1e-9).astype(int)
+    out: list[float] = []
+    for i in range(int(idx.max()) + 1):
+        sel = b[idx == i]
+        if len(sel):
+            out.append(float(sel.mean()))
+    return out, end
+
+
+def value(run_dir: Path, m: SeriesMetric) -> float:
+    """The metric for one run; NaN when the run has no series for the queue."""
+    means, end = bin_means(run_dir, m.queue, m.bin, m.start, m.end)
+    if not means:
+        return math.nan
+    lo, hi = m.level * (1 - m.tol), m.level * (1 + m.tol)
+    inside = [lo <= x <= hi for x in means]
+    if m.kind == "settle_ms":
+        k = len(inside)
+        while k > 0 and inside[k - 1]:
+            k -= 1
+        if k == len(inside):  # the last bin is outside: not settled within the run
+            return end * 1e3
+        return (m.start + k * m.bin) * 1e3
+    if m.kind == "in_band_fraction":
+        return sum(inside) / len(inside)
+    mean = sum(means) / len(means)
+    if m.kind == "mean_bytes":
+        return mean
+    var = sum((x - mean) ** 2 for x in means) / len(means)
+    return math.sqrt(var) / mean if mean > 0 else 0.0

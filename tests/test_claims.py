@@ -1,0 +1,125 @@
+"""Claims and R9 verdict classes (issue 15, spec §12 R9): the verdict logic of claims, derived (multi-sweep)
+cells, structural / sensitivity counting, and the time-series metrics that decide settling and stability —
+each on synthetic data whose answer is known."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cnsim import reproduce as rp
+from cnsim import series as ser
+from cnsim.exceptions import ConfigError
+
+
+def _claim(holds: str, **terms: str) -> rp.Claim:
+    return rp.Claim(id="X-1", source="[X]", says="s", criterion="c", holds=holds,
+                    terms={k: rp.Term(sweep=v, metric="m") for k, v in terms.items()})
+
+
+def test_claim_verdicts():
+    c = _claim("a < 0.9 * b and abs(a - b) > 1", a="s1", b="s2")
+    assert rp.claim_verdict(c, {"a": 5.0, "b": 10.0}) == "holds"
+    assert rp.claim_verdict(c, {"a": 9.5, "b": 10.0}) == "does not hold"
+    assert rp.claim_verdict(c, {"a": None, "b": 10.0}) == "not available"
+    assert rp.claim_verdict(_claim("a < min(b, c)", a="s", b="s", c="s"), {"a": 1, "b": 2, "c": 3}) == "holds"
+    assert rp.claim_verdict(_claim("a / b > 1", a="s", b="s"), {"a": 1, "b": 0}) == "not available"
+
+
+@pytest.mark.parametrize("expr, msg", [("__import__('os')", "functions"), ("a.b > 1", "Attribute"),
+                                       ("x > 1", "unknown term"), ("a >", "not an expression"),
+                                       ("[a][0] > 1", "not allowed in a claim")])
+def test_claim_expressions_are_checked(expr, msg):
+    with pytest.raises(ValueError, match=msg):
+        rp.check_claim_expr(expr, {"a"})
+
+
+def test_study_file_claim_errors_name_the_field(tmp_path):
+    bad = tmp_path / "x.toml"
+    bad.write_text('id="x"\ntitle="t"\nsource="s"\nspec="s"\n[[sweeps]]\nname="a"\nbase="b.toml"\n'
+                   '[[claims]]\nid="C1"\nsource="s"\nsays="s"\ncriterion="c"\nholds="q > 1"\n'
+                   'terms.p = { sweep = "nope", metric = "m" }\n')
+    with pytest.raises(ConfigError) as exc:
+        rp.load_study("x", bad)
+    text = str(exc.value)
+    assert "claims[0].terms.p.sweep" in text and "claims[0].holds" in text and "unknown term 'q'" in text
+
+
+def test_explained_needs_class_and_evidence():
+    base = dict(table="t", row="r", column="c", sweep="s", metric="m", published=1.0, band={"rel": 0.1})
+    with pytest.raises(ValueError, match="evidence"):
+        rp.Cell(**base, explanation="why", explained_by="sweep")
+    cell = rp.Cell(**base, explanation="why")  # an explanation alone is a suspicion: the cell stays open
+    assert rp.verdict(cell, 2.0) == "outside band"
+    cell = rp.Cell(**base, explanation="why", explained_by="inconsistent", evidence="1 + 1 = 3")
+    assert rp.verdict(cell, 2.0) == "explained" and rp.verdict(cell, 1.05) == "within band"
+    with pytest.raises(ValueError, match="either a sweep or terms"):
+        rp.Cell(**{**base, "sweep": None})
+
+
+def test_counts_split_structural_and_skip_sensitivity_rows():
+    cells = [{"verdict": "within band", "structural": "PAUSE off"}, {"verdict": "within band"},
+             {"verdict": "outside band"}, {"verdict": "within band", "sensitivity": True}]
+    c = rp.count_cells(cells)
+    assert c["within band"] == 2 and c["outside band"] == 1 and c["structural"] == 1
+    assert c["discriminating"] == 2 and c["discriminating within band"] == 1
+    line = rp.counts_lines({"s": c}, {"s": {"holds": 1, "does not hold": 1}})[0]
+    assert "discriminating within 1/2" in line and "claims hold 1/2" in line
+
+
+def test_cell_from_several_sweeps():
+    runs = {n: pd.DataFrame([{"run_id": f"{n}{i}", "status": "ok", "d": v} for i, v in enumerate(vals)])
+            for n, vals in {"q5": [100.0, 110.0], "q32": [100.0, 100.0]}.items()}
+    cell = rp.Cell(table="t", row="r", column="c", metric="q5 / q32", published=1.05, band={"abs": 0.03},
+                   terms={"q5": rp.Term(sweep="q5", metric="d"), "q32": rp.Term(sweep="q32", metric="d")})
+    res, reason = rp.evaluate_terms_cell(cell, runs, {"q5": {"reason": None}, "q32": {"reason": None}}, Path("."))
+    assert reason is None and res["mean"] == pytest.approx(1.05) and res["n"] == 2
+    res, reason = rp.evaluate_terms_cell(cell, runs, {"q5": {"reason": "scheme not available: x"},
+                                                      "q32": {"reason": None}}, Path("."))
+    assert res["mean"] is None and "scheme not available" in reason
+
+
+def _queue_run(tmp_path: Path, values_kb: list[float], dt: float = 1e-4) -> Path:
+    """A run directory whose queue sw1>sw2 takes the given values (KB), one sample every dt seconds."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = len(values_kb)
+    t = pa.table({"t_s": [i * dt for i in range(n)], "queue": [0] * n, "bytes": [int(v * 1000) for v in values_kb],
+                  "switch": ["sw1"] * n, "port": ["sw2"] * n})
+    pq.write_table(t, tmp_path / "queue_ts.parquet")
+    return tmp_path
+
+
+def test_series_metrics_on_a_known_queue(tmp_path):
+    # 2 ms at 100 KB, then 24 KB for 8 ms: settles at 2 ms within 24 KB ± 50 %
+    run = _queue_run(tmp_path, [100.0] * 20 + [24.0] * 80)
+    m = dict(queue="sw1>sw2", level=24000, tol=0.5, bin=0.0005)
+    assert ser.value(run, ser.SeriesMetric(kind="settle_ms", **m)) == pytest.approx(2.0)
+    assert ser.value(run, ser.SeriesMetric(kind="in_band_fraction", **m)) == pytest.approx(16 / 20)
+    assert ser.value(run, ser.SeriesMetric(kind="cv", **m, start=0.002)) == pytest.approx(0.0)
+    assert ser.value(run, ser.SeriesMetric(kind="mean_bytes", **m, start=0.002)) == pytest.approx(24000)
+    assert ser.value(run, ser.SeriesMetric(kind="mean_bytes", **m, end=0.002)) == pytest.approx(100000)
+    # a last excursion means "not settled within the run": the run length, a lower bound
+    run2 = _queue_run(tmp_path, [24.0] * 90 + [100.0] * 10)
+    assert ser.value(run2, ser.SeriesMetric(kind="settle_ms", **m)) == pytest.approx(9.9)
+    # an oscillating queue has cv > 0; no series for the queue gives NaN
+    run3 = _queue_run(tmp_path, [10.0, 10.0, 10.0, 10.0, 10.0, 50.0, 50.0, 50.0, 50.0, 50.0] * 10)
+    assert ser.value(run3, ser.SeriesMetric(kind="cv", **m)) == pytest.approx(40 / 60, rel=1e-6)
+    assert math.isnan(ser.value(run3, ser.SeriesMetric(kind="cv", queue="sw9>h1")))
+
+
+def test_mean_period_sets_the_off_time():
+    from cnsim.scenario import ParetoOnOff
+
+    g = ParetoOnOff(kind="pareto_onoff", src="h1", dst="h2", alpha=1.5, mean_on="5ms", mean_period="100ms")
+    assert g.off_mean() == 95 * 10**9
+    assert ParetoOnOff(kind="pareto_onoff", src="h1", dst="h2").off_mean() == 15 * 10**6
+    with pytest.raises(ValueError, match="mean_period must be > mean_on"):
+        ParetoOnOff(kind="pareto_onoff", src="h1", dst="h2", alpha=1.5, mean_on="5ms", mean_period="5ms")
+    with pytest.raises(ValueError, match="not both"):
+        ParetoOnOff(kind="pareto_onoff", src="h1", dst="h2", alpha=1.5, mean_on="5ms", mean_period="9ms",
+                    mean_off="4ms")
