@@ -304,3 +304,21 @@ def test_external_scheduler_and_worker_on_loopback(tmp_path):
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def test_summarize_uses_only_the_current_sweeps_runs(tmp_path, cli):
+    """Issue 14: rerunning a sweep with a changed value into the same folder must not mix old points into
+    the summary; the old runs are named in a warning."""
+    import pandas as pd
+
+    out = tmp_path / "out"
+    assert cli(["sweep", write_sweep(tmp_path, replications=1), "-o", out]).exit_code == 0
+    p2 = write_sweep(tmp_path, replications=1, parameters={"traffic.senders.rate": ["3Gbps"]})
+    r = cli(["sweep", p2, "-o", out])
+    assert r.exit_code == 0, r.stderr
+    r = cli(["summarize", out])
+    assert r.exit_code == 0, r.stderr
+    assert "2 run(s) under runs/ are not in the current sweep.json" in r.stderr
+    t = pd.read_parquet(out / "summary.parquet")
+    assert set(t["traffic.senders.rate"]) == {"3Gbps"}
+    assert set(pd.read_parquet(out / "runs.parquet")["param:traffic.senders.rate"]) == {"3Gbps"}

@@ -158,3 +158,21 @@ def test_values_beyond_the_engines_range_fail_validation_with_their_field(cli, t
     r = cli(["run", f, "--set", f"{field}={value}", "-q", "-o", tmp_path / "out"])
     assert r.exit_code == 2 and field in r.stderr and "64-bit" in r.stderr, r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_empty_fct_statistics_are_null_not_zero(tmp_path):
+    """Issue 14: a run without a completed transfer has no FCT statistics (null / NaN), not 0.0, so a
+    mean over runs is not pulled down."""
+    import math
+
+    import pandas as pd
+
+    res = cnsim.run(MD1, overrides={"run.duration": "2ms"}, out=tmp_path / "r")
+    fct = res.summary["fct"]
+    assert fct["count"] == 0
+    assert all(fct[k] is None for k in ("min_us", "mean_us", "max_us", "std_us"))
+    row = pd.read_parquet(tmp_path / "r" / "summary.parquet").iloc[0]
+    assert math.isnan(row["fct.mean_us"])
+    from cnsim.sweep import flat_metrics
+
+    assert "fct.mean_us" not in flat_metrics(res.summary) and flat_metrics(res.summary)["fct.count"] == 0

@@ -137,8 +137,12 @@ def summary_table(summary: dict[str, Any]) -> Table:
                   f"({pause.get('frames_sent', 0):,} PAUSE frames)")
     fct = summary.get("fct", {})
     if fct.get("count"):
-        t.add_row("FCT", f"n {fct['count']:,}: min {fct.get('min_us', 0):.1f}, mean {fct.get('mean_us', 0):.1f}, "
-                  f"max {fct.get('max_us', 0):.1f}, sd {fct.get('std_us', 0):.1f} µs; bad {fct.get('bad_flows', 0):,}")
+        def us(k: str) -> str:
+            v = fct.get(k)
+            return "–" if v is None else f"{v:.1f}"
+
+        t.add_row("FCT", f"n {fct['count']:,}: min {us('min_us')}, mean {us('mean_us')}, "
+                  f"max {us('max_us')}, sd {us('std_us')} µs; bad {fct.get('bad_flows', 0):,}")
     control = summary.get("control", {})
     if control.get("overhead_bps"):
         t.add_row("control overhead", f"{control['overhead_bps'] / 1e6:.3f} Mb/s")

@@ -75,6 +75,8 @@ def _summarize(out: Path) -> None:
     from cnsim import sweep as sw
 
     pq, csv, table = sw.summarize(out)
+    for msg in sw.run_problems(out):
+        err_console.print(f"warning: {msg}", markup=False, highlight=False)
     n_points = len(table.drop(columns=["metric", "mean", "std", "ci95", "n"]).drop_duplicates()) if not table.empty else 0
     out_console.print(f"{n_points} points, {table['metric'].nunique() if not table.empty else 0} metrics → {pq}, {csv}",
                       highlight=False)

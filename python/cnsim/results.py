@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -70,7 +71,7 @@ def summary_row(summary: Mapping[str, Any]) -> pd.DataFrame:
             for k, v in value.items():
                 walk(f"{prefix}.{k}" if prefix else str(k), v)
         elif not isinstance(value, list):
-            flat[prefix] = value
+            flat[prefix] = math.nan if value is None else value  # an empty statistic (no FCT) is NaN, not 0
 
     walk("", summary)
     return pd.DataFrame([flat])

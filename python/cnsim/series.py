@@ -16,6 +16,10 @@ means, so the result does not depend on the sampling interval once it is finer t
     standard deviation of the bin means over their mean (0 for a constant queue).
 ``mean_bytes``
     the mean of the bin means (a check on the operating point).
+``fct_mean_us``
+    not a queue metric: the mean flow completion time (µs, ``fct.parquet``) of the completed, good
+    transfers of ``min_frames`` to ``max_frames`` frames — FCT by flow size, as [D] reads its FCT
+    distributions.
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ import math
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-KINDS = ("settle_ms", "in_band_fraction", "cv", "mean_bytes")
+KINDS = ("settle_ms", "in_band_fraction", "cv", "mean_bytes", "fct_mean_us")
 
 
 class SeriesMetric(BaseModel):
@@ -34,15 +38,26 @@ class SeriesMetric(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["settle_ms", "in_band_fraction", "cv", "mean_bytes"]
-    queue: str = Field(pattern=r"^[^>\s]+>[^>\s]+$", description="'switch>port', e.g. 'sw1>sw2'")
+    kind: Literal["settle_ms", "in_band_fraction", "cv", "mean_bytes", "fct_mean_us"]
+    queue: str = Field("", pattern=r"^([^>\s]+>[^>\s]+)?$", description="'switch>port', e.g. 'sw1>sw2'")
+    min_frames: int = Field(1, ge=1, description="fct_mean_us: smallest transfer counted, frames")
+    max_frames: int | None = Field(None, ge=1, description="fct_mean_us: largest transfer counted, frames")
     level: float = Field(0.0, ge=0, description="operating point in bytes (settle_ms, in_band_fraction)")
     tol: float = Field(0.5, gt=0, description="relative half-width of the band around level")
     bin: float = Field(0.5e-3, gt=0, description="bin width, seconds")
     start: float = Field(0.0, ge=0, description="first instant counted, seconds from the run start")
     end: float | None = Field(None, gt=0, description="last instant counted (default: the end of the run)")
 
+    @model_validator(mode="after")
+    def _queue(self):
+        if self.kind != "fct_mean_us" and not self.queue:
+            raise ValueError(f"{self.kind} needs a queue ('switch>port')")
+        return self
+
     def describe(self) -> str:
+        if self.kind == "fct_mean_us":
+            hi = f"-{self.max_frames}" if self.max_frames else "+"
+            return f"mean FCT of completed good transfers of {self.min_frames}{hi} frames"
         band = f" within {self.level / 1e3:g} KB ± {self.tol * 100:g} %" if self.kind in ("settle_ms",
                                                                                          "in_band_fraction") else ""
         to = f" to {self.end * 1e3:g} ms" if self.end is not None else ""
@@ -85,6 +100,8 @@ def bin_means(run_dir: Path, queue: str, bin_s: float, start_s: float = 0.0,
 
 def value(run_dir: Path, m: SeriesMetric) -> float:
     """The metric for one run; NaN when the run has no series for the queue."""
+    if m.kind == "fct_mean_us":
+        return fct_mean_us(Path(run_dir), m.min_frames, m.max_frames)
     means, end = bin_means(run_dir, m.queue, m.bin, m.start, m.end)
     if not means:
         return math.nan
@@ -104,3 +121,20 @@ def value(run_dir: Path, m: SeriesMetric) -> float:
         return mean
     var = sum((x - mean) ** 2 for x in means) / len(means)
     return math.sqrt(var) / mean if mean > 0 else 0.0
+
+
+def fct_mean_us(run_dir: Path, min_frames: int = 1, max_frames: int | None = None) -> float:
+    """Mean FCT in µs of the completed, good transfers with min_frames ≤ frames ≤ max_frames (NaN if none)."""
+    import pyarrow.parquet as pq
+
+    path = run_dir / "fct.parquet"
+    if not path.exists():
+        return math.nan
+    t = pq.read_table(path, columns=["start_s", "end_s", "frames", "completed", "bad"]).to_pandas()
+    sel = (t["completed"] == 1) & (t["bad"] == 0) & (t["frames"] >= min_frames)
+    if max_frames is not None:
+        sel &= t["frames"] <= max_frames
+    t = t[sel]
+    if t.empty:
+        return math.nan
+    return float(((t["end_s"] - t["start_s"]) * 1e6).mean())

@@ -43,6 +43,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -689,6 +690,8 @@ def collect_runs(out: str | os.PathLike[str]) -> "Any":
         pass
     dirs = sorted((out / "runs").iterdir(), key=lambda d: (order.get(d.name, len(order)), d.name)) \
         if (out / "runs").is_dir() else []
+    if order:  # exactly the runs of the current sweep.json (issue 14): older runs in the folder are left out
+        dirs = [d for d in dirs if d.name in order]
     for d in dirs:
         if d.name.startswith("."):
             continue
@@ -740,7 +743,9 @@ def summarize_frame(runs: "Any", confidence: float = 0.95) -> "Any":
     for g in range(len(uniques)):
         block = arr[codes == g]
         n = np.sum(~np.isnan(block), axis=0)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            # a metric with one value (or none) in a group: std is undefined and set to NaN below
+            warnings.simplefilter("ignore", RuntimeWarning)
             mean = np.nanmean(block, axis=0) if len(block) else np.full(len(metrics), np.nan)
             std = np.nanstd(block, axis=0, ddof=1) if len(block) > 1 else np.full(len(metrics), np.nan)
         key = uniques[g] if params else ()
@@ -748,8 +753,6 @@ def summarize_frame(runs: "Any", confidence: float = 0.95) -> "Any":
         for p, v in zip(params, key if isinstance(key, tuple) else (key,)):
             part.insert(len(part.columns) - 4, p, v)
         frames.append(part)
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         agg = pd.concat(frames, ignore_index=True)
@@ -759,6 +762,37 @@ def summarize_frame(runs: "Any", confidence: float = 0.95) -> "Any":
     agg["ci95"] = np.where(agg["n"] > 1, q * agg["std"] / np.sqrt(agg["n"]), np.nan)
     agg = agg[[*params, "metric", "mean", "std", "ci95", "n"]].reset_index(drop=True)
     return agg.rename(columns={p: p.removeprefix("param:") for p in params})
+
+
+def run_problems(out: str | os.PathLike[str]) -> list[str]:
+    """Warnings about a sweep folder: runs on disk that the current sweep.json does not list (stale:
+    left out of the summary), and listed runs that are missing or did not finish ok."""
+    out = Path(out)
+    try:
+        doc = json.loads((out / SWEEP_FILE).read_text())
+        listed = [e["id"] for e in doc["runs"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ["no readable sweep.json: every run under runs/ is summarised"]
+    on_disk = {d.name for d in (out / "runs").iterdir() if not d.name.startswith(".")} \
+        if (out / "runs").is_dir() else set()
+    stale = sorted(on_disk - set(listed))
+    missing = [i for i in listed if i not in on_disk]
+    bad = []
+    for i in listed:
+        if i in on_disk:
+            m = read_manifest(out / "runs" / i)
+            if m is None or m.get("status") != "ok":
+                bad.append(i)
+    msgs = []
+    if stale:
+        msgs.append(f"{len(stale)} run(s) under runs/ are not in the current sweep.json (an earlier sweep into "
+                    f"this folder) and are left out: {', '.join(stale[:5])}{' …' if len(stale) > 5 else ''}")
+    if missing:
+        msgs.append(f"{len(missing)} run(s) of the sweep have not run yet: {', '.join(missing[:5])}"
+                    f"{' …' if len(missing) > 5 else ''} (rerun the sweep to finish them)")
+    if bad:
+        msgs.append(f"{len(bad)} run(s) failed or did not finish: {', '.join(bad[:5])}{' …' if len(bad) > 5 else ''}")
+    return msgs
 
 
 def summarize(out: str | os.PathLike[str]) -> tuple[Path, Path, "Any"]:

@@ -455,12 +455,13 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
             "acks": { "generated": c.ack_generated.0, "bytes": c.ack_generated.1, "delivered": c.ack_delivered,
                       "dropped": c.ack_dropped, "in_flight": live_ack },
         },
+        // with no completed transfer the statistics are empty (null), never 0, so means over runs skip them
         "fct": {
             "count": fcts.len(),
-            "min_us": if fcts.is_empty() { 0.0 } else { fmin },
-            "mean_us": fmean,
-            "max_us": fmax,
-            "std_us": fstd,
+            "min_us": if fcts.is_empty() { serde_json::Value::Null } else { json!(fmin) },
+            "mean_us": if fcts.is_empty() { serde_json::Value::Null } else { json!(fmean) },
+            "max_us": if fcts.is_empty() { serde_json::Value::Null } else { json!(fmax) },
+            "std_us": if fcts.len() < 2 { serde_json::Value::Null } else { json!(fstd) },
             "bad_flows": bad,
             "unfinished": unfinished,
         },
