@@ -123,3 +123,33 @@ def test_mean_period_sets_the_off_time():
     with pytest.raises(ValueError, match="not both"):
         ParetoOnOff(kind="pareto_onoff", src="h1", dst="h2", alpha=1.5, mean_on="5ms", mean_period="9ms",
                     mean_off="4ms")
+
+
+def test_extremes_and_throughput_dips(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    run = _queue_run(tmp_path, [24.0] * 10 + [100.0] * 10 + [2.0] * 10 + [24.0] * 10)
+    m = dict(queue="sw1>sw2", bin=0.0005)
+    assert ser.value(run, ser.SeriesMetric(kind="max_bytes", **m)) == pytest.approx(100000)
+    assert ser.value(run, ser.SeriesMetric(kind="min_bytes", **m)) == pytest.approx(2000)
+    # 10 Gb/s except one 1-ms dip to 6 Gb/s at 20-21 ms
+    t = [i * 1e-4 for i in range(400)]
+    bps = [6e9 if 0.020 <= x < 0.021 else 10e9 for x in t]
+    pq.write_table(pa.table({"t_s": t, "bps": bps}), run / "throughput_ts.parquet")
+    dip = ser.SeriesMetric(kind="tp_min_bps", bin=0.001)
+    assert ser.value(run, dip) == pytest.approx(6e9)
+    assert ser.value(run, ser.SeriesMetric(kind="tp_min_bps", bin=0.001, end=0.02)) == pytest.approx(10e9)
+    with pytest.raises(ValueError, match="needs a queue"):
+        ser.SeriesMetric(kind="cv")
+
+
+def test_claim_figure_shows_every_run():
+    from cnsim import report
+
+    c = {"id": "X-1", "verdict": "holds", "terms": {
+        "a": {"sweep": "s1", "mean": 2.0, "values": [1.0, 3.0]}, "b": {"sweep": "s2", "mean": 5.0, "values": [5.0]},
+        "c": {"sweep": "s3", "mean": None, "values": []}}}
+    png = report.claim_figure(c)
+    assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert report.claim_figure({"id": "X-2", "verdict": "not available", "terms": {"a": {"values": []}}}) is None

@@ -102,7 +102,7 @@ def _reproduce(study, jobs, quick, out, scheduler, force, no_progress) -> None:
     outcome = rp.reproduce(study, out, jobs=jobs, quick=quick, scheduler=scheduler, force=force,
                            progress=not no_progress, log=lambda s: out_console.print(s, markup=False, highlight=False))
     for line in rp.counts_lines(outcome["counts"], outcome["claim_counts"]):
-        out_console.print(line, markup=False, highlight=False)
+        out_console.print(line, markup=False, highlight=False, soft_wrap=True)
     out_console.print(f"report: {outcome['report_html']}", highlight=False)
     out_console.print(f"        {outcome['report_md']}", highlight=False)
     if outcome["failed"]:

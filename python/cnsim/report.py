@@ -236,8 +236,38 @@ def term_text(name: str, t: dict) -> str:
     return f"{name} = {val} [{t['sweep']}{' ' + where if where else ''}: {t.get('describe')}]"
 
 
-def claims_section(s: dict, h: list[str], m: list[str]) -> None:
-    """The study's claims: what the seed says, the criterion, the measured terms and the verdict."""
+def claim_figure(c: dict) -> bytes | None:
+    """One small panel per term: the value of every run (dots) and their mean (bar), in the term's unit —
+    the runs that decide the claim."""
+    terms = [(k, t) for k, t in c["terms"].items() if t.get("values")]
+    if not terms:
+        return None
+    cols = min(len(terms), 7)
+    rows = (len(terms) + cols - 1) // cols
+    f, axes = plt.subplots(rows, cols, figsize=(1.5 * cols + 0.6, 2.0 * rows), dpi=80, squeeze=False)
+    try:
+        for ax in axes.flat[len(terms):]:
+            ax.axis("off")
+        for ax, (k, t) in zip(axes.flat, terms):
+            vals = t["values"]
+            ax.bar([0], [t["mean"]], width=0.6, color="#ccd", edgecolor="#446")
+            ax.plot([0] * len(vals), vals, "o", ms=3.5, color="#226")
+            ax.set_xticks([0], [k], fontsize=8)
+            ax.tick_params(axis="y", labelsize=7)
+            ax.set_xlim(-0.8, 0.8)
+            ax.set_title(t["sweep"], fontsize=7)
+        f.suptitle(f"{c['id']}: {c['verdict']}", fontsize=9)
+        f.tight_layout()
+        buf = io.BytesIO()
+        f.savefig(buf, format="png")
+        return buf.getvalue()
+    finally:
+        plt.close(f)
+
+
+def claims_section(s: dict, h: list[str], m: list[str], figdir: Path | None = None) -> None:
+    """The study's claims: what the seed says, the criterion, the measured terms, the verdict, and a figure
+    of the runs that decide each claim."""
     claims = s.get("claims") or []
     sid = s["id"]
     h.append(f"<h3 id='{sid}-claims'>Claims</h3>")
@@ -263,6 +293,18 @@ def claims_section(s: dict, h: list[str], m: list[str]) -> None:
                  + "<br>".join(terms).replace("|", "\\|") + f" | {c['verdict']} | {note} |")
     h.append("</table>")
     m.append("")
+    for c in claims:
+        png = claim_figure(c)
+        if png is None:
+            continue
+        cap = f"{c['id']} — the value of every run (dots) and the mean (bar) of each term"
+        b64 = base64.b64encode(png).decode()
+        h.append(f"<figure><img alt='{_html.escape(c['id'])}' src='data:image/png;base64,{b64}'>"
+                 f"<figcaption>{_html.escape(cap)}</figcaption></figure>")
+        if figdir is not None:
+            name = f"{sid}-claim-{c['id']}.png"
+            (figdir / name).write_bytes(png)
+            m.append(f"![{c['id']}](figures/{name})\n\n*{cap}*\n")
 
 
 # ---- report ----------------------------------------------------------------------------------
@@ -372,7 +414,7 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
                          f"{sim_text(c)} | {c['verdict']} | {comment(c)} |")
             h.append("</table>")
             m.append("")
-        claims_section(s, h, m)
+        claims_section(s, h, m, figdir)
         # figures
         h.append(f"<h3 id='{sid}-figures'>Figures</h3>")
         m.append("### Figures\n")

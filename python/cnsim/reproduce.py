@@ -360,12 +360,12 @@ def claim_verdict(claim: Claim, values: Mapping[str, float | None]) -> str:
 
 
 def evaluate_claim(claim: Claim, runs: Mapping[str, Any], sweeps: Mapping[str, dict], sdir: Path) -> dict[str, Any]:
-    """The claim with each term's mean ± CI (n) and the verdict."""
+    """The claim with each term's mean ± CI (n), its per-run values (for the report's figure) and the verdict."""
     terms: dict[str, dict[str, Any]] = {}
     reasons = []
     for name, t in claim.terms.items():
         res = evaluate_cell(t, runs.get(t.sweep), sdir / t.sweep)
-        res.pop("values", None)
+        res.setdefault("values", [])
         st = sweeps.get(t.sweep, {})
         if st.get("reason"):
             reasons.append(f"{t.sweep}: {st['reason']}")

@@ -16,6 +16,11 @@ means, so the result does not depend on the sampling interval once it is finer t
     standard deviation of the bin means over their mean (0 for a constant queue).
 ``mean_bytes``
     the mean of the bin means (a check on the operating point).
+``min_bytes`` / ``max_bytes``
+    the smallest / largest bin mean (valleys and peaks of the queue).
+``tp_min_bps``
+    not a queue metric: the smallest bin mean of the aggregate throughput (``throughput_ts.parquet``,
+    every flow) — throughput dips.
 ``fct_mean_us``
     not a queue metric: the mean flow completion time (µs, ``fct.parquet``) of the completed, good
     transfers of ``min_frames`` to ``max_frames`` frames — FCT by flow size, as [D] reads its FCT
@@ -30,7 +35,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-KINDS = ("settle_ms", "in_band_fraction", "cv", "mean_bytes", "fct_mean_us")
+KINDS = ("settle_ms", "in_band_fraction", "cv", "mean_bytes", "min_bytes", "max_bytes", "tp_min_bps", "fct_mean_us")
+QUEUE_FREE = ("tp_min_bps", "fct_mean_us")
 
 
 class SeriesMetric(BaseModel):
@@ -38,7 +44,8 @@ class SeriesMetric(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["settle_ms", "in_band_fraction", "cv", "mean_bytes", "fct_mean_us"]
+    kind: Literal["settle_ms", "in_band_fraction", "cv", "mean_bytes", "min_bytes", "max_bytes", "tp_min_bps",
+                  "fct_mean_us"]
     queue: str = Field("", pattern=r"^([^>\s]+>[^>\s]+)?$", description="'switch>port', e.g. 'sw1>sw2'")
     min_frames: int = Field(1, ge=1, description="fct_mean_us: smallest transfer counted, frames")
     max_frames: int | None = Field(None, ge=1, description="fct_mean_us: largest transfer counted, frames")
@@ -50,7 +57,7 @@ class SeriesMetric(BaseModel):
 
     @model_validator(mode="after")
     def _queue(self):
-        if self.kind != "fct_mean_us" and not self.queue:
+        if self.kind not in QUEUE_FREE and not self.queue:
             raise ValueError(f"{self.kind} needs a queue ('switch>port')")
         return self
 
@@ -58,6 +65,9 @@ class SeriesMetric(BaseModel):
         if self.kind == "fct_mean_us":
             hi = f"-{self.max_frames}" if self.max_frames else "+"
             return f"mean FCT of completed good transfers of {self.min_frames}{hi} frames"
+        if self.kind == "tp_min_bps":
+            to = f" to {self.end * 1e3:g} ms" if self.end is not None else ""
+            return f"lowest {self.bin * 1e3:g}-ms mean of the aggregate throughput from {self.start * 1e3:g} ms{to}"
         band = f" within {self.level / 1e3:g} KB ± {self.tol * 100:g} %" if self.kind in ("settle_ms",
                                                                                          "in_band_fraction") else ""
         to = f" to {self.end * 1e3:g} ms" if self.end is not None else ""
@@ -102,6 +112,8 @@ def value(run_dir: Path, m: SeriesMetric) -> float:
     """The metric for one run; NaN when the run has no series for the queue."""
     if m.kind == "fct_mean_us":
         return fct_mean_us(Path(run_dir), m.min_frames, m.max_frames)
+    if m.kind == "tp_min_bps":
+        return tp_min_bps(Path(run_dir), m.bin, m.start, m.end)
     means, end = bin_means(run_dir, m.queue, m.bin, m.start, m.end)
     if not means:
         return math.nan
@@ -119,6 +131,10 @@ def value(run_dir: Path, m: SeriesMetric) -> float:
     mean = sum(means) / len(means)
     if m.kind == "mean_bytes":
         return mean
+    if m.kind == "min_bytes":
+        return min(means)
+    if m.kind == "max_bytes":
+        return max(means)
     var = sum((x - mean) ** 2 for x in means) / len(means)
     return math.sqrt(var) / mean if mean > 0 else 0.0
 
@@ -138,3 +154,18 @@ def fct_mean_us(run_dir: Path, min_frames: int = 1, max_frames: int | None = Non
     if t.empty:
         return math.nan
     return float(((t["end_s"] - t["start_s"]) * 1e6).mean())
+
+
+def tp_min_bps(run_dir: Path, bin_s: float, start_s: float = 0.0, end_s: float | None = None) -> float:
+    """Smallest bin mean of the aggregate throughput series (NaN without the series)."""
+    import pyarrow.parquet as pq
+
+    path = run_dir / "throughput_ts.parquet"
+    if not path.exists():
+        return math.nan
+    t = pq.read_table(path, columns=["t_s", "bps"]).to_pandas()
+    t = t[(t["t_s"] >= start_s) & ((t["t_s"] < end_s) if end_s is not None else True)]
+    if t.empty:
+        return math.nan
+    idx = ((t["t_s"] - start_s) / bin_s + 1e-9).astype(int)
+    return float(t.groupby(idx)["bps"].mean().min())
