@@ -139,7 +139,7 @@ def test_sweep_in_process_resume_and_summarize(tmp_path, cli):
     import pandas as pd
 
     t = pd.read_parquet(out / "summary.parquet")
-    assert list(t.columns) == ["traffic.senders.rate", "metric", "mean", "std", "ci95", "n"]
+    assert list(t.columns) == ["traffic.senders.rate", "traffic.senders.rate [bit/s]", "metric", "mean", "std", "ci95", "n"]
     assert pd.read_csv(out / "summary.csv").shape == t.shape
     row = t[(t.metric == "frames.generated") & (t["traffic.senders.rate"] == "2Gbps")].iloc[0]
     assert row.n == 3 and row.ci95 >= 0

@@ -1,4 +1,4 @@
-"""CLI commands ``sweep``, ``summarize``, ``reproduce`` and ``report`` (hooked in by ``register(app)``).
+"""CLI commands ``sweep``, ``summarize``, ``plot``, ``reproduce`` and ``report`` (hooked in by ``register(app)``).
 
 Exit status: 0 ok; 1 one or more runs failed (or another failure); 2 invalid input or a locked
 output directory; 130 interrupted (finished runs are kept; rerun to resume).
@@ -125,9 +125,43 @@ def _report(out: Path) -> None:
     out_console.print(f"wrote {md}", highlight=False)
 
 
+def plot(
+    sweep_dir: Path = typer.Argument(..., help="sweep output directory (from `cnsim sweep`)"),
+    x: str = typer.Option(..., "--x", help="swept parameter on the x axis (numeric when its values have units)"),
+    y: str = typer.Option(..., "--y", help="metric on the y axis (a name of summary.csv's metric column)"),
+    hue: Optional[str] = typer.Option(None, "--hue", help="second swept parameter: one line per value"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write (default: SWEEP_DIR/plots/<y>-vs-<x>.png)"),
+    force: bool = typer.Option(False, "--force", help="replace an existing file given with -o"),
+) -> None:
+    """Plot a sweep: mean ± 95 % CI of a metric against a parameter, numeric axes with units."""
+    _plot(sweep_dir, x, y, hue, out, force)
+
+
+@guarded
+def _plot(sweep_dir, x, y, hue, out, force) -> None:
+    from cnsim import sweep as sw
+    from cnsim import sweep_plot
+    from cnsim.exceptions import ConfigError
+
+    if not (sweep_dir / "sweep.json").is_file():
+        raise ConfigError.single("SWEEP_DIR", "not a sweep directory (no sweep.json); run `cnsim sweep` first",
+                                 str(sweep_dir))
+    if out is not None and out.exists() and not force:
+        raise ConfigError.single("--out", "exists; choose another file or add --force", str(out))
+    _, _, table = sw.summarize(sweep_dir)
+    ax = sweep_plot.draw(table, x, y, hue)
+    if out is None:
+        (sweep_dir / "plots").mkdir(exist_ok=True)
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in f"{y}-vs-{x}")
+        out = sweep_dir / "plots" / f"{safe}.png"
+    sweep_plot.save(ax, out)
+    out_console.print(f"wrote {out}", highlight=False, markup=False)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``sweep``, ``summarize``, ``reproduce`` and ``report`` to the cnsim Typer app."""
+    """Add ``sweep``, ``summarize``, ``plot``, ``reproduce`` and ``report`` to the cnsim Typer app."""
     app.command("sweep")(sweep)
     app.command("summarize")(summarize)
+    app.command("plot")(plot)
     app.command("reproduce")(reproduce)
     app.command("report")(report)

@@ -472,6 +472,34 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
     return html_path, md_path
 
 
+def sweep_figures(table: pd.DataFrame, params: list[str], metrics: list[str]) -> list[tuple[str, str, bytes]]:
+    """(file name, caption, PNG) per headline metric against the first swept parameter (one line per
+    value of the second), mean ± 95 % CI with numeric axes (:mod:`cnsim.sweep_plot`)."""
+    from cnsim import sweep_plot
+
+    labels = [p for p in params if not p.endswith("]")]
+    if table.empty or not labels:
+        return []
+    x = labels[0]
+    hue = labels[1] if len(labels) > 1 else None
+    out = []
+    for metric in metrics:
+        if metric not in set(table["metric"]):
+            continue
+        f, ax = plt.subplots(figsize=(6.4, 4.0), dpi=90)
+        try:
+            sweep_plot.draw(table, x, metric, hue, ax=ax)
+            f.tight_layout()
+            buf = io.BytesIO()
+            f.savefig(buf, format="png")
+        finally:
+            plt.close(f)
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in f"{metric}-vs-{x}")
+        out.append((f"{safe}.png", f"{metric} vs {x}" + (f" by {hue}" if hue else "") + " (mean ± 95 % CI)",
+                    buf.getvalue()))
+    return out
+
+
 def write_sweep_report(out: Path) -> tuple[Path, Path]:
     """Report of a plain sweep directory: the summary table (mean ± CI per point) of headline metrics."""
     from cnsim import sweep as swp
@@ -500,7 +528,20 @@ def write_sweep_report(out: Path) -> tuple[Path, Path]:
         h.append("<tr>" + "".join(f"<td class='l'>{_html.escape(str(r[p]))}</td>" for p in params)
                  + f"<td class='l'>{r['metric']}</td><td>{ci}</td><td>{r['n']}</td></tr>")
         m.append("| " + " | ".join([*(str(r[p]) for p in params), r["metric"], ci, str(r["n"])]) + " |")
-    h.append("</table></body></html>")
+    h.append("</table>")
+    figs = sweep_figures(table, params, head)
+    if figs:
+        figdir = rdir / "figures"
+        figdir.mkdir(exist_ok=True)
+        h.append("<h2 id='figures'>Figures</h2>")
+        m.append("\n## Figures\n")
+        for name, cap, png in figs:
+            (figdir / name).write_bytes(png)
+            b64 = base64.b64encode(png).decode()
+            h.append(f"<figure><img alt='{_html.escape(cap)}' src='data:image/png;base64,{b64}'>"
+                     f"<figcaption>{_html.escape(cap)}</figcaption></figure>")
+            m.append(f"![{cap}](figures/{name})\n")
+    h.append("</body></html>")
     from cnsim.sweep import atomic_write_text
 
     atomic_write_text(rdir / "report.html", "\n".join(h) + "\n")

@@ -761,7 +761,11 @@ def summarize_frame(runs: "Any", confidence: float = 0.95) -> "Any":
     q = stats.t.ppf(0.5 + confidence / 2, np.maximum(agg["n"] - 1, 1))
     agg["ci95"] = np.where(agg["n"] > 1, q * agg["std"] / np.sqrt(agg["n"]), np.nan)
     agg = agg[[*params, "metric", "mean", "std", "ci95", "n"]].reset_index(drop=True)
-    return agg.rename(columns={p: p.removeprefix("param:") for p in params})
+    agg = agg.rename(columns={p: p.removeprefix("param:") for p in params})
+    from cnsim.sweep_plot import add_si_columns
+
+    # beside each label column ("100Mbps"), its value in SI base units ("<param> [bit/s]") for numeric axes
+    return add_si_columns(agg, [p.removeprefix("param:") for p in params])
 
 
 def run_problems(out: str | os.PathLike[str]) -> list[str]:
