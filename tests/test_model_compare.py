@@ -23,6 +23,18 @@ def _host(name: str) -> dict:
     return {"kind": "host", "name": name, "response_delay_ps": PS_PER_US}
 
 
+def complete(ir: dict) -> dict:
+    """A hand-built IR with the engine's global fields (from a shipped scenario) added, so the engine
+    can route it (the model takes its paths from ``_core.flow_paths``)."""
+    from cnsim import loader
+    from cnsim.compile import compile_ir
+
+    base = compile_ir(loader.load_scenario(ROOT / "scenarios/baseline/md1.toml"))
+    glob = {k: base[k] for k in ("name", "duration_ps", "warmup_ps", "seed", "replication", "control_frame_bytes",
+                                 "wire_overhead_bytes", "observe", "cm")}
+    return {**glob, "hotspots": [], **ir}
+
+
 def parking_lot_ir(scheme: dict | None = None) -> dict:
     """The §9.3 parking lot as an engine IR (only the fields the model reads are meaningful)."""
     names = ["sw1", "sw2", "sw3"] + [f"h{i}" for i in range(1, 10)]
@@ -36,8 +48,8 @@ def parking_lot_ir(scheme: dict | None = None) -> dict:
     flows = [{"src": idx[s], "dst": idx[d], "frame_bytes": 1500} for s, d in routes]
     sources = [{"stream_id": i, "flows": [i], "start_ps": 0, "stop_ps": 2**64 - 1, "process": {"kind": "saturated"}}
                for i in range(len(flows))]
-    return {"name": "park", "nodes": nodes, "links": links, "flows": flows, "sources": sources,
-            "cm": scheme or {"scheme": "none", "params": {}}}
+    return complete({"name": "park", "nodes": nodes, "links": links, "flows": flows, "sources": sources,
+                     "cm": scheme or {"scheme": "none", "params": {}}})
 
 
 def test_describe_ir_paths_capacities_and_delays():
@@ -55,17 +67,19 @@ def test_describe_ir_paths_capacities_and_delays():
     assert topo.demands == [None] * 6
 
 
-def test_bfs_breaks_ties_by_lowest_node_index_and_never_transits_hosts():
-    # s0 -{sw1 | sw4}- sw2 - sw3 - h: two 4-hop routes, sw1 (index 1) beats sw4 (index 6) although its
-    # link is listed later; the 3-hop route s0 - sw1 - hx - h goes through a host and is not allowed.
-    nodes = [_host("s0"), _switch("sw1"), _switch("sw2"), _switch("sw3"), _host("h"), _host("hx"), _switch("sw4")]
-    pairs = [(0, 6), (6, 2), (0, 1), (1, 2), (2, 3), (3, 4), (1, 5), (5, 4)]
+def test_paths_are_the_engines_routes_ties_by_link_order():
+    # s0 - sw1 -{sw4 | sw2}- sw5 - sw3 - h: two 5-hop routes; the engine (net/routing.rs) breaks the tie by
+    # link order (sw5 lists sw4 before sw2, although sw2 has the lower index). The model takes exactly the
+    # engine's path (a host has one link, so no path transits a host).
+    names = ["s0", "sw1", "sw2", "sw3", "h", "sw4", "sw5"]
+    nodes = [_switch(n) if n.startswith("sw") else _host(n) for n in names]
+    pairs = [(0, 1), (1, 5), (1, 2), (5, 6), (2, 6), (6, 3), (3, 4)]
     links = [{"a": a, "b": b, "rate_bps": 10**9, "prop_ps": 0} for a, b in pairs]
-    ir = {"nodes": nodes, "links": links, "flows": [{"src": 0, "dst": 4, "frame_bytes": 1500}],
-          "sources": [{"stream_id": 0, "flows": [0], "start_ps": 0, "stop_ps": 1,
-                       "process": {"kind": "bernoulli", "slot_ps": 1_200_000, "p": 0.02}}]}
+    ir = complete({"nodes": nodes, "links": links, "flows": [{"src": 0, "dst": 4, "frame_bytes": 1500}],
+                   "sources": [{"stream_id": 0, "flows": [0], "start_ps": 0, "stop_ps": 1,
+                                "process": {"kind": "bernoulli", "slot_ps": 1_200_000, "p": 0.02}}]})
     desc = describe_ir(ir)
-    assert desc["flows"][0]["path"] == ["s0->sw1", "sw1->sw2", "sw2->sw3", "sw3->h"]
+    assert desc["flows"][0]["path"] == ["s0->sw1", "sw1->sw4", "sw4->sw5", "sw5->sw3", "sw3->h"]
     assert desc["flows"][0]["demand_bps"] == pytest.approx(0.02 * 12000 / 1.2e-6)
 
 

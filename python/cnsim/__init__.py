@@ -16,7 +16,15 @@ _LAZY = {"run": ("cnsim.api", "run"), "load_scenario": ("cnsim.loader", "load_sc
          "Result": ("cnsim.results", "Result")}
 
 
+_SUBMODULES = {"api", "sweep", "reproduce", "report", "series", "model", "schemes", "units", "loader", "compile"}
+"""Submodules reachable as attributes (``cnsim.api``) without importing them at ``import cnsim``."""
+
+
 def __getattr__(name: str):
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"cnsim.{name}")
     if name in _LAZY:
         import importlib
 

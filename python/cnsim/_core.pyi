@@ -17,6 +17,11 @@ def version() -> str:
 def schemes() -> list[str]:
     """Registered congestion-management scheme tags, in registry order."""
 
+def flow_paths(ir_json: str) -> list[list[int]]:
+    """Node path (node indices: source host, switches, destination host) of every flow under the
+    engine's routes; empty when unreachable."""
+    ...
+
 def validate(ir_json: str) -> None:
     """Parse, validate and compile an IR without running it (raises ScenarioError)."""
 

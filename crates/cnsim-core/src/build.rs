@@ -10,7 +10,7 @@ use crate::ids::{FlowId, NodeId, PortId};
 use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, TransportIr};
 use crate::net::tcp::TcpFlow;
 use crate::net::buffer::policy_bytes;
-use crate::net::{compute_routes, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
+use crate::net::{adjacency, compute_routes, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
 use crate::probe::FlowBins;
 use crate::rng::{ns, Stream};
 use crate::traffic::Source;
@@ -23,7 +23,6 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     // ports and adjacency, in link order
     let mut ports: Vec<Port> = Vec::with_capacity(2 * ir.links.len());
     let mut node_ports: Vec<Vec<PortId>> = vec![Vec::new(); n];
-    let mut adj: Vec<Vec<(NodeId, PortId)>> = vec![Vec::new(); n];
     for l in &ir.links {
         let pa = PortId(ports.len() as u32);
         let pb = PortId(pa.0 + 1);
@@ -37,10 +36,9 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         ports.push(b);
         node_ports[l.a as usize].push(pa);
         node_ports[l.b as usize].push(pb);
-        adj[l.a as usize].push((NodeId(l.b), pa));
-        adj[l.b as usize].push((NodeId(l.a), pb));
     }
-    let is_switch: Vec<bool> = ir.nodes.iter().map(|x| matches!(x, NodeIr::Switch { .. })).collect();
+    // the same port numbering (link j: ports 2j, 2j + 1) as routing::adjacency
+    let (is_switch, adj) = adjacency(ir);
     let mut routes = compute_routes(n, &is_switch, &adj);
     let mut switches = Vec::new();
     let mut switch_of = vec![NONE_U32; n];

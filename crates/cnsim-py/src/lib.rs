@@ -46,6 +46,18 @@ fn validate(py: Python<'_>, ir_json: &str) -> PyResult<()> {
         .map_err(scenario_err)
 }
 
+/// The node path (node indices: source host, switches, destination host) of every flow of the IR
+/// under the engine's routes; an unreachable destination gives an empty list.
+#[pyfunction]
+fn flow_paths(py: Python<'_>, ir_json: &str) -> PyResult<Vec<Vec<u32>>> {
+    use cnsim_core::validate::{parse_ir, validate};
+    py.detach(|| {
+        catch_unwind(|| parse_ir(ir_json).and_then(|ir| validate(&ir).map(|_| cnsim_core::net::flow_paths(&ir))))
+    })
+        .map_err(|p| PyRuntimeError::new_err(format!("internal error: {}", panic_msg(p))))?
+        .map_err(scenario_err)
+}
+
 fn column_to_py<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
     /// Little-endian bytes of a numeric column (one pass, no per-element allocation).
     macro_rules! raw {
@@ -123,6 +135,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("InvariantError", m.py().get_type::<InvariantError>())?;
     Ok(())

@@ -67,10 +67,8 @@ class BcnParams:
 def normalised_gains(
     line_rate_bps: float, qeq_pages: float, w: float = 2.0, ru_bps: float = 1e6, max_decrease: float = 0.5
 ) -> tuple[float, float]:
-    """Gi and Gd from the gain-normalisation rule of spec §2.1.
+    """Gi and Gd from the gain-normalisation rule of spec §2.1 — the scheme's own rule
+    (:func:`cnsim.schemes.bcn.gain_rule`, the one the engine's parameters are compiled with)."""
+    from cnsim.schemes.bcn import gain_rule
 
-    One maximal positive message adds 10 % of the line rate, one maximal negative message removes
-    ``max_decrease`` of the rate: ``Gi = (LineRate/10)/(Ru·Fb_max)``, ``Gd = max_decrease/Fb_max``.
-    """
-    fb_max = (1.0 + 2.0 * w) * qeq_pages
-    return (line_rate_bps / 10.0) / (ru_bps * fb_max), max_decrease / fb_max
+    return gain_rule(line_rate_bps, qeq_pages, w, ru_bps, 0.1, max_decrease)

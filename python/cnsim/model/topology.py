@@ -9,13 +9,13 @@ A *description* is a JSON-like dict::
                 # optional: "src", "dst", "demand_bps" (None = saturated), "response_s"}]}
 
 :func:`describe_ir` builds one from a scenario IR dict (``crates/cnsim-core/src/ir.rs``):
-directed links named ``"<from>-><to>"`` by node name, shortest-hop paths found by BFS with ties
-broken by the lowest node index, hosts never used as transit nodes.
+directed links named ``"<from>-><to>"`` by node name, each flow's path the one the engine routes it
+on (``_core.flow_paths``: shortest hops, ties by link order, hosts never transit).
 """
 
 from __future__ import annotations
 
-from collections import deque
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,28 +97,6 @@ class Topology:
         )
 
 
-def _bfs_path(adjacency: list[list[tuple[int, int]]], is_host: list[bool], src: int, dst: int) -> list[int]:
-    """Node sequence of a shortest-hop path; neighbours are visited in increasing node index."""
-    parent = {src: src}
-    frontier = deque([src])
-    while frontier:
-        u = frontier.popleft()
-        if u == dst:
-            break
-        if is_host[u] and u != src:
-            continue
-        for v, _ in adjacency[u]:
-            if v not in parent:
-                parent[v] = u
-                frontier.append(v)
-    if dst not in parent:
-        raise ValueError(f"no path from node {src} to node {dst}")
-    nodes = [dst]
-    while nodes[-1] != src:
-        nodes.append(parent[nodes[-1]])
-    return nodes[::-1]
-
-
 def _source_demands(ir: dict[str, Any]) -> np.ndarray:
     """Mean offered rate per flow from the IR sources (inf for saturated ones, 0 if unfed).
 
@@ -166,12 +144,10 @@ def describe_ir(ir: dict[str, Any]) -> dict[str, Any]:
     nodes = ir["nodes"]
     names = [n["name"] for n in nodes]
     is_host = [n["kind"] == "host" for n in nodes]
-    adjacency: list[list[tuple[int, int]]] = [[] for _ in nodes]
     links = []
     directed: dict[tuple[int, int], str] = {}
-    for j, link in enumerate(ir["links"]):
+    for link in ir["links"]:
         for u, v in ((link["a"], link["b"]), (link["b"], link["a"])):
-            adjacency[u].append((v, j))
             link_id = f"{names[u]}->{names[v]}"
             if (u, v) in directed:
                 continue
@@ -182,12 +158,16 @@ def describe_ir(ir: dict[str, Any]) -> dict[str, Any]:
                 entry["latency_s"] = nodes[u]["latency_ps"] * PS
                 entry["buffer_bytes"] = _buffer_bytes(nodes[u]["buffer"])
             links.append(entry)
-    for adj in adjacency:
-        adj.sort()
     demand = _source_demands(ir)
+    from cnsim import api
+
+    # the engine's own routes (net/routing.rs): the model never routes a second time
+    paths = api.core().flow_paths(json.dumps(ir))
     flows = []
     for i, flow in enumerate(ir["flows"]):
-        hops = _bfs_path(adjacency, is_host, flow["src"], flow["dst"])
+        hops = paths[i]
+        if not hops:
+            raise ValueError(f"no path from node {flow['src']} to node {flow['dst']}")
         flows.append({
             "id": i, "src": names[flow["src"]], "dst": names[flow["dst"]],
             "path": [directed[(u, v)] for u, v in zip(hops, hops[1:])],

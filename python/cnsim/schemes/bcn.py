@@ -133,10 +133,18 @@ def fb_max(p: Params) -> float:
     return (1 + 2 * p.w) * qeq_pages(p)
 
 
+def gain_rule(line_rate_bps: float, qeq_pages: float, w: float, ru_bps: float, max_increase: float = 0.1,
+              max_decrease: float = 0.5) -> tuple[float, float]:
+    """The gain normalisation of spec §2.1: one maximal positive message adds ``max_increase`` of the line
+    rate, one maximal negative message removes ``max_decrease`` of the rate:
+    Gi = LineRate·max_increase / (Ru·Fb_max), Gd = max_decrease / Fb_max, Fb_max = (1 + 2W)·Qeq (pages)."""
+    fm = (1 + 2 * w) * qeq_pages
+    return line_rate_bps * max_increase / (ru_bps * fm), max_decrease / fm
+
+
 def derived_gains(p: Params) -> tuple[float, float]:
     """(Gi, Gd) by the normalisation of spec §2.1 (whatever ``p.gains`` says)."""
-    fm = fb_max(p)
-    return p.gain_line_rate * p.max_increase / (p.ru * fm), p.max_decrease / fm
+    return gain_rule(p.gain_line_rate, qeq_pages(p), p.w, p.ru, p.max_increase, p.max_decrease)
 
 
 def gains(p: Params) -> tuple[float, float]:

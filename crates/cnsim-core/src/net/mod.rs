@@ -28,7 +28,7 @@ pub use buffer::{DropReason, DROP_REASONS};
 pub use flow::{Chunk, Flow, Transfer};
 pub use host::Host;
 pub use port::{Port, HIST_BUCKET};
-pub use routing::compute_routes;
+pub use routing::{adjacency, compute_routes, flow_paths};
 pub use switch::Switch;
 
 use crate::cm::{CongestionPoint, Emit, HostInfo, RateChange, Scheme};
