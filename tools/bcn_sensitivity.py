@@ -32,6 +32,8 @@ READINGS: dict[str, dict[str, str]] = {
     "uncongested": {"cm.params.reset_event": "uncongested"},
     "arrival_uncongested": {"cm.params.severe_trigger": "every_arrival", "cm.params.reset_event": "uncongested"},
     "refused": {"cm.params.sample_refused": "true"},
+    "positive": {"cm.params.reset_event": "positive"},
+    "released": {"cm.params.reset_event": "released"},
 }
 ECM_PUBLISHED = {"nohs": 0, "hs2": 11, "hs0.5": 484, "hs0": 4917}
 

@@ -201,9 +201,34 @@ def tool_version() -> str:
     return __version__
 
 
-def run_id(scenario: Mapping[str, Any], seed: int, replication: int, version: str | None = None) -> str:
-    """Content address of a run: sha-256 of canonical JSON of config + seed + replication + version."""
+def engine_build() -> str:
+    """Identity of the engine that will run: the sha-256 (16 hex) of the ``cnsim._core`` extension file,
+    so a rebuilt engine never reuses runs of another build ('' when the extension is not built)."""
+    global _ENGINE_BUILD
+    if _ENGINE_BUILD is None:
+        try:
+            import importlib.util
+
+            spec = importlib.util.find_spec("cnsim._core")
+            data = Path(spec.origin).read_bytes() if spec and spec.origin else b""
+            _ENGINE_BUILD = hashlib.sha256(data).hexdigest()[:16] if data else ""
+        except (OSError, ImportError, ValueError):
+            _ENGINE_BUILD = ""
+    return _ENGINE_BUILD
+
+
+_ENGINE_BUILD: str | None = None
+
+
+def run_id(scenario: Mapping[str, Any], seed: int, replication: int, version: str | None = None,
+           ir_digest: str = "") -> str:
+    """Content address of a run: sha-256 of canonical JSON of config + seed + replication + version, plus
+    the digest of the compiled engine input (every default resolved) and the engine build, so a changed
+    default or a rebuilt engine gives new runs instead of reusing stale ones."""
     payload = {"config": scenario, "seed": seed, "replication": replication, "version": version or tool_version()}
+    if ir_digest:
+        payload["ir"] = ir_digest
+        payload["engine"] = engine_build()
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:RUN_ID_LEN]
 
@@ -231,10 +256,21 @@ def expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) -> list
             problems += [Problem(f"[{where}] {p.path}", p.message, p.value) for p in exc.problems]
             continue
         data = sc.model_dump(mode="json", exclude_none=True)
+        from cnsim.compile import compile_ir
+
+        try:  # the engine input with every default resolved (seed and replication hashed apart)
+            ir = compile_ir(sc)
+            ir.pop("seed", None), ir.pop("replication", None)
+            digest = hashlib.sha256(json.dumps(ir, sort_keys=True, default=str).encode()).hexdigest()
+        except ConfigError as exc:
+            where = ", ".join(f"{k}={v}" for k, v in point.items())
+            problems += [Problem(f"[{where}] {p.path}", p.message, p.value) for p in exc.problems]
+            continue
         for k in range(spec.replications):
             d = json.loads(json.dumps(data))
             d["run"]["seed"], d["run"]["replication"] = seed, k
-            runs.append(RunSpec(run_id(d, seed, k), dict(point), k, seed, d, spec.name or "", plots))
+            runs.append(RunSpec(run_id(d, seed, k, ir_digest=digest), dict(point), k, seed, d, spec.name or "",
+                                plots))
     if problems:
         raise ConfigError(problems)
     return runs

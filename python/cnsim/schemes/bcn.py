@@ -95,11 +95,12 @@ class Params(BaseModel):
         "always", description="BCN(0,0) back-off reset (spec §12 B2): 'always' at every new stop episode (BCNz), "
         "'delayed' only if >= reset_delay since the last restart (BCNzd), 'never' (BCNzp)")
     reset_delay: Time = Field(10**9, description="BCN(0,0) 'delayed' reset: minimum time since the last restart")
-    reset_event: Literal["new_episode", "uncongested"] = Field(
-        "new_episode", description="event at which the reset policy may return the BCN(0,0) back-off to "
-        "(Tmax0, Rmin0): 'new_episode' = a BCN(0,0) reaching a running RL (spec §12 B2, default); 'uncongested' "
-        "= a normal (non-severe) BCN reaching a running RL, i.e. the queue was below qsc at that sample — an "
-        "alternative reading of seed 001's 'Reset Behavior' column")
+    reset_event: Literal["positive", "new_episode", "uncongested", "released"] = Field(
+        "positive", description="event at which the reset policy may return the BCN(0,0) back-off to "
+        "(Tmax0, Rmin0): 'positive' = a positive BCN (Fb > 0: the congestion is over) reaching a running RL "
+        "(default: the reading seed 001's BCNz/BCNz_95%/BCNzd loss numbers support, spec §12 R8); 'new_episode' "
+        "= a BCN(0,0) reaching a running RL (spec §12 B2); 'uncongested' = a normal (non-severe) BCN reaching a "
+        "running RL; 'released' = the RL released at line rate")
     drift: RateOrZero = Field(0, description="self-increase of every active RL per drift_interval (spec §2.4; "
                               "[B] 1Mbps; 0 = off)")
     drift_interval: Duration = Field(100 * 10**6, description="drift period ([B] 100us)")

@@ -11,7 +11,7 @@ those. Engine model: ``crates/cnsim-core/src/cm/fecn.rs`` + ``cm/explicit_rate.r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -36,6 +36,11 @@ class Params(SwitchFields):
     tagging_rate: float | None = Field(None, gt=0, le=1, description="fraction of data frames tagged, each "
                                        "independently ([A] 1.0, 0.1, 0.05, 0.01); none = the first frame of a "
                                        "new rate limiter and then one frame per T ([D], the FECN paper)")
+    probe_rule: Literal["per_flow", "per_source", "below_line"] = Field(
+        "per_flow", description="with tagging_rate none: which frames probe (spec §12 R7): 'per_flow' = the first "
+        "frame of a new rate limiter, then one per rate limiter per T (the FECN paper, default); 'per_source' = "
+        "the first frame of a new rate limiter, then one per source host per T; 'below_line' = as per_flow, but "
+        "only while the rate limiter is below the line rate")
     rl_timeout: Duration = Field(2 * 10**9, description="a rate limiter with no frame sent for this long and "
                                  "nothing waiting is deleted; the next frame starts again at R0 ([D] 2ms)")
     tag_bytes: int = Field(0, ge=0, le=64, description="bytes a rate-discovery tag adds, counted as signalling "
@@ -57,6 +62,7 @@ def to_ir(params: Params) -> dict[str, Any]:
     return {
         "switch": switch_ir(p),
         "tag_probability": p.tagging_rate,
+        "probe_rule": p.probe_rule,
         "rl_timeout_ps": p.rl_timeout,
         "tag_bytes": p.tag_bytes,
         "efecn": p.efecn,

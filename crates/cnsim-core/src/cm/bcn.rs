@@ -119,6 +119,11 @@ pub enum ResetEvent {
     /// A normal (non-severe) BCN reaching a running RL, i.e. the CP's queue was below Qsc at the
     /// sample: the back-off is kept while congestion stays severe (alternative reading of B2).
     Uncongested,
+    /// A positive BCN (Fb > 0: the queue below Qeq and not growing) reaching a running RL — a rarer
+    /// event than `uncongested` (spec §12 R8).
+    Positive,
+    /// The RL released at line rate (spec §2.3): the flow is no longer controlled (spec §12 R8).
+    Released,
 }
 
 /// Parameters in base units. Every field is required in the IR (the Python side holds defaults).
@@ -681,11 +686,15 @@ impl Rp {
         }
     }
 
-    /// Delete the RL when its rate reached the line rate (spec §2.3 "RL released").
-    fn release_if_line(&mut self, local: u32) {
+    /// Delete the RL when its rate reached the line rate (spec §2.3 "RL released"); under
+    /// `reset_event = released` that is when the BCN(0,0) back-off may return to level 0.
+    fn release_if_line(&mut self, local: u32, now: SimTime) {
         let fs = &mut self.flows[local as usize];
         if fs.rl.is_some_and(|rl| !rl.stopped && rl.rate >= self.line) {
             fs.rl = None;
+            if backoff_resets_at(&self.p, ResetEvent::Released, now, fs.last_restart) {
+                fs.k_backoff = 0;
+            }
         }
     }
 
@@ -736,6 +745,9 @@ impl ReactionPoint for Rp {
         if msg.kind != MSG_MAX && backoff_resets_at(&p, ResetEvent::Uncongested, ctx.now, fs.last_restart) {
             fs.k_backoff = 0; // §12 B2 alternative: the queue was below Qsc at this sample
         }
+        if fb > 0.0 && backoff_resets_at(&p, ResetEvent::Positive, ctx.now, fs.last_restart) {
+            fs.k_backoff = 0; // §12 R8: a positive BCN
+        }
         if fb < 0.0 {
             rl.rate = decrease(&p, rl.rate, fb);
             rl.cpid = msg.cpid; // the latest congested CP takes ownership (§12 G9)
@@ -744,7 +756,7 @@ impl ReactionPoint for Rp {
         } else {
             return;
         }
-        self.release_if_line(local);
+        self.release_if_line(local, ctx.now);
         self.push_rate(ctx, local);
     }
 
@@ -777,7 +789,7 @@ impl ReactionPoint for Rp {
                     }
                     // §2.4 drift: + R_drift; §4.3 self-increase: + R·I·τ
                     rl.rate = if drift { rl.rate + d } else { self_increase_step(rl.rate, i, period) };
-                    self.release_if_line(l);
+                    self.release_if_line(l, ctx.now);
                     self.push_rate(ctx, l);
                 }
                 if any {
@@ -797,7 +809,7 @@ impl ReactionPoint for Rp {
                     rl.stopped = false;
                     rl.rate = fs.restart_rate;
                     fs.last_restart = Some(ctx.now);
-                    self.release_if_line(local);
+                    self.release_if_line(local, ctx.now);
                     self.push_rate(ctx, local);
                 }
             }
@@ -1449,6 +1461,51 @@ mod tests {
         h.advance(t_restart + PS_PER_MS); // exactly 1 ms later: reset
         h.msg(MSG_ZERO, 0, CPID, 0.0);
         assert!(close(h.rp.flows[0].restart_rate, 1e9));
+    }
+
+    #[test]
+    fn bcn00_reset_event_positive_and_released() {
+        // reset_event = positive (spec §12 R8): episodes accumulate through negative BCNs; the first
+        // positive BCN reaching the running RL applies the policy.
+        let mk = |reset: &str, ev: &str| {
+            RpH::new(params_with(json!({"severe": "zero", "reset": reset, "reset_event": ev})), 1)
+        };
+        for (reset, after_positive) in [("always", 1e9), ("never", 0.25e9)] {
+            let mut h = mk(reset, "positive");
+            for want in [1e9, 0.5e9] {
+                h.msg(MSG_ZERO, 0, CPID, 0.0);
+                assert!(close(h.rp.flows[0].restart_rate, want), "{reset}: episodes accumulate");
+                h.advance(h.now + 50 * PS_PER_MS); // restarted
+            }
+            h.msg(MSG_NEGATIVE, 0, CPID, -10.0); // a negative BCN is no reset event
+            h.msg(MSG_POSITIVE, 0, CPID, 10.0);
+            h.msg(MSG_ZERO, 0, CPID, 0.0);
+            assert!(close(h.rp.flows[0].restart_rate, after_positive), "{reset}");
+        }
+        // with a negative BCN only, the level keeps growing under always
+        let mut h = mk("always", "positive");
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        h.advance(h.now + 50 * PS_PER_MS);
+        h.msg(MSG_NEGATIVE, 0, CPID, -10.0);
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        assert!(close(h.rp.flows[0].restart_rate, 0.5e9));
+        // reset_event = released: a positive BCN does nothing; the RL released at line rate resets
+        let mut h = mk("always", "released");
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        h.advance(h.now + 50 * PS_PER_MS);
+        h.msg(MSG_POSITIVE, 0, CPID, 10.0);
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        assert!(close(h.rp.flows[0].restart_rate, 0.5e9), "a positive BCN is no reset event here");
+        h.advance(h.now + 50 * PS_PER_MS);
+        for _ in 0..10_000 {
+            if h.rp.flows[0].rl.is_none() {
+                break;
+            }
+            h.msg(MSG_POSITIVE, 0, CPID, 1e6); // large increases up to the line rate
+        }
+        assert!(h.rp.flows[0].rl.is_none(), "released at line rate");
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        assert!(close(h.rp.flows[0].restart_rate, 1e9), "the release reset the back-off");
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct Params {
     pub switch: SwitchParams,
     /// Tagging probability per data frame (seed 000); `None` = one probe per T (seed 003).
     pub tag_probability: Option<f64>,
+    /// Which frames probe when `tag_probability` is `None` (spec §12 R7).
+    pub probe_rule: ProbeRule,
     /// RL deleted after this long without a frame sent and nothing waiting, ps.
     pub rl_timeout_ps: u64,
     /// Bytes a tag adds to a data frame (counted as overhead only; 0 by default, §12 G2).
@@ -43,6 +45,19 @@ pub struct Params {
     pub efecn: bool,
     /// E-FECN threshold Qsc, bytes.
     pub qsc_bytes: u64,
+}
+
+/// Probe rule of the one-probe-per-T mode (spec §12 R7: which rule [D]'s overhead column supports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeRule {
+    /// The first frame of a new RL, then one frame per RL once T has elapsed (the FECN paper).
+    PerFlow,
+    /// The first frame of a new RL, then one frame per *source host* per T, whatever its flow.
+    PerSource,
+    /// As `per_flow`, but only while the RL's rate is below the line rate (an RL told "line rate"
+    /// stops probing until it is deleted and re-created).
+    BelowLine,
 }
 
 pub struct Fecn {
@@ -72,6 +87,8 @@ impl Scheme for Fecn {
             line: host.line_rate_bps as f64,
             probe_interval: self.p.switch.interval_ps,
             tag_probability: self.p.tag_probability,
+            probe_rule: self.p.probe_rule,
+            last_source_probe: None,
             timeout: self.p.rl_timeout_ps,
             tag_bytes: self.p.tag_bytes,
             rl: vec![Rl::default(); n],
@@ -193,6 +210,9 @@ pub struct FecnRp {
     line: f64,
     probe_interval: u64,
     tag_probability: Option<f64>,
+    probe_rule: ProbeRule,
+    /// `per_source`: the host's last probe.
+    last_source_probe: Option<SimTime>,
     timeout: u64,
     tag_bytes: u32,
     pub rl: Vec<Rl>,
@@ -222,14 +242,21 @@ impl ReactionPoint for FecnRp {
             rl.rate = self.r0;
             ctx.set_rate(local, Some(self.r0));
         }
-        let probe = match self.tag_probability {
-            Some(p) => p >= 1.0 || ctx.rng.bernoulli(p),
-            None => new_rl || now >= self.rl[l].last_probe + self.probe_interval,
+        let probe = match (self.tag_probability, self.probe_rule) {
+            (Some(p), _) => p >= 1.0 || ctx.rng.bernoulli(p),
+            (None, ProbeRule::PerFlow) => new_rl || now >= self.rl[l].last_probe + self.probe_interval,
+            (None, ProbeRule::PerSource) => {
+                new_rl || self.last_source_probe.is_none_or(|t| now >= t + self.probe_interval)
+            }
+            (None, ProbeRule::BelowLine) => {
+                new_rl || (self.rl[l].rate < self.line && now >= self.rl[l].last_probe + self.probe_interval)
+            }
         };
         if probe {
             frame.tag.flags |= tag::RD;
             frame.tag.rate = -1.0;
             self.rl[l].last_probe = now;
+            self.last_source_probe = Some(now);
             if self.tag_bytes > 0 {
                 ctx.add_overhead_bytes(self.tag_bytes as u64);
             }
@@ -304,7 +331,7 @@ mod tests {
     }
 
     fn params(tag_probability: Option<f64>) -> Params {
-        Params { switch: sw(1000, 200.0), tag_probability, rl_timeout_ps: 2 * MS, tag_bytes: 0, efecn: false, qsc_bytes: 83_200 }
+        Params { switch: sw(1000, 200.0), tag_probability, probe_rule: ProbeRule::PerFlow, rl_timeout_ps: 2 * MS, tag_bytes: 0, efecn: false, qsc_bytes: 83_200 }
     }
 
     fn data(src: u32, dst: u32, flow: u32) -> Frame {
