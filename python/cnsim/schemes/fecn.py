@@ -36,11 +36,12 @@ class Params(SwitchFields):
     tagging_rate: float | None = Field(None, gt=0, le=1, description="fraction of data frames tagged, each "
                                        "independently ([A] 1.0, 0.1, 0.05, 0.01); none = the first frame of a "
                                        "new rate limiter and then one frame per T ([D], the FECN paper)")
-    probe_rule: Literal["per_flow", "per_source", "below_line"] = Field(
+    probe_rule: Literal["per_flow", "per_source", "below_line", "source_periodic"] = Field(
         "per_flow", description="with tagging_rate none: which frames probe (spec §12 R7): 'per_flow' = the first "
         "frame of a new rate limiter, then one per rate limiter per T (the FECN paper, default); 'per_source' = "
         "the first frame of a new rate limiter, then one per source host per T; 'below_line' = as per_flow, but "
-        "only while the rate limiter is below the line rate")
+        "only while the rate limiter is below the line rate; 'source_periodic' = one per source host per T and none "
+        "when a rate limiter is created")
     rl_timeout: Duration = Field(2 * 10**9, description="a rate limiter with no frame sent for this long and "
                                  "nothing waiting is deleted; the next frame starts again at R0 ([D] 2ms)")
     tag_bytes: int = Field(0, ge=0, le=64, description="bytes a rate-discovery tag adds, counted as signalling "

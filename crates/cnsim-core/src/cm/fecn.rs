@@ -58,6 +58,9 @@ pub enum ProbeRule {
     /// As `per_flow`, but only while the RL's rate is below the line rate (an RL told "line rate"
     /// stops probing until it is deleted and re-created).
     BelowLine,
+    /// One frame per source host per T, and no probe when an RL is created (it runs at R0 until the
+    /// host's next periodic probe answers).
+    SourcePeriodic,
 }
 
 pub struct Fecn {
@@ -250,6 +253,9 @@ impl ReactionPoint for FecnRp {
             }
             (None, ProbeRule::BelowLine) => {
                 new_rl || (self.rl[l].rate < self.line && now >= self.rl[l].last_probe + self.probe_interval)
+            }
+            (None, ProbeRule::SourcePeriodic) => {
+                self.last_source_probe.is_none_or(|t| now >= t + self.probe_interval)
             }
         };
         if probe {
