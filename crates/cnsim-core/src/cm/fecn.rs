@@ -434,6 +434,41 @@ mod tests {
         assert_eq!(rp.rate_bps(0), Some(2e9));
     }
 
+    /// Which of the frames sent at `times` (µs) on local flows `flows` are probes under `rule`.
+    fn probes(rule: ProbeRule, sends: &[(u64, u32)], reply_line_at: Option<u64>) -> Vec<bool> {
+        let mut env = TestHost::with_flows(vec![FlowId(7), FlowId(8)], 5);
+        env.backlog = vec![false, false];
+        let mut p = params(None);
+        p.probe_rule = rule;
+        let scheme = Fecn { p };
+        let mut rp = scheme.reaction_point(&env.info).unwrap();
+        let mut out = vec![];
+        for &(t, local) in sends {
+            if reply_line_at.is_some_and(|r| r == t) {
+                let m = CmMsg { kind: KIND_REPLY, flow: FlowId(7 + local), cpid: 0, v: [-1.0, 0.0, 0.0] };
+                rp.on_feedback(&mut env.ctx_at(t * US), &m);
+            }
+            let mut f = data(1, 2, 7 + local);
+            rp.on_transmit(&mut env.ctx_at(t * US), local, &mut f);
+            out.push(f.tag.flags & tag::RD == tag::RD);
+        }
+        out
+    }
+
+    #[test]
+    fn probe_rules_of_spec_r7() {
+        // (µs, flow): 0 f0, 100 f0, 100 f1, 1100 f0, 1200 f1, 1300 f0
+        let sends = [(0, 0), (100, 0), (100, 1), (1100, 0), (1200, 1), (1300, 0)];
+        // per flow: each new RL probes, then each RL once per T
+        assert_eq!(probes(ProbeRule::PerFlow, &sends, None), vec![true, false, true, true, true, false]);
+        // per source: new RLs probe, then one probe per host per T (1100: T after 100; 1200, 1300: not yet)
+        assert_eq!(probes(ProbeRule::PerSource, &sends, None), vec![true, false, true, true, false, false]);
+        // below line: flow 0 told "line rate" at 100 µs stops probing; flow 1 keeps its per-T probe
+        assert_eq!(probes(ProbeRule::BelowLine, &sends, Some(100)), vec![true, false, true, false, true, false]);
+        // source periodic: no probe at RL creation; one per host per T from the first frame on
+        assert_eq!(probes(ProbeRule::SourcePeriodic, &sends, None), vec![true, false, false, true, false, false]);
+    }
+
     #[test]
     fn tagging_probability_one_tags_every_frame() {
         let mut env = host_env();
