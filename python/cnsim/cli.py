@@ -41,7 +41,7 @@ class _LazyModule:
 
 api = _LazyModule("cnsim.api")
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="cnsim — packet-level simulator of congestion management in data-center Ethernet.")
 
@@ -172,9 +172,9 @@ def _run(scenario: Any, seed: Optional[int], sets: list[str], out: Optional[Path
 @app.command()
 @guarded
 def run(
-    scenario: Path = typer.Argument(..., help="scenario TOML file"),
+    scenario: Path = typer.Argument(..., metavar="SCENARIO", help="scenario TOML file"),
     seed: Optional[int] = typer.Option(None, "--seed", help="master seed (replaces run.seed)"),
-    set_: list[str] = typer.Option([], "--set", help="override PATH=VALUE (repeatable), e.g. run.duration=5ms"),
+    set_: list[str] = typer.Option([], "--set", metavar="PATH=VALUE", help="override a scenario value (repeatable), e.g. run.duration=5ms"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="output directory (default results/<name>/)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no summary table"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json to stdout instead of the table"),
@@ -189,14 +189,15 @@ def run(
 
 @app.command()
 @guarded
-def validate(files: list[Path] = typer.Argument(..., help="scenario TOML files")) -> None:
+def validate(files: list[Path] = typer.Argument(..., metavar="SCENARIO", help="scenario TOML files")) -> None:
     """Check scenario files without running them (exit 2 if any is invalid)."""
     bad: list[str] = []
     for f in files:
         try:
             load_scenario(f)
         except ConfigError as exc:
-            bad += [f"{f}: {p}" for p in exc.problems]
+            # a problem of the file itself (unreadable, TOML syntax) already names the file
+            bad += [str(p) if str(p).startswith(f"{f}:") else f"{f}: {p}" for p in exc.problems]
         else:
             out_console.print(f"ok  {f}", highlight=False)
     if bad:
@@ -205,7 +206,7 @@ def validate(files: list[Path] = typer.Argument(..., help="scenario TOML files")
 
 @app.command("describe")
 @guarded
-def describe_cmd(topic: Optional[str] = typer.Argument(None, help="section (run, traffic.cbr, ...), preset or scheme")) -> None:
+def describe_cmd(topic: Optional[str] = typer.Argument(None, metavar="[TOPIC]", help="section (run, traffic.cbr, ...), preset or scheme")) -> None:
     """Parameters, units, defaults and descriptions of a section, preset or scheme."""
     topics = describe_mod.topics()
     if topic is None:
@@ -261,6 +262,7 @@ def list_cmd() -> None:
 
 
 @app.command()
+@guarded
 def schema() -> None:
     """JSON Schema of scenario files (for editors: Taplo, Even Better TOML)."""
     sys.stdout.write(json.dumps(Scenario.model_json_schema(), indent=2) + "\n")
@@ -321,6 +323,16 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("interrupted; no output written")
         sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 — outside a command (option parsing, callbacks): still one line
+        from cnsim.cli_common import crash_log, os_error_line
+
+        if isinstance(exc, OSError):
+            err_console.print(os_error_line(exc), markup=False, highlight=False, soft_wrap=True)
+            sys.exit(1)
+        log = crash_log(exc)
+        err_console.print(f"error: {type(exc).__name__}: {exc}" + (f" (details in {log})" if log else ""),
+                          markup=False, highlight=False, soft_wrap=True)
+        sys.exit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover

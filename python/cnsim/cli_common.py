@@ -3,11 +3,22 @@
 Exit status: 0 ok; 2 invalid input (one ``path: message (got value)`` line per problem, no
 traceback) or any :class:`~cnsim.exceptions.CnsimError` whose ``exit_code`` is 2 (e.g. a locked
 sweep directory); 1 any other failure; 130 interrupted.
+
+No traceback reaches a user: an operating-system error (a full disk, a read-only folder) is one line
+naming the path; any other unexpected error is one line naming the exception, and its traceback, the
+command line and the versions go to a crash log (``$XDG_STATE_HOME/cnsim/`` or ``~/.local/state/cnsim/``,
+else the system temp folder) whose path the line gives.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
 from typing import Any, Callable
 
 import typer
@@ -26,6 +37,34 @@ def fail(code: int, lines: list[str]) -> None:
     raise typer.Exit(code)
 
 
+def crash_log(exc: BaseException) -> Path | None:
+    """Write the traceback of an unexpected error, the command line and the versions to a new log file;
+    its path (None if no folder is writable)."""
+    from cnsim import __version__
+
+    text = (f"cnsim {__version__}, Python {sys.version.split()[0]}, {sys.platform}\n"
+            f"command: {' '.join(sys.argv)}\ncwd: {os.getcwd()}\ntime: {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n\n"
+            + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    for folder in (Path(state) / "cnsim", Path(tempfile.gettempdir()) / "cnsim"):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / name
+            path.write_text(text)
+            return path
+        except OSError:
+            continue
+    return None
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for an operating-system error: what failed and on which path."""
+    what = exc.strerror or type(exc).__name__
+    where = exc.filename if exc.filename is not None else ""
+    return f"error: {what}" + (f": {where}" if where != "" else "") + (f" (and {exc.filename2})" if exc.filename2 else "")
+
+
 def guarded_with(interrupted: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator mapping cnsim errors to exit codes; ``interrupted`` is the Ctrl-C message."""
 
@@ -42,6 +81,18 @@ def guarded_with(interrupted: str) -> Callable[[Callable[..., Any]], Callable[..
                 fail(1, [f"invariant violation (a model bug, please report): {exc}"])
             except CnsimError as exc:
                 fail(getattr(exc, "exit_code", 1), [f"error: {exc}"])
+            except (typer.Exit, typer.Abort, SystemExit):
+                raise
+            except Exception as exc:  # noqa: BLE001 — the last line of defence: never a traceback
+                import click
+
+                if isinstance(exc, click.exceptions.ClickException):
+                    raise
+                if isinstance(exc, OSError):
+                    fail(1, [os_error_line(exc)])
+                log = crash_log(exc)
+                where = f" (details in {log})" if log else ""
+                fail(1, [f"error: {type(exc).__name__}: {exc}{where}"])
 
         return wrapper
 

@@ -37,9 +37,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command("model")
     def model_cmd(
-        scenario: Path = typer.Argument(..., help="scenario TOML file (BCN parameters are read from its [cm])"),
+        scenario: Path = typer.Argument(..., metavar="SCENARIO", help="scenario TOML file (BCN parameters are read from its [cm])"),
         seed: Optional[int] = typer.Option(None, "--seed", help="master seed"),
-        set_: list[str] = typer.Option([], "--set", help="override PATH=VALUE (repeatable)"),
+        set_: list[str] = typer.Option([], "--set", metavar="PATH=VALUE", help="override a scenario value (repeatable)"),
         out: Path = typer.Option(Path("results/model"), "--out", "-o", help="directory for model.csv and plots"),
         no_sim: bool = typer.Option(False, "--no-sim", help="model predictions only (no packet-level run)"),
     ) -> None:

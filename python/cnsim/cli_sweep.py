@@ -20,7 +20,7 @@ guarded = guarded_with("interrupted; finished runs are kept — rerun the same c
 
 
 def sweep(
-    spec_file: Path = typer.Argument(..., help="sweep file (SWEEP.toml)"),
+    spec_file: Path = typer.Argument(..., metavar="SWEEP.toml", help="sweep file (SWEEP.toml)"),
     out: Path = typer.Option(..., "--out", "-o", help="output directory (runs/<id>/, sweep.json)"),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="1: in-process; N: Dask LocalCluster of N workers on 127.0.0.1"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="address of an existing Dask scheduler (tcp://host:8786)"),
@@ -65,7 +65,7 @@ def _sweep(spec_file, out, jobs, scheduler, force, dry_run, plots, no_progress, 
         raise typer.Exit(outcome.exit_code)
 
 
-def summarize(out: Path = typer.Argument(..., help="sweep output directory")) -> None:
+def summarize(out: Path = typer.Argument(..., metavar="SWEEP_DIR", help="sweep output directory")) -> None:
     """Aggregate a sweep: summary.parquet / summary.csv (mean, std, 95 % CI half-width, n per point)."""
     _summarize(out)
 
@@ -83,7 +83,7 @@ def _summarize(out: Path) -> None:
 
 
 def reproduce(
-    study: str = typer.Argument(..., help="seed-000 … seed-004, or all"),
+    study: str = typer.Argument(..., metavar="STUDY", help="seed-000 … seed-004, or all"),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="parallel workers (Dask LocalCluster when > 1)"),
     quick: bool = typer.Option(False, "--quick", help="reduced configuration (fewer replications, shorter runs)"),
     out: Path = typer.Option(Path("results/reproduce"), "--out", "-o", help="output directory"),
@@ -110,7 +110,7 @@ def _reproduce(study, jobs, quick, out, scheduler, force, no_progress) -> None:
 
 
 def report(
-    out: Path = typer.Argument(..., help="directory written by `cnsim reproduce` (or a sweep directory)"),
+    out: Path = typer.Argument(..., metavar="DIR", help="directory written by `cnsim reproduce` (or a sweep directory)"),
 ) -> None:
     """Write report.html (self-contained, offline) and report.md for a reproduction or sweep directory."""
     _report(out)
@@ -126,7 +126,7 @@ def _report(out: Path) -> None:
 
 
 def plot(
-    sweep_dir: Path = typer.Argument(..., help="sweep output directory (from `cnsim sweep`)"),
+    sweep_dir: Path = typer.Argument(..., metavar="SWEEP_DIR", help="sweep output directory (from `cnsim sweep`)"),
     x: str = typer.Option(..., "--x", help="swept parameter on the x axis (numeric when its values have units)"),
     y: str = typer.Option(..., "--y", help="metric on the y axis (a name of summary.csv's metric column)"),
     hue: Optional[str] = typer.Option(None, "--hue", help="second swept parameter: one line per value"),

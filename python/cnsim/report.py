@@ -337,14 +337,15 @@ def load_studies(out: Path) -> list[dict]:
 
 def write_report(out: str | Path) -> tuple[Path, Path]:
     """Write ``DIR/report/report.html`` and ``DIR/report/report.md`` (+ ``DIR/report/figures/*.png``)."""
-    from cnsim.exceptions import CnsimError
+    from cnsim.exceptions import ConfigError
 
     out = Path(out)
     studies = load_studies(out)
     if not studies:
         if (out / "sweep.json").exists():
             return write_sweep_report(out)
-        raise CnsimError(f"{out}: no study.json (run `cnsim reproduce`) and no sweep.json (run `cnsim sweep`)")
+        raise ConfigError.single(str(out), "not a result folder: no study.json (run `cnsim reproduce`) and no sweep.json "
+                                 "(run `cnsim sweep`)")
     rdir = out / "report"
     figdir = rdir / "figures"
     figdir.mkdir(parents=True, exist_ok=True)

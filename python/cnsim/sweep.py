@@ -446,8 +446,20 @@ class DaskExecutor:
             self.client = Client(scheduler, timeout="20s")
             self.description = f"Dask scheduler {scheduler}"
         else:
-            self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                        dashboard_address=None, silence_logs=40)
+            import signal
+            import threading
+
+            # Ctrl-C reaches the whole process group: the workers must ignore it (they inherit the
+            # disposition) and let this process shut them down, or each prints a page of tracebacks
+            old = None
+            if threading.current_thread() is threading.main_thread():
+                old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                            dashboard_address=":0", silence_logs=40)  # no fixed port
+            finally:
+                if old is not None:
+                    signal.signal(signal.SIGINT, old)
             self.client = Client(self.cluster)
             self.description = f"Dask LocalCluster, {jobs} workers on 127.0.0.1"
 
@@ -839,7 +851,7 @@ def summarize(out: str | os.PathLike[str]) -> tuple[Path, Path, "Any"]:
     """Write ``summary.parquet`` and ``summary.csv`` (tidy) and ``runs.parquet`` (one row per run)."""
     out = Path(out)
     if not (out / "runs").is_dir():
-        raise CnsimError(f"{out} is not a sweep directory (no runs/)")
+        raise ConfigError.single(str(out), "not a sweep directory (no runs/); run `cnsim sweep` first")
     runs = collect_runs(out)
     table = summarize_frame(runs)
     pq, csv = out / "summary.parquet", out / "summary.csv"
