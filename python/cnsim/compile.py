@@ -497,6 +497,7 @@ class Compiler:
             "observe": {"sample_interval_ps": sc.observe.sample_interval,
                         "throughput_bin_ps": sc.observe.throughput_bin, "fct": sc.observe.fct,
                         "flow_series": None if sc.observe.flow_series == "all" else sc.observe.flow_series},
+            "ecmp": sc.topology.routing == "ecmp",
         }
 
 

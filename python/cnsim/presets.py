@@ -195,6 +195,86 @@ def single_port(p: SinglePortParams) -> Elements:
     return Elements(hosts=senders + [HostSpec(name="sink")], switches=[SwitchSpec(name="sw1")], links=links)
 
 
+# --- data-center fabrics (issue 13) -----------------------------------------------------------
+class FatTreeParams(Strict):
+    """Parameters of ``fat_tree``."""
+
+    k: int = Field(4, ge=2, le=32, description="switch radix (even): k pods of k/2 edge and k/2 aggregation "
+                   "switches, (k/2)^2 core switches, k^3/4 hosts (k = 4: 16, 8: 128, 16: 1024)")
+    host_rate: Rate | None = Field(None, description="host - edge links (default [defaults].link_rate)")
+    fabric_rate: Rate | None = Field(None, description="edge - aggregation - core links (default: host_rate)")
+    host_delay: Time | None = Field(None, description="host - edge propagation (default [defaults].link_delay)")
+    fabric_delay: Time | None = Field(None, description="fabric propagation (default [defaults].link_delay)")
+
+
+def fat_tree(p: FatTreeParams) -> Elements:
+    """The k-ary fat tree (Al-Fares et al., SIGCOMM 2008): pods ``p0..``, edge ``e<pod>_<i>``, aggregation
+    ``a<pod>_<i>``, core ``c<j>_<i>``; hosts ``h1..h(k^3/4)``, k/2 per edge switch. Every edge switch links
+    to every aggregation switch of its pod; aggregation switch i of a pod links to core switches c<i>_*.
+    Paths between pods have (k/2)^2 equal-cost choices (routing = 'ecmp')."""
+    if p.k % 2:
+        raise ValueError(f"k must be even, got {p.k}")
+    h = p.k // 2
+    hr, fr = _q(p.host_rate, "rate"), _q(p.fabric_rate if p.fabric_rate is not None else p.host_rate, "rate")
+    hd, fd = _q(p.host_delay, "time"), _q(p.fabric_delay, "time")
+    hosts: list[HostSpec] = []
+    switches: list[SwitchSpec] = []
+    links: list[LinkSpec] = []
+    n = 0
+    for pod in range(p.k):
+        for i in range(h):
+            edge = f"e{pod}_{i}"
+            switches.append(SwitchSpec(name=edge))
+            for _ in range(h):
+                n += 1
+                hosts.append(HostSpec(name=f"h{n}"))
+                links.append(LinkSpec(a=f"h{n}", b=edge, rate=hr, delay=hd))
+        for i in range(h):
+            switches.append(SwitchSpec(name=f"a{pod}_{i}"))
+        for i in range(h):
+            for j in range(h):
+                links.append(LinkSpec(a=f"e{pod}_{i}", b=f"a{pod}_{j}", rate=fr, delay=fd))
+    for i in range(h):
+        for j in range(h):
+            core = f"c{i}_{j}"
+            switches.append(SwitchSpec(name=core))
+            for pod in range(p.k):
+                links.append(LinkSpec(a=f"a{pod}_{i}", b=core, rate=fr, delay=fd))
+    return Elements(hosts=hosts, switches=switches, links=links)
+
+
+class LeafSpineParams(Strict):
+    """Parameters of ``leaf_spine``."""
+
+    leaves: int = Field(4, ge=1, le=256, description="leaf (top-of-rack) switches l1..lL")
+    spines: int = Field(2, ge=1, le=64, description="spine switches s1..sS; every leaf links to every spine")
+    hosts_per_leaf: int = Field(8, ge=1, le=256, description="hosts per leaf (h1.. in leaf order)")
+    host_rate: Rate | None = Field(None, description="host - leaf links (default [defaults].link_rate)")
+    fabric_rate: Rate | None = Field(None, description="leaf - spine links (default: host_rate); oversubscription "
+                                     "= hosts_per_leaf x host_rate / (spines x fabric_rate)")
+    host_delay: Time | None = Field(None, description="host - leaf propagation (default [defaults].link_delay)")
+    fabric_delay: Time | None = Field(None, description="leaf - spine propagation (default [defaults].link_delay)")
+
+
+def leaf_spine(p: LeafSpineParams) -> Elements:
+    """Two-tier Clos: leaves ``l1..`` with ``hosts_per_leaf`` hosts each, every leaf linked to every spine
+    ``s1..``; traffic between leaves has ``spines`` equal-cost paths (routing = 'ecmp')."""
+    hr, fr = _q(p.host_rate, "rate"), _q(p.fabric_rate if p.fabric_rate is not None else p.host_rate, "rate")
+    hd, fd = _q(p.host_delay, "time"), _q(p.fabric_delay, "time")
+    hosts, links = [], []
+    switches = [SwitchSpec(name=f"l{i}") for i in range(1, p.leaves + 1)]
+    switches += [SwitchSpec(name=f"s{j}") for j in range(1, p.spines + 1)]
+    n = 0
+    for i in range(1, p.leaves + 1):
+        for _ in range(p.hosts_per_leaf):
+            n += 1
+            hosts.append(HostSpec(name=f"h{n}"))
+            links.append(LinkSpec(a=f"h{n}", b=f"l{i}", rate=hr, delay=hd))
+        for j in range(1, p.spines + 1):
+            links.append(LinkSpec(a=f"l{i}", b=f"s{j}", rate=fr, delay=fd))
+    return Elements(hosts=hosts, switches=switches, links=links)
+
+
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
@@ -212,5 +292,7 @@ PRESETS: dict[str, Preset] = {
         Preset("fan_in", "benchmark fan-in: h1..hN - sw1 - sink", FanInParams, fan_in),
         Preset("single_port", "one egress port sw1 -> sink fed by h1..hN (M/D/1 and similar)", SinglePortParams,
                single_port),
+        Preset("fat_tree", "k-ary fat tree (k = 4, 8, 16: 16, 128, 1024 hosts) with ECMP", FatTreeParams, fat_tree),
+        Preset("leaf_spine", "leaves x spines Clos, hosts_per_leaf per leaf, with ECMP", LeafSpineParams, leaf_spine),
     )
 }

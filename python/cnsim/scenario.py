@@ -65,6 +65,10 @@ class TopologySection(Strict):
     hosts: list[HostSpec] = Field(default_factory=list, description="hosts (a name string or a table)")
     switches: list[SwitchSpec] = Field(default_factory=list, description="switches")
     links: list[LinkSpec] = Field(default_factory=list, description="links ([a, b] or a table)")
+    routing: Literal["ecmp", "single"] = Field(
+        "ecmp", description="'ecmp': where a switch has several shortest next hops toward a destination, each "
+        "flow takes one by a seeded hash and keeps it (fat trees, leaf-spine); 'single': the one route of the "
+        "shortest-path computation (ties by link order). Topologies with one shortest path are the same either way")
 
 
 class Gate(Strict):

@@ -10,7 +10,7 @@ use crate::ids::{FlowId, NodeId, PortId};
 use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, TransportIr};
 use crate::net::tcp::TcpFlow;
 use crate::net::buffer::policy_bytes;
-use crate::net::{adjacency, compute_routes, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
+use crate::net::{adjacency, compute_ecmp, compute_routes, ecmp_salt, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
 use crate::probe::FlowBins;
 use crate::rng::{ns, Stream};
 use crate::traffic::Source;
@@ -40,6 +40,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     // the same port numbering (link j: ports 2j, 2j + 1) as routing::adjacency
     let (is_switch, adj) = adjacency(ir);
     let mut routes = compute_routes(n, &is_switch, &adj);
+    let mut ecmp = if ir.ecmp { compute_ecmp(n, &is_switch, &adj, &routes) } else { vec![(Vec::new(), Vec::new()); n] };
     let mut switches = Vec::new();
     let mut switch_of = vec![NONE_U32; n];
     let mut hosts = Vec::new();
@@ -58,6 +59,8 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
                     pause: SwitchPause::new(pause.clone()),
                     total_bytes: 0,
                     route: std::mem::take(&mut routes[i]),
+                    ecmp_offsets: std::mem::take(&mut ecmp[i].0),
+                    ecmp_ports: std::mem::take(&mut ecmp[i].1),
                     ecn_threshold: *ecn_threshold_bytes,
                     cells: if matches!(buffer, BufferIr::Partitioned { .. }) {
                         vec![0; node_ports[i].len() * node_ports[i].len()]
@@ -205,6 +208,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         scheme,
         has_rp,
         pause_enabled,
+        ecmp_salt: ecmp_salt(ir.seed),
         c: Counters { ctrl_by_kind: vec![0; n_kinds], ..Default::default() },
         flow_bins,
         emits: Vec::new(),

@@ -40,6 +40,11 @@ pub struct Ir {
     pub hotspots: Vec<HotspotIr>,
     pub cm: CmIr,
     pub observe: ObserveIr,
+    /// Equal-cost multipath: a switch with several shortest next hops toward a destination picks
+    /// one per flow by a seeded hash (a flow keeps its path). `false`: the single route of
+    /// `net/routing.rs` (the first next hop found).
+    #[serde(default)]
+    pub ecmp: bool,
 }
 
 /// A host or a switch.

@@ -41,6 +41,7 @@ fn base(nodes: Vec<NodeIr>, links: Vec<LinkIr>, flows: Vec<FlowIr>, sources: Vec
         hotspots: vec![],
         cm: CmIr { scheme: "none".into(), params: Value::Null },
         observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None },
+        ecmp: false,
     }
 }
 

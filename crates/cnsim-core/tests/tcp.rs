@@ -60,6 +60,7 @@ fn incast(n: u32, cc: CcIr, buffer: u64, pause: PauseIr, ecn: Option<u64>, dur: 
         hotspots: vec![],
         cm: CmIr { scheme: "none".into(), params: Value::Null },
         observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None },
+        ecmp: false,
     }
 }
 

@@ -28,7 +28,7 @@ pub use buffer::{DropReason, DROP_REASONS};
 pub use flow::{Chunk, Flow, Transfer};
 pub use host::Host;
 pub use port::{Port, HIST_BUCKET};
-pub use routing::{adjacency, compute_routes, flow_paths};
+pub use routing::{adjacency, compute_ecmp, compute_routes, ecmp_index, ecmp_salt, flow_paths};
 pub use switch::Switch;
 
 use crate::cm::{CongestionPoint, Emit, HostInfo, RateChange, Scheme};
@@ -113,6 +113,8 @@ pub struct Network {
     pub has_rp: bool,
     /// Some switch generates PAUSE.
     pub pause_enabled: bool,
+    /// Salt of the ECMP hash (from the master seed).
+    pub(crate) ecmp_salt: u64,
     pub c: Counters,
     /// Per-flow delivered bytes per time bin (observation probe, filled on delivery).
     pub(crate) flow_bins: FlowBins,

@@ -4,6 +4,11 @@ use crate::ids::{NodeId, PortId};
 use crate::ir::{Ir, NodeIr};
 use std::collections::VecDeque;
 
+/// The seed-derived salt of the ECMP hash.
+pub fn ecmp_salt(seed: u64) -> u64 {
+    seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x6563_6d70 // "ecmp"
+}
+
 /// Which nodes are switches, and every node's (neighbour, own port) list in link order. Link `j`
 /// gives port `2j` at its end `a` and `2j + 1` at its end `b` — the numbering of the build.
 pub fn adjacency(ir: &Ir) -> (Vec<bool>, Vec<Vec<(NodeId, PortId)>>) {
@@ -17,19 +22,96 @@ pub fn adjacency(ir: &Ir) -> (Vec<bool>, Vec<Vec<(NodeId, PortId)>>) {
     (is_switch, adj)
 }
 
+/// Equal-cost next hops of every switch: for switch node `v`, `(offsets, ports)` with the ports
+/// toward destination `d` in `ports[offsets[d]..offsets[d + 1]]` — the single route first, then
+/// the other neighbours one hop closer to `d`, in link order. Nodes that are not switches get
+/// empty tables; so does a switch with one next hop toward every destination (no choice to make).
+pub fn compute_ecmp(
+    n_nodes: usize,
+    is_switch: &[bool],
+    adj: &[Vec<(NodeId, PortId)>],
+    routes: &[Vec<PortId>],
+) -> Vec<(Vec<u32>, Vec<PortId>)> {
+    let mut out: Vec<(Vec<u32>, Vec<PortId>)> = vec![(Vec::new(), Vec::new()); n_nodes];
+    let mut sets: Vec<Vec<Vec<PortId>>> = (0..n_nodes).map(|v| if is_switch[v] { vec![Vec::new(); n_nodes] } else { Vec::new() }).collect();
+    let mut dist = vec![u32::MAX; n_nodes];
+    let mut q = VecDeque::new();
+    for dst in 0..n_nodes {
+        dist.iter_mut().for_each(|d| *d = u32::MAX);
+        dist[dst] = 0;
+        q.clear();
+        q.push_back(dst);
+        while let Some(u) = q.pop_front() {
+            if u != dst && !is_switch[u] {
+                continue;
+            }
+            for &(v, _) in &adj[u] {
+                if dist[v.idx()] == u32::MAX {
+                    dist[v.idx()] = dist[u] + 1;
+                    q.push_back(v.idx());
+                }
+            }
+        }
+        for v in 0..n_nodes {
+            if !is_switch[v] || v == dst || routes[v][dst] == PortId::NONE {
+                continue;
+            }
+            let first = routes[v][dst];
+            let mut set = vec![first];
+            for &(w, p) in &adj[v] {
+                let w = w.idx();
+                let forwards = w == dst || is_switch[w];
+                if p != first && forwards && dist[w] != u32::MAX && dist[w] + 1 == dist[v] {
+                    set.push(p);
+                }
+            }
+            sets[v][dst] = set;
+        }
+    }
+    for v in 0..n_nodes {
+        if !is_switch[v] || sets[v].iter().all(|s| s.len() <= 1) {
+            continue;
+        }
+        let mut offsets = Vec::with_capacity(n_nodes + 1);
+        let mut ports = Vec::new();
+        for d in 0..n_nodes {
+            offsets.push(ports.len() as u32);
+            ports.extend_from_slice(&sets[v][d]);
+        }
+        offsets.push(ports.len() as u32);
+        out[v] = (offsets, ports);
+    }
+    out
+}
+
+/// The ECMP choice among `k` equal-cost next hops at switch `node` for a frame with flow key
+/// `key`: a seeded 64-bit mix (SplitMix64 finaliser), so a flow keeps its path and different
+/// switches choose independently.
+#[inline]
+pub fn ecmp_index(salt: u64, node: u32, key: u64, k: u32) -> u32 {
+    let mut z = salt ^ key.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((node as u64) << 40);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    ((z >> 32) * k as u64 >> 32) as u32
+}
+
 /// The node path (source host, switches, destination host) of every flow of an IR under the
 /// engine's routes — for the analytical model and tools, so nothing routes a second time. A host
 /// sends on its first link. An unreachable destination gives an empty path.
 pub fn flow_paths(ir: &Ir) -> Vec<Vec<u32>> {
     let (is_switch, adj) = adjacency(ir);
     let routes = compute_routes(ir.nodes.len(), &is_switch, &adj);
+    let ecmp = if ir.ecmp { compute_ecmp(ir.nodes.len(), &is_switch, &adj, &routes) } else { Vec::new() };
+    let salt = ecmp_salt(ir.seed);
     let peer = |port: PortId| {
         let l = &ir.links[(port.0 / 2) as usize];
         if port.0 % 2 == 0 { l.b } else { l.a }
     };
     ir.flows
         .iter()
-        .map(|f| {
+        .enumerate()
+        .map(|(fi, f)| {
             let mut path = vec![f.src];
             let Some(&(first, _)) = adj[f.src as usize].first() else { return Vec::new() };
             let mut node = first.0;
@@ -41,9 +123,15 @@ pub fn flow_paths(ir: &Ir) -> Vec<Vec<u32>> {
                 if !is_switch[node as usize] {
                     break;
                 }
-                let p = routes[node as usize][f.dst as usize];
+                let mut p = routes[node as usize][f.dst as usize];
                 if p == PortId::NONE {
                     break;
+                }
+                if let Some((offs, ports)) = ecmp.get(node as usize).filter(|(o, _)| !o.is_empty()) {
+                    let (a, b) = (offs[f.dst as usize], offs[f.dst as usize + 1]);
+                    if b - a > 1 {
+                        p = ports[(a + ecmp_index(salt, node, fi as u64, b - a)) as usize];
+                    }
                 }
                 node = peer(p);
             }

@@ -22,6 +22,10 @@ pub struct Switch {
     pub total_bytes: u64,
     /// Egress port toward each node (index = node id), PortId::NONE if unreachable.
     pub route: Vec<PortId>,
+    /// ECMP (empty unless this switch has several equal-cost next hops somewhere): the choices
+    /// toward node `d` are `ecmp_ports[ecmp_offsets[d]..ecmp_offsets[d + 1]]`.
+    pub ecmp_offsets: Vec<u32>,
+    pub ecmp_ports: Vec<PortId>,
     /// ECN step-marking threshold of every egress queue, bytes (None = no marking).
     pub ecn_threshold: Option<u64>,
     /// Partitioned output buffer: bytes queued per (input index, output index), ports × ports
@@ -56,8 +60,24 @@ impl Network {
         if frame.dst.is_none() {
             return self.flood(s, fr, in_port);
         }
-        let out = self.switches[s].route[frame.dst.idx()];
+        let key = if frame.flow.is_none() { ((frame.src.0 as u64) << 32) | frame.dst.0 as u64 | 1 << 63 } else { frame.flow.0 as u64 };
+        let out = self.out_port(s, frame.dst, key);
         self.switch_enqueue(s, out, fr, in_port);
+    }
+
+    /// The egress port of switch `s` toward `dst` for a frame of flow key `key` (ECMP: a hash of
+    /// the key among the equal-cost next hops; else the single route).
+    #[inline]
+    pub(crate) fn out_port(&self, s: usize, dst: NodeId, key: u64) -> PortId {
+        let sw = &self.switches[s];
+        if sw.ecmp_offsets.is_empty() {
+            return sw.route[dst.idx()];
+        }
+        let (a, b) = (sw.ecmp_offsets[dst.idx()], sw.ecmp_offsets[dst.idx() + 1]);
+        if b - a <= 1 {
+            return sw.route[dst.idx()];
+        }
+        sw.ecmp_ports[(a + crate::net::ecmp_index(self.ecmp_salt, sw.node.0, key, b - a)) as usize]
     }
 
     /// Flood broadcast frame `fr` from switch `s` to every port but `in_port` (the one it came in
@@ -188,7 +208,8 @@ impl Network {
                     if e.dst.is_none() {
                         self.flood(s, fr, PortId::NONE);
                     } else {
-                        let out = self.switches[s].route[e.dst.idx()];
+                        let key = ((node.0 as u64) << 32) | e.dst.0 as u64 | 1 << 63;
+                        let out = self.out_port(s, e.dst, key);
                         self.switch_enqueue(s, out, fr, PortId::NONE);
                     }
                 }
