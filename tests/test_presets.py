@@ -18,6 +18,8 @@ EXPECTED = {
     "og_multistage": ({}, 10, 4, 13),
     "fan_in": ({"n_senders": 7}, 8, 1, 8),
     "single_port": ({"n_senders": 3}, 4, 1, 4),
+    "fat_tree": ({"k": 4}, 16, 20, 48),
+    "leaf_spine": ({"leaves": 3, "spines": 2, "hosts_per_leaf": 4}, 12, 5, 18),
 }
 
 
