@@ -127,7 +127,14 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         "events": summary.get("events"),
         "sim_time_s": summary.get("sim_time_s"),
     }
-    result = Result(summary, manifest, frames_from_core(tables, summary), dump_toml(sc))
+    frames = frames_from_core(tables, summary)
+    fct = frames.get("fct")
+    if fct is not None and not fct.empty:  # FCT slowdown per transfer and per size bucket (issue 13)
+        from cnsim import slowdown
+
+        frames["fct"] = slowdown.add_slowdown(fct, ir)
+        summary["fct_slowdown"] = slowdown.summary(frames["fct"])
+    result = Result(summary, manifest, frames, dump_toml(sc))
     if out is not None:
         result.save(out, plots=plots)
     return result

@@ -20,7 +20,7 @@ from cnsim import schemes
 from cnsim.errors import problems_from
 from cnsim.exceptions import ConfigError, Problem
 from cnsim.presets import PRESETS
-from cnsim.scenario import Bernoulli, Cbr, ParetoOnOff, Poisson, Saturated, Scenario
+from cnsim.scenario import Bernoulli, Cbr, ParetoOnOff, Poisson, Saturated, Scenario, Workload, Incast
 from cnsim.topology import Elements, HostSpec, LinkSpec, SwitchSpec
 from cnsim.units import format_quantity as fq
 
@@ -399,6 +399,23 @@ class Compiler:
             if p > 1:
                 self.error(where, f"more than one frame per slot (p = {p:.4g} > 1); lower the load or the slot")
             return {"kind": "bernoulli", "slot_ps": slot, "p": min(p, 1.0)}
+        if isinstance(g, Incast):
+            return {"kind": "periodic_flows", "period_ps": g.period, "phase_ps": g.phase, "bytes": g.size}
+        if isinstance(g, Workload):
+            from cnsim import workloads
+
+            path_ = workloads.cdf_path(g.cdf)
+            try:
+                cdf = workloads.read_cdf(str(path_))
+            except OSError as exc:
+                self.error(f"{path}.cdf", f"cannot read {path_}: {exc.strerror}", g.cdf)
+                return {"kind": "saturated"}
+            except ValueError as exc:
+                self.error(f"{path}.cdf", f"{path_}: {exc}", g.cdf)
+                return {"kind": "saturated"}
+            mean = workloads.mean_wire_bytes(cdf, frame)
+            gap = 8 * mean * PS_PER_S / (g.load * line_bps)
+            return {"kind": "flow_arrivals", "mean_gap_ps": max(1, round(gap)), "cdf": [list(p_) for p_ in cdf]}
         assert isinstance(g, ParetoOnOff)
         xm, alpha = g.pareto()
         return {"kind": "pareto_on_off", "xm_ps": xm, "alpha": alpha, "off_mean_ps": g.off_mean(),

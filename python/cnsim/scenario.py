@@ -232,7 +232,39 @@ def capped_pareto_mean(xm: float, alpha: float, cap: float) -> float:
     return xm + xm * ((cap / xm) ** (1 - alpha) - 1) / (1 - alpha)  # = x_m^α (c^(1-α) - x_m^(1-α)) / (1-α)
 
 
-Traffic = Annotated[Union[Saturated, Cbr, Bernoulli, Poisson, ParetoOnOff], Field(discriminator="kind")]
+class Workload(_Generator):
+    """Open-loop flows of a published flow-size distribution (issue 13): Poisson arrivals per source at the
+    rate giving ``load`` of its link (λ = load × link rate / (8 × mean size in whole frames)), each flow to a
+    destination drawn uniformly from ``dst``, its size from the CDF, sent as ceil(size / frame) frames."""
+
+    kind: Literal["workload"]
+    cdf: str = Field(description="'websearch' or 'fb_hadoop' (bundled, see cnsim/workloads/README.md) or the path "
+                     "of a file of 'flow_size_bytes cumulative_percent' lines (relative to the working directory)")
+    load: float = Field(gt=0, le=1, description="offered load, fraction of each source's link rate")
+
+    @model_validator(mode="after")
+    def _cdf(self):
+        from cnsim.workloads import BUNDLED
+
+        if self.cdf not in BUNDLED and not self.cdf.endswith(".cdf") and "/" not in self.cdf:
+            raise ValueError(f"cdf: unknown workload {self.cdf!r}; bundled: {', '.join(BUNDLED)}, or a path to a "
+                             ".cdf file")
+        return self
+
+
+class Incast(_Generator):
+    """Incast rounds (issue 13): every ``period`` (from ``start`` + ``phase``) each source starts one flow of
+    ``size`` bytes to ``dst`` (one receiver, or one chosen uniformly per round and sender) — N senders at
+    once, the partition-aggregate pattern; sent as ceil(size / frame) frames."""
+
+    kind: Literal["incast"]
+    size: Size = Field(description="bytes per sender and round")
+    period: Duration = Field(description="time between rounds")
+    phase: Duration = Field(0, description="first round at start + phase")
+
+
+Traffic = Annotated[Union[Saturated, Cbr, Bernoulli, Poisson, ParetoOnOff, Workload, Incast],
+                    Field(discriminator="kind")]
 TRAFFIC_KINDS: dict[str, type[_Generator]] = {
     "saturated": Saturated, "cbr": Cbr, "bernoulli": Bernoulli, "poisson": Poisson, "pareto_onoff": ParetoOnOff,
 }

@@ -32,6 +32,8 @@ pub enum Action {
     Frame { flow: usize },
     /// Start a closed-loop transfer of `on_bits` bits of ON time on flow index `flow`.
     Transfer { flow: usize, on_bits: f64 },
+    /// Start an open-loop flow of `bytes` bytes on flow index `flow` (whole frames, rounded up).
+    Sized { flow: usize, bytes: f64 },
     /// Saturated source turns on/off.
     Saturate(bool),
     Nothing,
@@ -86,6 +88,10 @@ impl Source {
             ProcessIr::ParetoOnOff { off_mean_ps, .. } => {
                 Some(self.start + libm::round(self.rng.exponential(off_mean_ps as f64)) as u64)
             }
+            ProcessIr::FlowArrivals { mean_gap_ps, .. } => {
+                Some(self.start + libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64)
+            }
+            ProcessIr::PeriodicFlows { phase_ps, .. } => Some(self.start + phase_ps),
         }
         .filter(|&t| t < self.stop)
     }
@@ -130,6 +136,21 @@ impl Source {
                 let gap = libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64;
                 (a, Some(now + gap.max(1)))
             }
+            ProcessIr::PeriodicFlows { period_ps, bytes, .. } => {
+                let a = if self.gate_open(now) {
+                    Action::Sized { flow: self.pick_flow(), bytes: bytes as f64 }
+                } else {
+                    Action::Nothing
+                };
+                (a, Some(now + period_ps))
+            }
+            ProcessIr::FlowArrivals { mean_gap_ps, ref cdf } => {
+                let u = self.rng.uniform();
+                let bytes = cdf_quantile(cdf, u);
+                let a = if self.gate_open(now) { Action::Sized { flow: self.pick_flow(), bytes } } else { Action::Nothing };
+                let gap = libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64;
+                (a, Some(now + gap.max(1)))
+            }
             ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, shifted, .. } => {
                 let t_on = self.rng.pareto(xm_ps as f64, alpha);
                 // Lomax (spec §12 R2): the same draw shifted to start at 0 (flows keep ≥ 1 frame)
@@ -155,6 +176,23 @@ impl Source {
             _ => None,
         }
     }
+}
+
+/// The size at probability `u` of a piecewise-linear CDF [(bytes, probability)] (issue 13).
+pub fn cdf_quantile(cdf: &[(f64, f64)], u: f64) -> f64 {
+    for w in cdf.windows(2) {
+        let ((x0, q0), (x1, q1)) = (w[0], w[1]);
+        if u < q1 {
+            return if q1 > q0 { x0 + (u - q0) / (q1 - q0) * (x1 - x0) } else { x1 };
+        }
+    }
+    cdf[cdf.len() - 1].0
+}
+
+/// Whole frames of an open-loop flow of `bytes` bytes: ceil(bytes / frame), at least 1.
+pub fn sized_frames(bytes: f64, frame_bytes: u32) -> u64 {
+    let n = libm::ceil(bytes / frame_bytes as f64);
+    if n < 1.0 { 1 } else { n as u64 }
 }
 
 /// Frames of a Pareto transfer: max(1, round(ON bits / frame bits)) — spec §12 D2.

@@ -189,6 +189,24 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             ProcessIr::Poisson { mean_gap_ps } if *mean_gap_ps == 0 => {
                 return Err(err(p("process.mean_gap_ps"), "must be > 0"))
             }
+            ProcessIr::PeriodicFlows { period_ps, bytes, .. } => {
+                if *period_ps == 0 || *bytes == 0 {
+                    return Err(err(p("process"), "period_ps and bytes must be > 0"));
+                }
+            }
+            ProcessIr::FlowArrivals { mean_gap_ps, cdf } => {
+                if *mean_gap_ps == 0 {
+                    return Err(err(p("process.mean_gap_ps"), "must be > 0"));
+                }
+                let ok = cdf.len() >= 2
+                    && cdf.windows(2).all(|w| w[1].0 >= w[0].0 && w[1].1 >= w[0].1)
+                    && cdf[0].1 == 0.0
+                    && (cdf[cdf.len() - 1].1 - 1.0).abs() < 1e-9
+                    && cdf.iter().all(|&(x, q)| x >= 0.0 && x.is_finite() && (0.0..=1.0).contains(&q));
+                if !ok {
+                    return Err(err(p("process.cdf"), "needs >= 2 points (bytes, probability), both non-decreasing, from probability 0 to 1"));
+                }
+            }
             ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, .. } => {
                 if *xm_ps == 0 || *line_rate_bps == 0 {
                     return Err(err(p("process"), "xm_ps and line_rate_bps must be > 0"));

@@ -12,7 +12,7 @@ use super::{rate_gap_ps, Network, NONE_U32};
 use crate::event::Event;
 use crate::ids::{FlowId, NodeId};
 use crate::time::SimTime;
-use crate::traffic::{pareto_frames, Action};
+use crate::traffic::{pareto_frames, sized_frames, Action};
 use std::collections::VecDeque;
 
 /// A pending chunk of frames of a flow's FIFO belonging to one transfer (u32::MAX = none).
@@ -131,9 +131,19 @@ impl Network {
                 let fid = self.sources[si].flows[flow];
                 self.enqueue_at_host(fid, 1, NONE_U32);
             }
-            Action::Transfer { flow, on_bits } => {
+            Action::Transfer { .. } | Action::Sized { .. } => {
+                let (flow, frames) = match act {
+                    Action::Transfer { flow, on_bits } => {
+                        let fid = self.sources[si].flows[flow];
+                        (flow, pareto_frames(on_bits, self.flows[fid.idx()].frame_bytes))
+                    }
+                    Action::Sized { flow, bytes } => {
+                        let fid = self.sources[si].flows[flow];
+                        (flow, sized_frames(bytes, self.flows[fid.idx()].frame_bytes))
+                    }
+                    _ => unreachable!(),
+                };
                 let fid = self.sources[si].flows[flow];
-                let frames = pareto_frames(on_bits, self.flows[fid.idx()].frame_bytes);
                 let tid = self.transfers.len() as u32;
                 self.transfers.push(Transfer {
                     flow: fid,

@@ -1,0 +1,113 @@
+"""FCT slowdown (issue 13): a flow's completion time over the time it would take alone on an empty
+network, the figure of merit of data-center congestion-control papers (DCTCP, HPCC, ...).
+
+Ideal FCT of a transfer of F frames of S bytes on a path of links with rates r_i and propagation
+delays d_i, through switches with latencies L_j (store-and-forward, what the engine models):
+
+    ideal = Σ_i (8 S / r_i + d_i) + Σ_j L_j + (F − 1) · 8 S / min_i r_i
+
+(the first frame crosses every hop; the others follow at the bottleneck rate). A lone flow's FCT
+equals it, so its slowdown is 1. For TCP the last byte counts when it is acknowledged, so the ACK's
+way back (one 64-B frame over the reverse path) is added. Slowdown = FCT / ideal ≥ 1.
+
+Buckets: flow sizes by decade (< 10 KB, 10–100 KB, 100 KB–1 MB, 1–10 MB, ≥ 10 MB), with n, p50, p95
+and p99 per bucket — the table behind the published FCT-slowdown figures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Mapping
+
+BUCKETS = ((0, 10_000, "<10KB"), (10_000, 100_000, "10KB-100KB"), (100_000, 1_000_000, "100KB-1MB"),
+           (1_000_000, 10_000_000, "1MB-10MB"), (10_000_000, math.inf, ">=10MB"))
+PS = 1e-12
+
+
+def flow_ideal_parts(ir: Mapping[str, Any]) -> list[tuple[float, float, float, float]]:
+    """Per flow (index = flow id): (first-frame latency coefficient terms) as
+    (Σ 8/r_i seconds per byte, Σ d_i + Σ L_j seconds, 8 / min r seconds per byte, reverse-path seconds for a
+    64-B ACK, 0 for UDP)."""
+    from cnsim import api
+
+    paths = api.core().flow_paths(json.dumps(ir))
+    links: dict[tuple[int, int], Mapping[str, Any]] = {}
+    for lk in ir["links"]:
+        links[(lk["a"], lk["b"])] = lk
+        links[(lk["b"], lk["a"])] = lk
+    nodes = ir["nodes"]
+    out = []
+    for f, path in zip(ir["flows"], paths):
+        if not path:
+            out.append((math.nan, math.nan, math.nan, 0.0))
+            continue
+        hops = [links[(u, v)] for u, v in zip(path, path[1:])]
+        per_byte = sum(8.0 / h["rate_bps"] for h in hops)
+        fixed = sum(h["prop_ps"] * PS for h in hops) + sum(nodes[v].get("latency_ps", 0) * PS for v in path[1:-1])
+        bottleneck = 8.0 / min(h["rate_bps"] for h in hops)
+        ack = 0.0
+        if (f.get("transport") or {}).get("kind") == "tcp":
+            ack = 64 * per_byte + fixed
+        out.append((per_byte, fixed, bottleneck, ack))
+    return out
+
+
+def add_slowdown(fct: Any, ir: Mapping[str, Any]) -> Any:
+    """The FCT table with ``fct_s``, ``ideal_s`` and ``slowdown`` columns (completed, good transfers
+    only get a value)."""
+    import numpy as np
+
+    if fct is None or fct.empty:
+        return fct
+    parts = flow_ideal_parts(ir)
+    wire = ir.get("wire_overhead_bytes", 0)
+    frame = np.array([ir["flows"][int(i)]["frame_bytes"] + wire for i in fct["flow"]], dtype=float)
+    p = np.array([parts[int(i)] for i in fct["flow"]], dtype=float)
+    frames = fct["frames"].to_numpy(dtype=float)
+    ideal = frame * p[:, 0] + p[:, 1] + (frames - 1) * frame * p[:, 2] + p[:, 3]
+    done = (fct["completed"].to_numpy() == 1) & (fct["bad"].to_numpy() == 0)
+    fct_s = np.where(done, fct["end_s"].to_numpy() - fct["start_s"].to_numpy(), np.nan)
+    out = fct.copy()
+    out["fct_s"] = fct_s
+    out["ideal_s"] = ideal
+    out["slowdown"] = fct_s / ideal
+    return out
+
+
+def summary(fct: Any) -> dict[str, Any]:
+    """``fct_slowdown`` of summary.json: overall and per size bucket n, p50, p95, p99 (null when empty)."""
+    import numpy as np
+
+    def stats(x: Any) -> dict[str, Any]:
+        x = x[~np.isnan(x)]
+        if len(x) == 0:
+            return {"n": 0, "p50": None, "p95": None, "p99": None, "mean": None}
+        q = np.percentile(x, [50, 95, 99])
+        return {"n": int(len(x)), "p50": float(q[0]), "p95": float(q[1]), "p99": float(q[2]), "mean": float(x.mean())}
+
+    if fct is None or fct.empty or "slowdown" not in fct:
+        return {"all": stats(np.array([])), "buckets": []}
+    s = fct["slowdown"].to_numpy(dtype=float)
+    b = fct["bytes"].to_numpy(dtype=float)
+    buckets = [{"bucket": name, "min_bytes": lo, "max_bytes": None if math.isinf(hi) else hi,
+                **stats(s[(b >= lo) & (b < hi)])} for lo, hi, name in BUCKETS]
+    return {"all": stats(s), "buckets": buckets}
+
+
+def plot(fct: Any, ax: Any = None, label: str | None = None) -> Any:
+    """p50 and p99 slowdown per size bucket against flow size (log x), as the published figures."""
+    from matplotlib.figure import Figure
+
+    ax = ax if ax is not None else Figure(figsize=(6.4, 4.0)).subplots()
+    s = summary(fct)["buckets"]
+    xs = [math.sqrt(max(b["min_bytes"], 1000) * (b["max_bytes"] or 3e7)) for b in s if b["n"]]
+    for key, style in (("p50", "-o"), ("p99", "--s")):
+        ys = [b[key] for b in s if b["n"]]
+        ax.plot(xs, ys, style, label=f"{label + ' ' if label else ''}{key}", ms=4)
+    ax.set_xscale("log")
+    ax.set_xlabel("flow size (bytes, bucket centre)")
+    ax.set_ylabel("FCT slowdown")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return ax
