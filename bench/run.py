@@ -55,6 +55,9 @@ EXTRA = {
     "incast 32, UDP CBR 2:1": {"n": 32, "rate_gbps": 0.625, "ms": 100.0},
     "incast 32, TCP NewReno": {"n": 32, "rate_gbps": 0.625, "ms": 100.0, "transport": "tcp"},
     "incast 32, DCTCP (K 97.5 KB)": {"n": 32, "rate_gbps": 0.625, "ms": 100.0, "transport": "dctcp"},
+    # issue 13: the k = 8 fat tree (128 hosts, 80 switches, ECMP) with WebSearch at 50 % load under DCQCN
+    "fat tree k=8, WebSearch 50 %, DCQCN": {"scenario": "scenarios/datacenter/fat-tree-k8-websearch-dcqcn.toml",
+                                             "ms": 20.0},
 }
 
 # shared/bench/README.md: single thread, medians of 5-7 runs on this machine kind, wall time
