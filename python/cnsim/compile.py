@@ -515,6 +515,8 @@ class Compiler:
                         "throughput_bin_ps": sc.observe.throughput_bin, "fct": sc.observe.fct,
                         "flow_series": None if sc.observe.flow_series == "all" else sc.observe.flow_series},
             "ecmp": sc.topology.routing == "ecmp",
+            "pause_watchdog": None if sc.flow_control.watchdog is None else
+            {"timeout_ps": sc.flow_control.watchdog, "recovery_ps": sc.flow_control.watchdog_recovery},
         }
 
 

@@ -293,6 +293,11 @@ class FlowControlSection(Strict):
     quanta: int = Field(65535, ge=1, le=65535, description="pause_time of XOFF, in quanta of 512 bit times")
     refresh: float = Field(0.8, gt=0, le=1, description="re-send XOFF after this fraction of the pause time")
     switches: Union[Literal["all"], list[Name]] = Field("all", description="switches that generate PAUSE")
+    watchdog: Duration | None = Field(
+        None, description="PAUSE watchdog of every switch port (issue 13, as production switches' PFC watchdog): a "
+        "port paused without a break for this long ignores PAUSE for watchdog_recovery (it may then overflow its "
+        "peer's buffer); counted in summary pause.watchdog_trips. Default: off")
+    watchdog_recovery: Duration = Field(100 * 10**6, description="how long a tripped port ignores PAUSE (100us)")
 
     def thresholds(self) -> tuple[int, int]:
         """(high, low) in bytes with the mode's defaults filled in."""

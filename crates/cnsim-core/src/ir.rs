@@ -45,6 +45,18 @@ pub struct Ir {
     /// `net/routing.rs` (the first next hop found).
     #[serde(default)]
     pub ecmp: bool,
+    /// PAUSE watchdog of every switch port (issue 13; production switches' PFC watchdog): a port
+    /// paused without a break for `timeout_ps` ignores PAUSE for `recovery_ps`. None = off.
+    #[serde(default)]
+    pub pause_watchdog: Option<WatchdogIr>,
+}
+
+/// PAUSE watchdog timing, ps.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchdogIr {
+    pub timeout_ps: u64,
+    pub recovery_ps: u64,
 }
 
 /// A host or a switch.

@@ -174,6 +174,79 @@ impl Observer {
     }
 }
 
+/// A switch port counts as stuck when, at the end of the run, it holds frames and has been paused
+/// without a break for at least this long.
+pub const STUCK_PS: u64 = 1_000_000_000;
+
+/// PAUSE deadlock at the end of the run (issue 13): (number of stuck switch ports, one cycle of stuck
+/// ports "switch>peer" in which each waits on the next — the peer it sends to is itself stuck sending to
+/// the next — or empty). A cycle is a cyclic buffer dependency no PAUSE expiry will break.
+pub fn deadlock_report(ir: &Ir, net: &Network) -> (usize, Vec<String>) {
+    let end = net.now;
+    let stuck: Vec<bool> = net
+        .ports
+        .iter()
+        .map(|p| {
+            net.is_switch(p.node)
+                && !p.queue.is_empty()
+                && p.pause.paused_until > end
+                && p.pause.paused_since.is_some_and(|t| end >= t + STUCK_PS)
+        })
+        .collect();
+    let n_stuck = stuck.iter().filter(|&&x| x).count();
+    if n_stuck == 0 {
+        return (0, Vec::new());
+    }
+    // wait-for graph: stuck port P (at S, toward N) -> every stuck port of N
+    let mut by_node: Vec<Vec<usize>> = vec![Vec::new(); ir.nodes.len()];
+    for (i, p) in net.ports.iter().enumerate() {
+        if stuck[i] {
+            by_node[p.node.idx()].push(i);
+        }
+    }
+    // iterative DFS with colours; the first back edge closes a cycle
+    let mut colour = vec![0u8; net.ports.len()];
+    let mut parent = vec![usize::MAX; net.ports.len()];
+    for start in 0..net.ports.len() {
+        if !stuck[start] || colour[start] != 0 {
+            continue;
+        }
+        let mut stack = vec![(start, 0usize)];
+        colour[start] = 1;
+        while let Some(&mut (u, ref mut k)) = stack.last_mut() {
+            let next = by_node[net.ports[u].peer_node.idx()].get(*k).copied();
+            *k += 1;
+            match next {
+                Some(v) if colour[v] == 0 => {
+                    colour[v] = 1;
+                    parent[v] = u;
+                    stack.push((v, 0));
+                }
+                Some(v) if colour[v] == 1 => {
+                    let mut cyc = vec![v];
+                    let mut w = u;
+                    while w != v && w != usize::MAX {
+                        cyc.push(w);
+                        w = parent[w];
+                    }
+                    cyc.reverse();
+                    let name = |i: usize| {
+                        let p = &net.ports[i];
+                        format!("{}>{}", node_name(ir, p.node.idx()), node_name(ir, p.peer_node.idx()))
+                    };
+                    return (n_stuck, cyc.into_iter().map(name).collect());
+                }
+                Some(_) => {}
+                None => {
+                    colour[u] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+    (n_stuck, Vec::new())
+}
+
 fn node_name(ir: &Ir, i: usize) -> &str {
     match &ir.nodes[i] {
         NodeIr::Host { name, .. } | NodeIr::Switch { name, .. } => name,
@@ -395,6 +468,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
     let fmin = fcts.iter().cloned().fold(f64::INFINITY, f64::min);
     let fmax = fcts.iter().cloned().fold(0.0, f64::max);
     let conservation_ok = problems.is_empty();
+    let deadlock = deadlock_report(ir, net);
     let summary = json!({
         "scenario": ir.name,
         "scheme": net.scheme.name(),
@@ -441,6 +515,9 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
         },
         "pause": {
             "frames_sent": c.pause_sent,
+            "watchdog_trips": c.watchdog_trips,
+            "stuck_ports": deadlock.0,
+            "deadlock": deadlock.1,
             "host_paused_fraction": if host_paused.is_empty() { 0.0 } else { host_paused.iter().sum::<f64>() / host_paused.len() as f64 },
         },
         "fairness": { "jain": jain(&tputs) },

@@ -113,6 +113,7 @@ fn random_ir(r: &mut Stream) -> Ir {
         cm: CmIr { scheme: "none".into(), params: Value::Null },
         observe: ObserveIr { sample_interval_ps: 50 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None },
         ecmp: false,
+        pause_watchdog: None,
     }
 }
 

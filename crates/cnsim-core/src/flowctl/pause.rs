@@ -31,6 +31,12 @@ pub struct PortPause {
     /// Global mode: this egress queue is ≥ HIGH / > LOW.
     pub above_high: bool,
     pub above_low: bool,
+    /// Start of the current unbroken paused period (XOFF refreshes do not break it), if paused.
+    pub paused_since: Option<SimTime>,
+    /// Watchdog: PAUSE is ignored until this instant.
+    pub ignore_until: SimTime,
+    /// Watchdog: times this port stopped honouring PAUSE.
+    pub watchdog_trips: u32,
 }
 
 impl PortPause {
@@ -44,7 +50,19 @@ impl PortPause {
             self.paused_acc_ps += end - from;
         }
         self.pause_from = now;
+        let was_paused = self.paused_until > now;
         self.paused_until = if quanta == 0 { now } else { now + tx_time_ps(quanta as u64 * 64, rate_bps) };
+        if quanta == 0 {
+            self.paused_since = None;
+        } else if !was_paused || self.paused_since.is_none() {
+            self.paused_since = Some(now);
+        }
+    }
+
+    /// Is the transmitter held by PAUSE at `now` (and not overriding it by its watchdog)?
+    #[inline]
+    pub fn holds(&self, now: SimTime) -> bool {
+        self.paused_until > now && now >= self.ignore_until
     }
 
     /// Close the paused-time statistic at the end of the run.

@@ -63,6 +63,8 @@ pub struct Counters {
     pub ctrl_bytes_window: u64,
     pub extra_overhead_bytes: u64,
     pub pause_sent: u64,
+    /// PAUSE watchdog trips (switch ports that stopped honouring PAUSE).
+    pub watchdog_trips: u64,
     /// TCP ACK frames (count, bytes) generated; delivered and dropped counts.
     pub ack_generated: (u64, u64),
     pub ack_delivered: u64,
@@ -115,6 +117,8 @@ pub struct Network {
     pub pause_enabled: bool,
     /// Salt of the ECMP hash (from the master seed).
     pub(crate) ecmp_salt: u64,
+    /// PAUSE watchdog of switch ports (None = off).
+    pub(crate) watchdog: Option<crate::ir::WatchdogIr>,
     pub c: Counters,
     /// Per-flow delivered bytes per time bin (observation probe, filled on delivery).
     pub(crate) flow_bins: FlowBins,

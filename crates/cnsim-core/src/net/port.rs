@@ -184,13 +184,27 @@ impl Network {
             self.schedule(t_end, Event::PortTxDone { port: pid });
             return;
         }
-        if p.pause.paused_until > now {
-            if p.wake_at != p.pause.paused_until && !p.queue.is_empty() {
-                p.wake_at = p.pause.paused_until;
-                let t = p.wake_at;
-                self.schedule(t, Event::PortWake { port: pid });
+        if p.pause.holds(now) {
+            let mut wake = p.pause.paused_until;
+            if let (Some(wd), Some(since)) = (self.watchdog, p.pause.paused_since) {
+                if now >= since + wd.timeout_ps {
+                    // the watchdog trips: stop honouring PAUSE for the recovery time
+                    p.pause.ignore_until = now + wd.recovery_ps;
+                    p.pause.watchdog_trips += 1;
+                    p.pause.paused_since = None;
+                    self.c.watchdog_trips += 1;
+                    return self.port_try_send(pid);
+                }
+                wake = wake.min(since + wd.timeout_ps);
+            }
+            if p.wake_at != wake && !p.queue.is_empty() {
+                p.wake_at = wake;
+                self.schedule(wake, Event::PortWake { port: pid });
             }
             return;
+        }
+        if p.pause.paused_until <= now {
+            p.pause.paused_since = None;
         }
         if p.service_bps == 0 || p.queue.is_empty() {
             return;
