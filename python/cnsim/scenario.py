@@ -260,7 +260,7 @@ class Incast(_Generator):
     kind: Literal["incast"]
     size: Size = Field(description="bytes per sender and round")
     period: Duration = Field(description="time between rounds")
-    phase: Duration = Field(0, description="first round at start + phase")
+    phase: Time = Field(0, description="first round at start + phase")
 
 
 Traffic = Annotated[Union[Saturated, Cbr, Bernoulli, Poisson, ParetoOnOff, Workload, Incast],
