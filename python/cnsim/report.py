@@ -372,9 +372,10 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
     for s in studies:
         c = s["counts"]
         cl = s.get("claim_counts", {})
-        disc = c.get("discriminating", len(s["cells"]))
+        disc = c.get("discriminating", sum(1 for x in s["cells"] if not x.get("sensitivity")))
         dwin = c.get("discriminating within band", c.get("within band", 0))
-        vals = [dwin, c.get("structural", 0), len(s["cells"]), c.get("within band", 0), c.get("explained", 0),
+        n_cells = sum(1 for x in s["cells"] if not x.get("sensitivity"))  # sensitivity rows are not cells
+        vals = [dwin, c.get("structural", 0), n_cells, c.get("within band", 0), c.get("explained", 0),
                 c.get("outside band", 0), c.get("not available", 0), cl.get("holds", 0)]
         tot = [a + b for a, b in zip(tot, vals)]
         txt = [f"{dwin} / {disc}", *map(str, vals[1:7]), f"{vals[7]} / {len(s.get('claims', []))}"]
