@@ -82,9 +82,10 @@ pub struct Observer {
     pub r_t: Vec<f64>,
     pub r_flow: Vec<u32>,
     pub r_rate: Vec<f64>,
-    pub p_t: Vec<f64>,
-    pub p_link: Vec<u32>,
-    pub p_on: Vec<u32>,
+    /// Paused state per port at each sample, kept only for ports seen paused at a sample (the
+    /// others stayed unpaused: one bit per sample each, allocated when first paused, with the
+    /// earlier samples as zeros — memory grows with the ports that pause, not with every port).
+    pub p_samples: Vec<Option<Vec<u8>>>,
     /// TCP flows (within the first `observe.flow_series` flows): window, threshold, DCTCP α.
     pub tcp_t: Vec<f64>,
     pub tcp_flow: Vec<u32>,
@@ -113,9 +114,7 @@ impl Observer {
             r_t: Vec::new(),
             r_flow: Vec::new(),
             r_rate: Vec::new(),
-            p_t: Vec::new(),
-            p_link: Vec::new(),
-            p_on: Vec::new(),
+            p_samples: Vec::new(),
             tcp_t: Vec::new(),
             tcp_flow: Vec::new(),
             tcp_cwnd: Vec::new(),
@@ -165,10 +164,21 @@ impl Observer {
             self.tcp_alpha.push(s.alpha());
         }
         if net.pause_enabled {
+            let k = self.sample_t.len() - 1; // index of this sample (pushed above)
+            if self.p_samples.len() < net.ports.len() {
+                self.p_samples.resize(net.ports.len(), None);
+            }
             for (pi, p) in net.ports.iter().enumerate() {
-                self.p_t.push(t);
-                self.p_link.push(pi as u32);
-                self.p_on.push((p.pause.paused_until > net.now) as u32);
+                let on = (p.pause.paused_until > net.now) as u8;
+                match &mut self.p_samples[pi] {
+                    Some(v) => v.push(on),
+                    None if on == 1 => {
+                        let mut v = vec![0u8; k];
+                        v.push(1);
+                        self.p_samples[pi] = Some(v);
+                    }
+                    None => {}
+                }
             }
         }
     }
@@ -276,7 +286,7 @@ pub fn jain(xs: &[f64]) -> f64 {
 
 /// Build the summary and the tables; check conservation. Time-weighted statistics must have
 /// been closed at the end of the run ([`Network::close_statistics`]).
-pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Results, RunError> {
+pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Result<Results, RunError> {
     let end = ir.duration_ps;
     let w = ir.warmup_ps;
     let window = (end - w) as f64 / PS_PER_S as f64;
@@ -551,7 +561,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &Observer, events: u64) -> Result<Re
     Ok(Results { summary, tables })
 }
 
-fn build_tables(ir: &Ir, net: &Network, o: &Observer) -> Vec<Table> {
+fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
     let mut tables = Vec::new();
     // keep only queues that ever held something
     // queues seen holding at least one data frame at a sample (the others stayed near empty)
@@ -611,28 +621,35 @@ fn build_tables(ir: &Ir, net: &Network, o: &Observer) -> Vec<Table> {
     tables.push(Table {
         name: "rp_rate",
         columns: vec![
-            ("t_s", Column::F64(o.r_t.clone())),
-            ("flow", Column::U32(o.r_flow.clone())),
-            ("rate_bps", Column::F64(o.r_rate.clone())),
+            ("t_s", Column::F64(std::mem::take(&mut o.r_t))),
+            ("flow", Column::U32(std::mem::take(&mut o.r_flow))),
+            ("rate_bps", Column::F64(std::mem::take(&mut o.r_rate))),
         ],
     });
     tables.push(Table {
         name: "tcp_ts",
         columns: vec![
-            ("t_s", Column::F64(o.tcp_t.clone())),
-            ("flow", Column::U32(o.tcp_flow.clone())),
-            ("cwnd_bytes", Column::U64(o.tcp_cwnd.clone())),
-            ("ssthresh_bytes", Column::U64(o.tcp_ssthresh.clone())),
-            ("alpha", Column::F64(o.tcp_alpha.clone())),
+            ("t_s", Column::F64(std::mem::take(&mut o.tcp_t))),
+            ("flow", Column::U32(std::mem::take(&mut o.tcp_flow))),
+            ("cwnd_bytes", Column::U64(std::mem::take(&mut o.tcp_cwnd))),
+            ("ssthresh_bytes", Column::U64(std::mem::take(&mut o.tcp_ssthresh))),
+            ("alpha", Column::F64(std::mem::take(&mut o.tcp_alpha))),
         ],
     });
+    // pause series of the ports seen paused at a sample, time-major like queue_ts
+    let pkeep: Vec<usize> = (0..o.p_samples.len()).filter(|&i| o.p_samples[i].is_some()).collect();
+    let prow = o.sample_t.len() * pkeep.len();
+    let (mut pt, mut pl, mut pon) = (Vec::with_capacity(prow), Vec::with_capacity(prow), Vec::with_capacity(prow));
+    for (k, &t) in o.sample_t.iter().enumerate() {
+        for &i in &pkeep {
+            pt.push(t);
+            pl.push(i as u32);
+            pon.push(o.p_samples[i].as_ref().and_then(|v| v.get(k)).copied().unwrap_or(0) as u32);
+        }
+    }
     tables.push(Table {
         name: "pause_ts",
-        columns: vec![
-            ("t_s", Column::F64(o.p_t.clone())),
-            ("link", Column::U32(o.p_link.clone())),
-            ("paused", Column::U32(o.p_on.clone())),
-        ],
+        columns: vec![("t_s", Column::F64(pt)), ("link", Column::U32(pl)), ("paused", Column::U32(pon))],
     });
     tables.push(Table {
         name: "links",

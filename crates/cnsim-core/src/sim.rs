@@ -98,7 +98,7 @@ impl Simulation {
             self.net.now = end;
             self.net.close_statistics(end);
         }
-        crate::observe::collect(&self.ir, &self.net, &self.obs, self.events)
+        crate::observe::collect(&self.ir, &self.net, &mut self.obs, self.events)
     }
 
     #[inline]
