@@ -37,21 +37,7 @@ pub fn compute_ecmp(
     let mut dist = vec![u32::MAX; n_nodes];
     let mut q = VecDeque::new();
     for dst in 0..n_nodes {
-        dist.iter_mut().for_each(|d| *d = u32::MAX);
-        dist[dst] = 0;
-        q.clear();
-        q.push_back(dst);
-        while let Some(u) = q.pop_front() {
-            if u != dst && !is_switch[u] {
-                continue;
-            }
-            for &(v, _) in &adj[u] {
-                if dist[v.idx()] == u32::MAX {
-                    dist[v.idx()] = dist[u] + 1;
-                    q.push_back(v.idx());
-                }
-            }
-        }
+        bfs_to(dst, is_switch, adj, &mut dist, &mut q, |_, _| {});
         for v in 0..n_nodes {
             if !is_switch[v] || v == dst || routes[v][dst] == PortId::NONE {
                 continue;
@@ -151,26 +137,42 @@ pub fn compute_routes(
     let mut dist = vec![u32::MAX; n_nodes];
     let mut q = VecDeque::new();
     for dst in 0..n_nodes {
-        dist.iter_mut().for_each(|d| *d = u32::MAX);
-        dist[dst] = 0;
-        q.clear();
-        q.push_back(dst);
-        while let Some(u) = q.pop_front() {
-            if u != dst && !is_switch[u] {
-                continue; // hosts do not forward
+        bfs_to(dst, is_switch, adj, &mut dist, &mut q, |v, u| {
+            // v's next hop toward dst is u: v's port toward u (first in link order)
+            if let Some(&(_, p)) = adj[v].iter().find(|(w, _)| w.idx() == u) {
+                routes[v][dst] = p;
             }
-            for &(v, _) in &adj[u] {
-                let v = v.idx();
-                if dist[v] == u32::MAX {
-                    dist[v] = dist[u] + 1;
-                    // v's next hop toward dst is u: find v's port toward u (first in link order)
-                    if let Some(&(_, p)) = adj[v].iter().find(|(w, _)| w.idx() == u) {
-                        routes[v][dst] = p;
-                    }
-                    q.push_back(v);
-                }
+        });
+    }
+    routes
+}
+
+/// Breadth-first search from `dst` over the links, never through hosts (they do not forward):
+/// fills `dist` (hops to `dst`, u32::MAX = unreachable) and calls `discovered(v, u)` when node `v`
+/// is first reached from `u` (so `u` is a next hop of `v` toward `dst`).
+fn bfs_to(
+    dst: usize,
+    is_switch: &[bool],
+    adj: &[Vec<(NodeId, PortId)>],
+    dist: &mut [u32],
+    q: &mut VecDeque<usize>,
+    mut discovered: impl FnMut(usize, usize),
+) {
+    dist.iter_mut().for_each(|d| *d = u32::MAX);
+    dist[dst] = 0;
+    q.clear();
+    q.push_back(dst);
+    while let Some(u) = q.pop_front() {
+        if u != dst && !is_switch[u] {
+            continue; // hosts do not forward
+        }
+        for &(v, _) in &adj[u] {
+            let v = v.idx();
+            if dist[v] == u32::MAX {
+                dist[v] = dist[u] + 1;
+                discovered(v, u);
+                q.push_back(v);
             }
         }
     }
-    routes
 }
