@@ -125,3 +125,27 @@ def test_ctrl_c_in_a_parallel_sweep_prints_one_line(tmp_path):
     assert p.returncode == 130, err
     lines = [x for x in err.splitlines() if x.strip()]
     assert lines == ["interrupted; finished runs are kept — rerun the same command to resume"], err
+
+
+def test_flags_are_plain_in_help(cli):
+    """Issue 14: boolean options read as flags (`--force`), never `<bool>`; literal brackets survive."""
+    for cmd in (["run", "--help"], ["sweep", "--help"], ["reproduce", "--help"], ["model", "--help"]):
+        r = cli(cmd)
+        assert r.exit_code == 0 and "<bool>" not in r.stdout, cmd
+    assert "[cm]" in cli(["model", "--help"]).stdout
+
+
+def test_summaries_of_single_replications_raise_no_numpy_warning():
+    """Issue 14: a point with one run (std undefined) used to print numpy RuntimeWarnings on stderr."""
+    import warnings
+
+    import pandas as pd
+
+    from cnsim.sweep import summarize_frame
+
+    runs = pd.DataFrame([{"run_id": "a", "status": "ok", "param:x": "1Gbps", "m": 1.0},
+                         {"run_id": "b", "status": "ok", "param:x": "2Gbps", "m": float("nan")}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = summarize_frame(runs)
+    assert list(t["n"]) == [1] and t["std"].isna().all()
