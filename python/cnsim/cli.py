@@ -300,7 +300,7 @@ def _show_config_warning(message, category, filename, lineno, file=None, line=No
     from cnsim.exceptions import ConfigWarning
 
     if issubclass(category, ConfigWarning):
-        err_console.print(f"warning: {message}", markup=False, highlight=False)
+        err_console.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
     else:
         _default_showwarning(message, category, filename, lineno, file, line)
 

@@ -276,7 +276,30 @@ class Compiler:
                            f"buffer policy {n.buffer_policy!r} (allowed: 'ingress', 'partitioned')", fc.mode)
             result[n.name] = {"mode": fc.mode, "high_bytes": high, "low_bytes": low,
                               "quanta": fc.quanta, "refresh_fraction": fc.refresh}
+            self.check_headroom(n, fc.mode, high)
         return result
+
+    def check_headroom(self, n: Node, mode: str, high: int) -> None:
+        """PAUSE cannot stop what is already on its way: after XOFF leaves, an input keeps delivering for
+        a round trip of its link plus a frame at each end (the one the upstream is sending, the one this
+        port is sending ahead of the PAUSE) plus the PAUSE frame itself:
+        overshoot_i = 2 × rate_i × delay_i + 2 × largest frame + control frame.
+        Selective PAUSE needs buffer − high ≥ the largest overshoot_i (one partition per input); global
+        PAUSE, which stops every input at once when one egress queue passes high, needs ≥ their sum (all
+        inputs may feed that queue). Less headroom warns: PAUSE is on but frames can still be dropped."""
+        frame, ctrl = self.max_frame(), self.sc.defaults.control_frame_size
+        over = [2 * lk.rate_bps * lk.prop_ps // (8 * 10**12) + 2 * frame + ctrl
+                for lk in self.net.links if n.name in (lk.a, lk.b)]
+        if not over:
+            return
+        need = max(over) if mode == "selective" else sum(over)
+        headroom = n.buffer_bytes - high
+        if headroom < need:
+            rule = "its largest input's" if mode == "selective" else f"the sum over its {len(over)} inputs of the"
+            self.warn("flow_control.high", f"PAUSE headroom of switch {n.name!r} is {fq(headroom, 'size')} "
+                      f"({n.buffer_path} - flow_control.high) but {rule} overshoot after XOFF is {fq(need, 'size')} "
+                      "(2 x rate x link delay + 2 frames + the PAUSE frame): frames can be dropped with PAUSE on",
+                      fq(high, "size"))
 
     # ---- traffic ----------------------------------------------------------------------------
     def select(self, selector: str | list[str], path: str) -> list[str]:
