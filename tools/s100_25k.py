@@ -15,6 +15,7 @@ SEEDS = (1, 2, 3, 4, 5)
 READINGS = {
     "default": {},
     "drift0": {"cm.params.drift": 0},
+    "drift_random": {"cm.params.drift_random_phase": True},
     "gi_frames": {"cm.params.gains": "raw", "cm.params.gi": 12.42 / 23.4375},
     "one_switch": {"topology.preset": "fan_in", "topology.params": {"n_senders": 100}, "traffic.eps.dst": "sink"},
 }

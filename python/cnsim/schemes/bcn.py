@@ -104,6 +104,8 @@ class Params(BaseModel):
     drift: RateOrZero = Field(0, description="self-increase of every active RL per drift_interval (spec §2.4; "
                               "[B] 1Mbps; 0 = off)")
     drift_interval: Duration = Field(100 * 10**6, description="drift period ([B] 100us)")
+    drift_random_phase: bool = Field(False, description="drift ticks on each host's own grid, shifted by a phase "
+                                     "drawn per host, instead of every host at the same instants (issue 11 item 7)")
     rl_timeout: Duration | None = Field(None, description="delete an RL after this long without activity "
                                         "(ECM 2ms, spec §3); none = never")
     rl_timeout_event: Literal["no_feedback", "idle"] = Field(
@@ -192,6 +194,7 @@ def to_ir(params: Params) -> dict[str, Any]:
         "reset_event": p.reset_event,
         "drift_bps": float(p.drift),
         "drift_interval_ps": p.drift_interval,
+        "drift_random_phase": p.drift_random_phase,
         "rl_timeout_ps": p.rl_timeout,
         "rl_timeout_event": p.rl_timeout_event,
         "self_increase": p.self_increase,

@@ -186,6 +186,10 @@ pub struct Params {
     /// Drift: + `drift_bps` every `drift_interval_ps` to every active RL; 0 = off (spec §2.4).
     pub drift_bps: f64,
     pub drift_interval_ps: u64,
+    /// Drift ticks on the global grid (multiples of the interval, every host at once: `false`) or on
+    /// a grid shifted by a phase drawn per host (`true`; issue 11 item 7).
+    #[serde(default)]
+    pub drift_random_phase: bool,
     /// ECM: delete an RL after this long without activity; null = never (spec §3, §12 R4).
     pub rl_timeout_ps: Option<u64>,
     /// What "without activity" means: no BCN received (§12 D4) or no frame sent (§12 R4, FECN's
@@ -620,6 +624,8 @@ pub struct Rp {
     flows: Vec<FlowState>,
     drift_armed: bool,
     self_inc_armed: bool,
+    /// `drift_random_phase`: this host's drift phase, drawn at its first RL.
+    drift_phase: Option<u64>,
 }
 
 impl Rp {
@@ -630,6 +636,7 @@ impl Rp {
             flows: vec![FlowState::default(); host.flows.len()],
             drift_armed: false,
             self_inc_armed: false,
+            drift_phase: None,
         }
     }
 
@@ -648,7 +655,14 @@ impl Rp {
         if self.p.drift_bps > 0.0 && !self.drift_armed {
             self.drift_armed = true;
             let t = self.p.drift_interval_ps;
-            ctx.set_timer((ctx.now / t + 1) * t, token(T_DRIFT, 0, 0));
+            let phase = if self.p.drift_random_phase {
+                *self.drift_phase.get_or_insert_with(|| (ctx.rng.uniform() * t as f64) as u64 % t)
+            } else {
+                0
+            };
+            // the next tick of this host's grid {phase + k t} after now
+            let next = if ctx.now < phase { phase } else { ((ctx.now - phase) / t + 1) * t + phase };
+            ctx.set_timer(next, token(T_DRIFT, 0, 0));
         }
         if self.p.self_increase.is_some() && !self.self_inc_armed {
             self.self_inc_armed = true;
@@ -1591,6 +1605,27 @@ mod tests {
         assert_eq!(h.rate(0), None);
         assert!(h.timers.is_empty());
         assert!(!h.rp.drift_armed);
+    }
+
+    #[test]
+    fn drift_with_a_random_phase_ticks_on_the_hosts_own_grid() {
+        // drift_random_phase: the first tick is at phase + k T for a phase drawn per host in [0, T), and
+        // the ticks stay T apart; different hosts (streams) get different phases
+        let tick_of = |stream: u64| {
+            let mut h = RpH::new(params_with(json!({"drift_bps": 1e6, "drift_random_phase": true})), 1);
+            h.rng = Stream::new(1, 0, stream);
+            h.now = 50 * PS_PER_US;
+            h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+            let first = h.timers.iter().find(|t| untoken(t.1).0 == T_DRIFT).unwrap().0;
+            assert!(first > h.now && first <= h.now + 100 * PS_PER_US, "{first}");
+            h.advance(first);
+            let second = h.timers.iter().find(|t| untoken(t.1).0 == T_DRIFT).unwrap().0;
+            assert_eq!(second, first + 100 * PS_PER_US);
+            first % (100 * PS_PER_US)
+        };
+        let phases: Vec<u64> = (1..6).map(tick_of).collect();
+        assert!(phases.iter().any(|&p| p != 0), "off the global grid: {phases:?}");
+        assert!(phases.windows(2).any(|w| w[0] != w[1]), "a phase per host: {phases:?}");
     }
 
     // ---------------------------------------------------------------- ECM timeout (§3)
