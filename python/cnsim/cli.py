@@ -300,12 +300,16 @@ def _show_config_warning(message, category, filename, lineno, file=None, line=No
     from cnsim.exceptions import ConfigWarning
 
     if issubclass(category, ConfigWarning):
-        err_console.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+        text = str(message)
+        if text not in _SHOWN:  # once per process: sweeps compile the same scenario for every point
+            _SHOWN.add(text)
+            err_console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
     else:
         _default_showwarning(message, category, filename, lineno, file, line)
 
 
 _default_showwarning = warnings.showwarning
+_SHOWN: set[str] = set()
 
 
 def _terminate(signum, frame) -> None:  # noqa: ARG001 — signal handler signature

@@ -319,8 +319,13 @@ def execute_run(spec: RunSpec, runs_dir: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     if is_done(runs_dir, spec.run_id):
         return {"id": spec.run_id, "status": "skipped", "wall_s": 0.0}
+    from cnsim.exceptions import ConfigWarning
+
     try:
-        result = api.run(spec.scenario)
+        with warnings.catch_warnings():
+            # configuration warnings were shown once when the sweep was expanded; not again per run/worker
+            warnings.simplefilter("ignore", ConfigWarning)
+            result = api.run(spec.scenario)
         result.manifest.update(run_id=spec.run_id, parameters=spec.parameters, sweep=spec.sweep)
         result.save(run_dir(runs_dir, spec.run_id), plots=spec.plots)
     except KeyboardInterrupt:
