@@ -561,20 +561,26 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
     Ok(Results { summary, tables })
 }
 
+/// Time-major rows (t, id, value) of the series kept (`Some`), with 0 where a series had not started.
+fn sparse_series<T, V: Default>(t: &[f64], series: &[Option<Vec<T>>], f: impl Fn(&T) -> V) -> (Vec<f64>, Vec<u32>, Vec<V>) {
+    let keep: Vec<usize> = (0..series.len()).filter(|&i| series[i].is_some()).collect();
+    let rows = t.len() * keep.len();
+    let (mut ts, mut ids, mut vs) = (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
+    for (k, &tk) in t.iter().enumerate() {
+        for &i in &keep {
+            ts.push(tk);
+            ids.push(i as u32);
+            vs.push(series[i].as_ref().and_then(|v| v.get(k)).map_or_else(V::default, &f));
+        }
+    }
+    (ts, ids, vs)
+}
+
 fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
     let mut tables = Vec::new();
     // keep only queues that ever held something
     // queues seen holding at least one data frame at a sample (the others stayed near empty)
-    let keep: Vec<usize> = (0..o.queue_ports.len()).filter(|&q| o.q_samples[q].is_some()).collect();
-    let rows = o.sample_t.len() * keep.len();
-    let (mut qt, mut qid, mut qb) = (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
-    for (k, &t) in o.sample_t.iter().enumerate() {
-        for &q in &keep {
-            qt.push(t);
-            qid.push(q as u32);
-            qb.push(o.q_samples[q].as_ref().map_or(0, |v| v[k]));
-        }
-    }
+    let (qt, qid, qb) = sparse_series(&o.sample_t, &o.q_samples, |v: &u64| *v);
     tables.push(Table {
         name: "queue_ts",
         columns: vec![("t_s", Column::F64(qt)), ("queue", Column::U32(qid)), ("bytes", Column::U64(qb))],
@@ -637,16 +643,7 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
         ],
     });
     // pause series of the ports seen paused at a sample, time-major like queue_ts
-    let pkeep: Vec<usize> = (0..o.p_samples.len()).filter(|&i| o.p_samples[i].is_some()).collect();
-    let prow = o.sample_t.len() * pkeep.len();
-    let (mut pt, mut pl, mut pon) = (Vec::with_capacity(prow), Vec::with_capacity(prow), Vec::with_capacity(prow));
-    for (k, &t) in o.sample_t.iter().enumerate() {
-        for &i in &pkeep {
-            pt.push(t);
-            pl.push(i as u32);
-            pon.push(o.p_samples[i].as_ref().and_then(|v| v.get(k)).copied().unwrap_or(0) as u32);
-        }
-    }
+    let (pt, pl, pon) = sparse_series(&o.sample_t, &o.p_samples, |v: &u8| *v as u32);
     tables.push(Table {
         name: "pause_ts",
         columns: vec![("t_s", Column::F64(pt)), ("link", Column::U32(pl)), ("paused", Column::U32(pon))],
