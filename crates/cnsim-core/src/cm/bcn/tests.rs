@@ -1,0 +1,833 @@
+//! One test per clause of the control law (spec §2.2–§2.6, §3, §4, §10), on the CP and RP
+//! state machines driven through hand-made contexts.
+use super::*;
+use crate::cm::testkit::TestHost;
+use crate::cm::Emit;
+use crate::frame::{FrameKind, Tag};
+use crate::ids::{FlowId, NodeId};
+use crate::rng::Stream;
+use crate::time::{PS_PER_MS, PS_PER_US};
+use serde_json::json;
+
+const LINE: f64 = 10e9;
+const CPID: u32 = 7;
+
+/// [A] baseline (spec §9.1) as IR JSON; tests patch fields.
+fn base_json() -> serde_json::Value {
+    json!({
+        "sampling": "random_bytes", "sample_p": 0.01, "sample_interval_bytes": 150000,
+        "sample_jitter_bytes": 0, "oversampling": "none", "os_factor": 10.0,
+        "qeq_bytes": 24000, "w": 2.0, "severe": "none", "qsc_bytes": 112500,
+        "severe_trigger": "sample", "severe_holdoff_ps": 0, "sample_refused": false,
+        "fb_at_cp": false, "quant_bits": null,
+        "slow_cp_max_rate_bps": null, "slow_cp_sample_p": 0.1, "slow_cp_ru_bps": 0.8e6,
+        "gi": 1000.0 / 1875.0, "gd": 0.5 / 1875.0, "ru_bps": 1e6, "rate_floor_bps": 1e6,
+        "initial_rate_bps": null, "tmax0_ps": 100 * PS_PER_US, "rmin0_bps": 1e9,
+        "backoff_cap": 10, "reset": "always", "reset_delay_ps": PS_PER_MS, "reset_event": "new_episode",
+        "drift_bps": 0.0, "drift_interval_ps": 100 * PS_PER_US, "rl_timeout_ps": null, "rl_timeout_event": "no_feedback",
+        "self_increase": null, "self_increase_interval_ps": PS_PER_MS
+    })
+}
+fn params_with(patch: serde_json::Value) -> Params {
+    let mut v = base_json();
+    for (k, x) in patch.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    let p: Params = parse_params("bcn", &v).unwrap();
+    p.check().unwrap();
+    p
+}
+fn base() -> Params {
+    params_with(json!({}))
+}
+
+fn data_frame(src: u32, flow: u32, size: u32) -> Frame {
+    crate::cm::testkit::data_frame(src, 99, flow, size)
+}
+
+/// A CP with its own RNG and output buffer.
+struct CpH {
+    cp: Cp,
+    rng: Stream,
+    out: Vec<Emit>,
+}
+impl CpH {
+    fn new(p: Params) -> Self {
+        CpH { cp: Cp::new(Arc::new(p), CPID, 10_000_000_000), rng: Stream::new(1, 0, 5), out: Vec::new() }
+    }
+    /// Enqueue `f` with the queue (incl. f) at `q` bytes; returns the messages sent.
+    fn enqueue(&mut self, q: u64, f: &mut Frame) -> Vec<Emit> {
+        let hosts = [NodeId(0)];
+        let mut ctx = CpCtx {
+            now: 0,
+            queue_bytes: q,
+            service_rate_bps: 10_000_000_000,
+            rng: &mut self.rng,
+            out: &mut self.out,
+            hosts: &hosts,
+            sources: &hosts,
+        };
+        self.cp.on_enqueue(&mut ctx, f);
+        std::mem::take(&mut self.out)
+    }
+    /// Offer `f` at time `now` with the queue at `q` bytes: enqueued, or refused by admission.
+    fn offer(&mut self, now: SimTime, q: u64, f: &mut Frame, refused: bool) -> Vec<Emit> {
+        let hosts = [NodeId(0)];
+        let mut ctx = CpCtx {
+            now,
+            queue_bytes: q,
+            service_rate_bps: 10_000_000_000,
+            rng: &mut self.rng,
+            out: &mut self.out,
+            hosts: &hosts,
+            sources: &hosts,
+        };
+        if refused {
+            self.cp.on_drop(&mut ctx, f);
+        } else {
+            self.cp.on_enqueue(&mut ctx, f);
+        }
+        std::mem::take(&mut self.out)
+    }
+}
+
+/// An RP of a host with `n` flows (ids 0..n), recording what it asks of the engine in a
+/// [`TestHost`] (reachable as `h.rates`, `h.timers`, `h.now` … through `Deref`).
+struct RpH {
+    rp: Rp,
+    env: TestHost,
+}
+impl std::ops::Deref for RpH {
+    type Target = TestHost;
+    fn deref(&self) -> &TestHost {
+        &self.env
+    }
+}
+impl std::ops::DerefMut for RpH {
+    fn deref_mut(&mut self) -> &mut TestHost {
+        &mut self.env
+    }
+}
+impl RpH {
+    fn new(p: Params, n: u32) -> Self {
+        let mut env = TestHost::with_flows((0..n).map(FlowId).collect(), 9);
+        env.info.host = NodeId(0);
+        env.info.line_rate_bps = LINE as u64;
+        env.info.flow_dst = vec![NodeId(99); n as usize];
+        let rp = Rp::new(Arc::new(p), &env.info);
+        RpH { rp, env }
+    }
+    fn with<R>(&mut self, f: impl FnOnce(&mut Rp, &mut HostCtx) -> R) -> R {
+        f(&mut self.rp, &mut self.env.ctx())
+    }
+    fn msg(&mut self, kind: u8, flow: u32, cpid: u32, fb: f64) {
+        let m = CmMsg { kind, flow: FlowId(flow), cpid, v: [0.0, fb, 1e6] };
+        self.with(|rp, ctx| rp.on_feedback(ctx, &m));
+    }
+    /// Fire every pending timer due at or before `t`, in time order (and those they arm).
+    fn advance(&mut self, t: SimTime) {
+        loop {
+            self.timers.sort_by_key(|x| std::cmp::Reverse(x.0));
+            match self.timers.last().copied() {
+                Some((at, tok)) if at <= t => {
+                    self.timers.pop();
+                    self.now = at;
+                    self.with(|rp, ctx| rp.on_timer(ctx, tok));
+                }
+                _ => break,
+            }
+        }
+        self.now = t;
+    }
+    fn rate(&self, local: u32) -> Option<f64> {
+        self.rp.rate_bps(local)
+    }
+    /// A data frame of `local` starts transmission at `t` (timers due before it fire first).
+    fn transmit_at(&mut self, local: u32, t: SimTime) {
+        self.advance(t);
+        let mut f = data_frame(0, local, 1500);
+        self.with(|rp, ctx| rp.on_transmit(ctx, local, &mut f));
+    }
+    fn last_set(&self, local: u32) -> Option<Option<f64>> {
+        self.rates.iter().rev().find(|r| r.local == local).map(|r| r.rate_bps)
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+// ---------------------------------------------------------------- CP: Qoff, Qdelta, clamps
+
+#[test]
+fn qoff_is_in_pages_and_clamped_to_plus_minus_qeq() {
+    // Qeq = 375 pages (24 000 B)
+    assert!(close(qoff_pages(24_000, 0), 375.0)); // empty queue: +Qeq (clamp hit)
+    assert!(close(qoff_pages(24_000, 24_000), 0.0));
+    assert!(close(qoff_pages(24_000, 24_064), -1.0)); // fractional pages: 64 B = 1 page
+    assert!(close(qoff_pages(24_000, 48_000), -375.0)); // exactly at the clamp
+    assert!(close(qoff_pages(24_000, 150_000), -375.0)); // beyond: clamped
+    assert!(close(qoff_pages(24_000, 1500), (24_000.0 - 1500.0) / 64.0));
+}
+
+#[test]
+fn qdelta_is_in_pages_and_clamped_to_plus_minus_two_qeq() {
+    assert!(close(qdelta_pages(24_000, 3000, 1500), 1500.0 / 64.0));
+    assert!(close(qdelta_pages(24_000, 0, 1500), -1500.0 / 64.0));
+    assert!(close(qdelta_pages(24_000, 148_000, 0), 750.0)); // +2Qeq clamp
+    assert!(close(qdelta_pages(24_000, 0, 148_000), -750.0)); // −2Qeq clamp
+    // with both clamps hit Fb reaches ±Fb_max = ±(1+2W)Qeq = ±1875 pages
+    let p = base();
+    assert!(close(p.fb_max(), 1875.0));
+    let fb = qoff_pages(24_000, 148_000) - 2.0 * qdelta_pages(24_000, 148_000, 0);
+    assert!(close(fb, -1875.0));
+}
+
+// ---------------------------------------------------------------- CP: message rule
+
+#[test]
+fn fb_zero_sends_nothing() {
+    // Q = Qeq and unchanged since the last sample: Qoff = Qdelta = 0 ⇒ Fb = 0 (spec §10)
+    let p = base();
+    assert_eq!(cp_decide(&p, 24_000, 24_000, true), Verdict::Nothing);
+    assert_eq!(cp_decide(&p, 24_000, 24_000, false), Verdict::Nothing);
+    // Fb = 0 with Qoff ≠ 0: Q = 23 680 B, Q_last = 23 520 B ⇒ qoff = +5, qdelta = +2.5 ⇒ fb = 0
+    assert_eq!(cp_decide(&p, 23_680, 23_520, true), Verdict::Nothing);
+}
+
+#[test]
+fn negative_always_positive_only_to_own_tagged_frames() {
+    let p = base();
+    // queue above Qeq and growing: negative, whether tagged or not
+    for tagged in [false, true] {
+        match cp_decide(&p, 30_000, 28_500, tagged) {
+            Verdict::Send(k, v) => {
+                assert_eq!(k, MSG_NEGATIVE);
+                assert!(close(v[1], (24_000.0 - 30_000.0) / 64.0 - 2.0 * 1500.0 / 64.0));
+            }
+            v => panic!("expected negative, got {v:?}"),
+        }
+    }
+    // queue below Qeq and not growing: positive only if the frame is tagged by this CP
+    assert_eq!(cp_decide(&p, 6_000, 6_000, false), Verdict::Nothing);
+    match cp_decide(&p, 6_000, 6_000, true) {
+        Verdict::Send(k, v) => {
+            assert_eq!(k, MSG_POSITIVE);
+            assert!(close(v[1], 18_000.0 / 64.0));
+        }
+        v => panic!("expected positive, got {v:?}"),
+    }
+}
+
+#[test]
+fn cp_checks_the_tag_cpid_and_never_samples_control_frames() {
+    // sample every frame: random_bytes with I = L
+    let mut h = CpH::new(params_with(json!({"sample_interval_bytes": 1500})));
+    let mut f = data_frame(3, 11, 1500);
+    f.tag = Tag { flags: tag::RL, cpid: CPID + 1, rate: 0.0 }; // owned by another CP
+    assert!(h.enqueue(6000, &mut f).is_empty());
+    f.tag.cpid = CPID;
+    let out = h.enqueue(6000, &mut f);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].dst, NodeId(3)); // back to the source
+    assert_eq!(out[0].msg.kind, MSG_POSITIVE);
+    assert_eq!(out[0].msg.flow, FlowId(11));
+    assert_eq!(out[0].msg.cpid, CPID);
+    let mut c = data_frame(3, 11, 1500);
+    c.kind = FrameKind::Control;
+    for _ in 0..100 {
+        assert!(h.enqueue(100_000, &mut c).is_empty());
+    }
+}
+
+#[test]
+fn severe_max_and_zero_replace_the_normal_message_strictly_above_qsc() {
+    for (sev, kind) in [("max", MSG_MAX), ("zero", MSG_ZERO)] {
+        let p = params_with(json!({"severe": sev}));
+        assert!(matches!(cp_decide(&p, 112_500, 112_500, false), Verdict::Send(MSG_NEGATIVE, _)));
+        match cp_decide(&p, 112_501, 112_501, true) {
+            Verdict::Send(k, v) => {
+                assert_eq!(k, kind);
+                assert!(close(v[1], -1875.0));
+            }
+            v => panic!("{v:?}"),
+        }
+    }
+    // severe = none: only normal messages above Qsc
+    assert!(matches!(cp_decide(&base(), 140_000, 140_000, false), Verdict::Send(MSG_NEGATIVE, _)));
+}
+
+#[test]
+fn severe_trigger_every_arrival_with_per_source_holdoff() {
+    // §12 B4 alternative: a severe message for every arriving data frame above Qsc, sampled or not
+    // (sampling every 150 KB would pick ~1 % of these frames).
+    for (sev, kind) in [("max", MSG_MAX), ("zero", MSG_ZERO)] {
+        let mut h = CpH::new(params_with(json!({"severe": sev, "severe_trigger": "every_arrival"})));
+        for i in 0..20u64 {
+            let out = h.offer(i * PS_PER_US, 140_000, &mut data_frame(1, 1, 1500), false);
+            assert_eq!(out.len(), 1, "one severe message per arrival");
+            assert_eq!(out[0].msg.kind, kind);
+            assert!(close(out[0].msg.v[1], -1875.0));
+        }
+        // at or below Qsc the normal sampled rule applies: no message for an unsampled frame
+        let n: usize = (0..100).map(|_| h.offer(0, 112_500, &mut data_frame(1, 1, 1500), false).len()).sum();
+        assert!(n < 10, "{n}");
+    }
+    // holdoff: at most one severe message per source per 10 µs; sources are independent
+    let mut h = CpH::new(params_with(
+        json!({"severe": "zero", "severe_trigger": "every_arrival", "severe_holdoff_ps": 10 * PS_PER_US}),
+    ));
+    let mut sent = [0usize; 2];
+    for t in 0..100u64 {
+        for src in 0..2u32 {
+            sent[src as usize] += h.offer(t * PS_PER_US, 140_000, &mut data_frame(src, src, 1500), false).len();
+        }
+    }
+    assert_eq!(sent, [10, 10]);
+    // a sampled frame above Qsc within the holdoff sends nothing (no second message)
+    let mut h = CpH::new(params_with(json!({"severe": "max", "severe_trigger": "every_arrival",
+        "sampling": "bernoulli", "sample_p": 1.0, "severe_holdoff_ps": PS_PER_MS})));
+    assert_eq!(h.offer(0, 140_000, &mut data_frame(1, 1, 1500), false).len(), 1);
+    assert_eq!(h.offer(PS_PER_US, 140_000, &mut data_frame(1, 1, 1500), false).len(), 0);
+    // the sample still updated Q_last: the next normal sample sees Qdelta from 140 000 B
+    let mut f = data_frame(1, 1, 1500);
+    f.tag.flags |= tag::RL;
+    f.tag.cpid = CPID; // tagged by this CP, so the positive Fb is sent
+    let out = h.offer(2 * PS_PER_US, 100_000, &mut f, false);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].msg.kind, MSG_POSITIVE);
+    let want = qoff_pages(24_000, 100_000) - 2.0 * qdelta_pages(24_000, 100_000, 140_000);
+    assert!(close(out[0].msg.v[1], want));
+    // default trigger = sample: unsampled arrivals above Qsc send nothing
+    let mut h = CpH::new(params_with(json!({"severe": "zero", "sampling": "bernoulli", "sample_p": 1e-9})));
+    assert!(h.offer(0, 140_000, &mut data_frame(1, 1, 1500), false).is_empty());
+}
+
+#[test]
+fn refused_frames_are_sampled_only_with_sample_refused() {
+    // every frame sampled (p = 1) so the rule, not the sampler, decides
+    let p = json!({"sampling": "bernoulli", "sample_p": 1.0, "severe": "max", "qsc_bytes": 83_200});
+    let mut h = CpH::new(params_with(p.clone()));
+    assert!(h.offer(0, 140_000, &mut data_frame(1, 1, 1500), true).is_empty(), "spec §2.2: not sampled");
+    let mut patch = p.clone();
+    patch["sample_refused"] = json!(true);
+    let mut h = CpH::new(params_with(patch));
+    let out = h.offer(0, 140_000, &mut data_frame(1, 1, 1500), true);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].msg.kind, MSG_MAX);
+    assert_eq!(out[0].dst, NodeId(1), "to the source of the refused frame");
+    // a refused control frame is never sampled
+    let mut c = data_frame(1, 1, 64);
+    c.kind = FrameKind::Control;
+    assert!(h.offer(0, 140_000, &mut c, true).is_empty());
+    // periodic counter: refused bytes move it (I = 75 000 B, J = 0 → every 50th frame)
+    let mut patch = p.clone();
+    patch["sample_refused"] = json!(true);
+    patch["sampling"] = json!("periodic");
+    patch["sample_interval_bytes"] = json!(75_000);
+    let mut h = CpH::new(params_with(patch));
+    let n: usize = (0..100).map(|i| h.offer(0, 140_000, &mut data_frame(1, 1, 1500), i % 2 == 0).len()).sum();
+    assert_eq!(n, 2);
+}
+
+#[test]
+fn periodic_sampler_counts_data_bytes_with_bounded_jitter() {
+    // I = 75 000 B, J = 0: exactly every 50th 1500-B frame
+    let mut h = CpH::new(params_with(json!({"sampling": "periodic", "sample_interval_bytes": 75000})));
+    let mut hits = vec![];
+    for i in 0..500 {
+        let mut f = data_frame(1, 0, 1500);
+        if !h.enqueue(100_000, &mut f).is_empty() {
+            hits.push(i);
+        }
+    }
+    assert_eq!(hits.len(), 10);
+    assert!(hits.windows(2).all(|w| w[1] - w[0] == 50), "{hits:?}");
+    // ECM: 75 000 ± 5 000 B ⇒ gaps of 47..=54 frames, mean 50
+    let mut h = CpH::new(params_with(
+        json!({"sampling": "periodic", "sample_interval_bytes": 75000, "sample_jitter_bytes": 5000}),
+    ));
+    let mut last = None;
+    let mut gaps = vec![];
+    for i in 0..100_000usize {
+        let mut f = data_frame(1, 0, 1500);
+        if !h.enqueue(100_000, &mut f).is_empty() {
+            if let Some(l) = last {
+                gaps.push(i - l);
+            }
+            last = Some(i);
+        }
+    }
+    assert!(gaps.iter().all(|&g| (46..=54).contains(&g)), "{:?}", &gaps[..10]);
+    let mean = gaps.iter().sum::<usize>() as f64 / gaps.len() as f64;
+    assert!((mean - 50.0).abs() < 0.2, "mean gap {mean}");
+}
+
+#[test]
+fn random_and_bernoulli_sampling_rates() {
+    // 150 KB with 1500-B frames: 1 %; Bernoulli p = 0.05
+    for (patch, want) in [
+        (json!({}), 0.01),
+        (json!({"sampling": "bernoulli", "sample_p": 0.05}), 0.05),
+        (json!({"sample_interval_bytes": 25000}), 0.06),
+    ] {
+        let mut h = CpH::new(params_with(patch));
+        let n = 200_000;
+        let k = (0..n).filter(|_| !h.enqueue(100_000, &mut data_frame(1, 0, 1500)).is_empty()).count();
+        let got = k as f64 / n as f64;
+        assert!((got - want).abs() < 0.1 * want, "sampling rate {got} vs {want}");
+    }
+}
+
+#[test]
+fn oversampling_thresh_and_qcn() {
+    // OS-THRESH ×10 above Qeq: 1 % → 10 %
+    let mut h = CpH::new(params_with(json!({"oversampling": "thresh"})));
+    let n = 50_000;
+    let above = (0..n).filter(|_| !h.enqueue(30_000, &mut data_frame(1, 0, 1500)).is_empty()).count();
+    assert!((above as f64 / n as f64 - 0.10).abs() < 0.01);
+    // OS-QCN: a maximal negative sample divides the next interval by 1 + 63/8 = 8
+    let mut h = CpH::new(params_with(
+        json!({"oversampling": "qcn", "sampling": "periodic", "sample_interval_bytes": 150000}),
+    ));
+    let mut first = None;
+    for i in 0..200 {
+        let out = h.enqueue(149_000, &mut data_frame(1, 0, 1500));
+        if !out.is_empty() {
+            match first {
+                None => first = Some(i),
+                Some(f) => {
+                    assert_eq!(i - f, 13, "150 000 / 8 = 18 750 B = 12.5 frames");
+                    break;
+                }
+            }
+        }
+    }
+    assert_eq!(first, Some(99));
+    assert_eq!(q6(-1875.0, 1875.0), 63);
+    assert_eq!(q6(100.0, 1875.0), 0);
+}
+
+#[test]
+fn slow_cp_uses_its_own_pm_and_ru() {
+    // [C] §4 enhanced: Pm 0.1, Ru 0.8 Mb/s at the 1 Gb/s CP; Pm 0.01, Ru 8 Mb/s elsewhere
+    let p = params_with(json!({"sampling": "bernoulli", "sample_p": 0.01, "ru_bps": 8e6,
+                               "slow_cp_max_rate_bps": 1_000_000_000u64}));
+    let p = Arc::new(p);
+    let mut rng = Stream::new(1, 0, 3);
+    for (rate, want_p, want_ru) in [(1_000_000_000u64, 0.1, 0.8e6), (10_000_000_000, 0.01, 8e6)] {
+        let mut cp = Cp::new(p.clone(), CPID, rate);
+        let mut out = vec![];
+        let n = 100_000;
+        for _ in 0..n {
+            let hosts = [NodeId(0)];
+            let mut ctx = CpCtx { now: 0, queue_bytes: 100_000, service_rate_bps: rate, rng: &mut rng,
+                                  out: &mut out, hosts: &hosts, sources: &hosts };
+            cp.on_enqueue(&mut ctx, &mut data_frame(1, 0, 1500));
+        }
+        let got = out.len() as f64 / n as f64;
+        assert!((got - want_p).abs() < 0.1 * want_p, "{got}");
+        assert!(out.iter().all(|e| e.msg.v[2] == want_ru));
+    }
+    // the RP increases by Gi·fb·Ru of the message
+    let mut h = RpH::new(base(), 1);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    let m = CmMsg { kind: MSG_POSITIVE, flow: FlowId(0), cpid: CPID, v: [0.0, 1875.0, 0.8e6] };
+    h.with(|rp, ctx| rp.on_feedback(ctx, &m));
+    assert!(close(h.rate(0).unwrap(), 5e9 + 0.8e9));
+}
+
+// ---------------------------------------------------------------- quantisation (§4.2)
+
+#[test]
+fn quantization_sign_magnitude_floor_and_suppression() {
+    let fm = 1875.0;
+    // 3 bits: 7 levels of 1875/7 = 267.86 pages
+    assert!(close(quantize(-1875.0, fm, 3), -1875.0));
+    assert!(close(quantize(-600.0, fm, 3), -2.0 * fm / 7.0)); // floor(600·7/1875) = 2
+    assert!(close(quantize(600.0, fm, 3), 2.0 * fm / 7.0)); // sign kept
+    assert_eq!(quantize(-200.0, fm, 3), 0.0); // quantises to 0 ⇒ no message
+    // 32 bits: within one level (4.4e-7 pages) of the exact value
+    assert!((quantize(-600.123, fm, 32) + 600.123).abs() < 1e-6);
+    // the CP suppresses a message whose magnitude quantises to 0
+    let p = params_with(json!({"quant_bits": 3}));
+    // Q = 30 000 B, Q_last = Q ⇒ fb = −93.75 pages < 267.86 ⇒ nothing
+    assert_eq!(cp_decide(&p, 30_000, 30_000, false), Verdict::Nothing);
+    match cp_decide(&p, 48_000, 40_000, false) {
+        // qoff = −375, qdelta = +125 ⇒ fb = −625; floor(625·7/1875) = 2 ⇒ −2·Fb_max/7
+        Verdict::Send(MSG_NEGATIVE, v) => assert!(close(v[1], -2.0 * fm / 7.0)),
+        v => panic!("{v:?}"),
+    }
+}
+
+// ---------------------------------------------------------------- decrease-only mode (§4.1)
+
+#[test]
+fn fb_at_cp_sends_decrease_only_and_rp_does_not_tag() {
+    let p = params_with(json!({"fb_at_cp": true}));
+    assert_eq!(cp_decide(&p, 6_000, 6_000, true), Verdict::Nothing); // no positive, even tagged
+    assert!(matches!(cp_decide(&p, 30_000, 30_000, false), Verdict::Send(MSG_NEGATIVE, _)));
+    let mut h = RpH::new(p, 1);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    assert!(close(h.rate(0).unwrap(), 5e9));
+    let mut f = data_frame(0, 0, 1500);
+    h.with(|rp, ctx| rp.on_transmit(ctx, 0, &mut f));
+    assert_eq!(f.tag.flags & tag::RL, 0);
+}
+
+// ---------------------------------------------------------------- RP: AIMD, floor, ownership
+
+#[test]
+fn gain_rule_of_spec_10() {
+    // [A]/[D] gains: Gi·Fb_max·Ru = 1 Gb/s; 1 − Gd·Fb_max = 0.5 (0.05 with the 95 % gain)
+    let p = base();
+    assert!((p.gi * p.fb_max() * p.ru_bps - 1e9).abs() < 1.0);
+    assert!(close(1.0 - p.gd * p.fb_max(), 0.5));
+    let p95 = params_with(json!({"gd": 0.95 / 1875.0}));
+    assert!(close(1.0 - p95.gd * p95.fb_max(), 0.05));
+    // and at the RP: a maximal negative halves (×0.05), a maximal positive adds 1 Gb/s
+    let mut h = RpH::new(base(), 1);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    assert!(close(h.rate(0).unwrap(), 5e9), "RL created at line rate, then halved");
+    h.msg(MSG_POSITIVE, 0, CPID, 1875.0);
+    assert!(close(h.rate(0).unwrap(), 6e9));
+    let mut h = RpH::new(p95, 1);
+    h.msg(MSG_MAX, 0, CPID, 0.0);
+    assert!(close(h.rate(0).unwrap(), 0.5e9));
+}
+
+#[test]
+fn positive_never_creates_an_rl_and_non_owner_positive_is_ignored() {
+    let mut h = RpH::new(base(), 2);
+    h.msg(MSG_POSITIVE, 0, CPID, 500.0);
+    assert_eq!(h.rate(0), None);
+    assert!(h.rates.is_empty());
+    h.msg(MSG_NEGATIVE, 1, CPID, -100.0);
+    let r = h.rate(1).unwrap();
+    h.msg(MSG_POSITIVE, 1, CPID + 1, 500.0); // not the owner
+    assert_eq!(h.rate(1), Some(r));
+    // a negative from another CP transfers ownership; then its positives apply
+    h.msg(MSG_NEGATIVE, 1, CPID + 1, -100.0);
+    let r2 = h.rate(1).unwrap();
+    assert!(r2 < r);
+    h.msg(MSG_POSITIVE, 1, CPID + 1, 100.0);
+    assert!(close(h.rate(1).unwrap(), r2 + h.rp.p.gi * 100.0 * 1e6));
+    h.msg(MSG_POSITIVE, 1, CPID, 100.0); // the old owner no longer counts
+    assert!(close(h.rate(1).unwrap(), r2 + h.rp.p.gi * 100.0 * 1e6));
+    // data frames carry the owner's id in the RL tag
+    let mut f = data_frame(0, 1, 1500);
+    h.with(|rp, ctx| rp.on_transmit(ctx, 1, &mut f));
+    assert_eq!((f.tag.flags & tag::RL, f.tag.cpid), (tag::RL, CPID + 1));
+    let mut g = data_frame(0, 0, 1500);
+    h.with(|rp, ctx| rp.on_transmit(ctx, 0, &mut g));
+    assert_eq!(g.tag.flags, 0, "flows without an RL are untagged");
+}
+
+#[test]
+fn increase_to_line_rate_releases_the_rl() {
+    let mut h = RpH::new(base(), 1);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0); // 5 Gb/s
+    for _ in 0..4 {
+        h.msg(MSG_POSITIVE, 0, CPID, 1875.0);
+    }
+    assert!(close(h.rate(0).unwrap(), 9e9));
+    h.msg(MSG_POSITIVE, 0, CPID, 1875.0);
+    assert_eq!(h.rate(0), None);
+    assert_eq!(h.last_set(0), Some(None), "limiter removed: line rate, untagged");
+}
+
+#[test]
+fn rate_floor_holds() {
+    // 95 % decreases from 10 Gb/s: 10G·0.05^k reaches the 1 Mb/s floor at k = 4
+    let mut h = RpH::new(params_with(json!({"gd": 0.95 / 1875.0})), 1);
+    for _ in 0..10 {
+        h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    }
+    assert_eq!(h.rate(0), Some(1e6));
+    // Gd·|fb| > 1 would make the rate negative: the floor applies
+    let mut h = RpH::new(params_with(json!({"gd": 1e-3, "rate_floor_bps": 0.0})), 1);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    assert_eq!(h.rate(0), Some(0.0));
+}
+
+#[test]
+fn initial_rate_option() {
+    let mut h = RpH::new(params_with(json!({"initial_rate_bps": 5e9})), 1);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    assert!(close(h.rate(0).unwrap(), 2.5e9));
+}
+
+// ---------------------------------------------------------------- BCN(0,0) (§2.5)
+
+#[test]
+fn bcn00_stops_restarts_randomly_within_tmax_at_rmin() {
+    let mut h = RpH::new(params_with(json!({"severe": "zero"})), 1);
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    assert_eq!(h.rate(0), Some(0.0));
+    assert_eq!(h.last_set(0), Some(Some(0.0)), "Some(0) stops the flow");
+    // a normal negative while stopped is ignored
+    h.msg(MSG_NEGATIVE, 0, CPID, -100.0);
+    assert_eq!(h.rate(0), Some(0.0));
+    let (at, _) = *h.timers.iter().find(|t| untoken(t.1).0 == T_RESTART).unwrap();
+    assert!(at <= 100 * PS_PER_US);
+    h.advance(at);
+    assert_eq!(h.rate(0), Some(1e9));
+    assert!(h.rp.flows[0].last_restart == Some(at));
+}
+
+/// Drive `n` stop episodes (each: ZERO, then restart) and return the back-off levels used.
+fn episodes(reset: &str, gaps_ps: &[u64]) -> Vec<u32> {
+    let mut h = RpH::new(params_with(json!({"severe": "zero", "reset": reset, "backoff_cap": 3})), 1);
+    let mut used = vec![];
+    for &gap in gaps_ps {
+        h.advance(h.now + gap);
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        let rmin = h.rp.flows[0].restart_rate;
+        let k = (1e9 / rmin).log2().round() as u32;
+        used.push(k);
+        h.advance(h.now + 2_000 * PS_PER_MS); // let it restart
+    }
+    used
+}
+
+#[test]
+fn bcn00_reset_policies_and_backoff_cap() {
+    let gaps = [0, 10 * PS_PER_US, 10 * PS_PER_US, 10 * PS_PER_US, 10 * PS_PER_US];
+    // ALWAYS: every new episode starts at (Tmax0, Rmin0)
+    assert_eq!(episodes("always", &gaps), vec![0, 0, 0, 0, 0]);
+    // NEVER: accumulates, capped at K_CAP = 3
+    assert_eq!(episodes("never", &gaps), vec![0, 1, 2, 3, 3]);
+    // DELAYED: episodes come 2 s after the restart here (≥ 1 ms) ⇒ reset
+    assert_eq!(episodes("delayed", &gaps), vec![0, 0, 0, 0, 0]);
+    // DELAYED with a ZERO < 1 ms after the last restart: no reset
+    let mut h = RpH::new(params_with(json!({"severe": "zero", "reset": "delayed"})), 1);
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    h.advance(200 * PS_PER_US); // restarted (Tmax0 = 100 µs)
+    let t_restart = h.rp.flows[0].last_restart.unwrap();
+    h.advance(t_restart + 500 * PS_PER_US);
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    assert!(close(h.rp.flows[0].restart_rate, 0.5e9), "level 1: Rmin halved");
+    h.advance(h.now + 10 * PS_PER_MS);
+    let t_restart = h.rp.flows[0].last_restart.unwrap();
+    h.advance(t_restart + PS_PER_MS); // exactly 1 ms later: reset
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    assert!(close(h.rp.flows[0].restart_rate, 1e9));
+}
+
+#[test]
+fn bcn00_reset_event_positive_and_released() {
+    // reset_event = positive (spec §12 R8): episodes accumulate through negative BCNs; the first
+    // positive BCN reaching the running RL applies the policy.
+    let mk = |reset: &str, ev: &str| {
+        RpH::new(params_with(json!({"severe": "zero", "reset": reset, "reset_event": ev})), 1)
+    };
+    for (reset, after_positive) in [("always", 1e9), ("never", 0.25e9)] {
+        let mut h = mk(reset, "positive");
+        for want in [1e9, 0.5e9] {
+            h.msg(MSG_ZERO, 0, CPID, 0.0);
+            assert!(close(h.rp.flows[0].restart_rate, want), "{reset}: episodes accumulate");
+            h.advance(h.now + 50 * PS_PER_MS); // restarted
+        }
+        h.msg(MSG_NEGATIVE, 0, CPID, -10.0); // a negative BCN is no reset event
+        h.msg(MSG_POSITIVE, 0, CPID, 10.0);
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        assert!(close(h.rp.flows[0].restart_rate, after_positive), "{reset}");
+    }
+    // with a negative BCN only, the level keeps growing under always
+    let mut h = mk("always", "positive");
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    h.advance(h.now + 50 * PS_PER_MS);
+    h.msg(MSG_NEGATIVE, 0, CPID, -10.0);
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    assert!(close(h.rp.flows[0].restart_rate, 0.5e9));
+    // reset_event = released: a positive BCN does nothing; the RL released at line rate resets
+    let mut h = mk("always", "released");
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    h.advance(h.now + 50 * PS_PER_MS);
+    h.msg(MSG_POSITIVE, 0, CPID, 10.0);
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    assert!(close(h.rp.flows[0].restart_rate, 0.5e9), "a positive BCN is no reset event here");
+    h.advance(h.now + 50 * PS_PER_MS);
+    for _ in 0..10_000 {
+        if h.rp.flows[0].rl.is_none() {
+            break;
+        }
+        h.msg(MSG_POSITIVE, 0, CPID, 1e6); // large increases up to the line rate
+    }
+    assert!(h.rp.flows[0].rl.is_none(), "released at line rate");
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    assert!(close(h.rp.flows[0].restart_rate, 1e9), "the release reset the back-off");
+}
+
+#[test]
+fn bcn00_reset_event_uncongested() {
+    // reset_event = uncongested: a new stop episode keeps the level; a normal BCN to a running
+    // RL applies the policy (always: reset; delayed: reset if >= 1 ms after the restart; never: no).
+    let mk = |reset: &str| {
+        RpH::new(params_with(json!({"severe": "zero", "reset": reset, "reset_event": "uncongested"})), 1)
+    };
+    for (reset, after_normal) in [("always", 1e9), ("delayed", 0.25e9), ("never", 0.25e9)] {
+        let mut h = mk(reset);
+        for want in [1e9, 0.5e9] {
+            h.msg(MSG_ZERO, 0, CPID, 0.0);
+            assert!(close(h.rp.flows[0].restart_rate, want), "{reset}: episodes accumulate");
+            h.advance(h.now + 50 * PS_PER_MS); // restarted
+        }
+        // a normal BCN 50 ms after the restart... but delayed looks at the restart time:
+        let t_restart = h.rp.flows[0].last_restart.unwrap();
+        h.advance(t_restart + 500 * PS_PER_US); // < 1 ms after the restart
+        h.msg(MSG_NEGATIVE, 0, CPID, -10.0);
+        h.msg(MSG_ZERO, 0, CPID, 0.0);
+        assert!(close(h.rp.flows[0].restart_rate, after_normal), "{reset}");
+    }
+    // delayed: a normal BCN >= 1 ms after the restart resets
+    let mut h = mk("delayed");
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    h.advance(h.now + 50 * PS_PER_MS);
+    h.advance(h.rp.flows[0].last_restart.unwrap() + PS_PER_MS);
+    h.msg(MSG_POSITIVE, 0, CPID, 10.0);
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    assert!(close(h.rp.flows[0].restart_rate, 1e9));
+    // BCN-MAX is a severe message: no reset; a normal BCN while stopped is ignored
+    let mut h = mk("always");
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    h.advance(h.now + 50 * PS_PER_MS);
+    h.msg(MSG_MAX, 0, CPID, 0.0);
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    assert!(close(h.rp.flows[0].restart_rate, 0.5e9));
+    h.msg(MSG_NEGATIVE, 0, CPID, -10.0); // stopped: ignored
+    h.msg(MSG_ZERO, 0, CPID, 0.0);
+    assert!(close(h.rp.flows[0].restart_rate, 0.25e9));
+}
+
+#[test]
+fn bcn00_while_stopped_rearms_with_doubled_tmax_and_halved_rmin() {
+    let p = params_with(json!({"severe": "zero", "backoff_cap": 2}));
+    assert_eq!(backoff(&p, 0), (100 * PS_PER_US, 1e9));
+    assert_eq!(backoff(&p, 1), (200 * PS_PER_US, 0.5e9));
+    let mut h = RpH::new(p, 1);
+    for want in [1e9, 0.5e9, 0.25e9, 0.25e9] {
+        h.msg(MSG_ZERO, 0, CPID, 0.0); // still stopped: no reset, level grows to the cap
+        assert!(close(h.rp.flows[0].restart_rate, want));
+    }
+    // only the latest restart timer counts
+    let gens: Vec<u32> =
+        h.timers.iter().filter(|t| untoken(t.1).0 == T_RESTART).map(|t| untoken(t.1).2).collect();
+    assert_eq!(gens.len(), 4);
+    h.advance(h.now + 10 * PS_PER_MS);
+    assert_eq!(h.rate(0), Some(0.25e9));
+    let restarts = h.rates.iter().filter(|r| r.rate_bps == Some(0.25e9)).count();
+    assert_eq!(restarts, 1, "stale restart tokens ignored");
+}
+
+// ---------------------------------------------------------------- drift (§2.4)
+
+#[test]
+fn drift_adds_ru_every_interval_except_while_stopped() {
+    let mut h = RpH::new(params_with(json!({"drift_bps": 1e6, "severe": "zero"})), 2);
+    h.now = 50 * PS_PER_US;
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0); // 5 Gb/s
+    h.msg(MSG_ZERO, 1, CPID, 0.0); // stopped
+    // the drift grid is global: ticks at 100, 200, ... µs
+    let first = h.timers.iter().find(|t| untoken(t.1).0 == T_DRIFT).unwrap().0;
+    assert_eq!(first, 100 * PS_PER_US);
+    h.rp.flows[1].restart_gen += 1; // keep flow 1 stopped for this test
+    h.advance(1_000 * PS_PER_US);
+    assert!(close(h.rate(0).unwrap(), 5e9 + 10.0 * 1e6));
+    assert_eq!(h.rate(1), Some(0.0));
+    // drift releases the RL at line rate, then stops ticking when no RL is left
+    let mut h = RpH::new(params_with(json!({"drift_bps": 1e9})), 1);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    h.advance(PS_PER_MS);
+    assert_eq!(h.rate(0), None);
+    assert!(h.timers.is_empty());
+    assert!(!h.rp.drift_armed);
+}
+
+#[test]
+fn drift_with_a_random_phase_ticks_on_the_hosts_own_grid() {
+    // drift_random_phase: the first tick is at phase + k T for a phase drawn per host in [0, T), and
+    // the ticks stay T apart; different hosts (streams) get different phases
+    let tick_of = |stream: u64| {
+        let mut h = RpH::new(params_with(json!({"drift_bps": 1e6, "drift_random_phase": true})), 1);
+        h.rng = Stream::new(1, 0, stream);
+        h.now = 50 * PS_PER_US;
+        h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+        let first = h.timers.iter().find(|t| untoken(t.1).0 == T_DRIFT).unwrap().0;
+        assert!(first > h.now && first <= h.now + 100 * PS_PER_US, "{first}");
+        h.advance(first);
+        let second = h.timers.iter().find(|t| untoken(t.1).0 == T_DRIFT).unwrap().0;
+        assert_eq!(second, first + 100 * PS_PER_US);
+        first % (100 * PS_PER_US)
+    };
+    let phases: Vec<u64> = (1..6).map(tick_of).collect();
+    assert!(phases.iter().any(|&p| p != 0), "off the global grid: {phases:?}");
+    assert!(phases.windows(2).any(|w| w[0] != w[1]), "a phase per host: {phases:?}");
+}
+
+// ---------------------------------------------------------------- ECM timeout (§3)
+
+#[test]
+fn ecm_rl_timeout_two_ms_after_the_last_bcn() {
+    let mut h = RpH::new(params_with(json!({"rl_timeout_ps": 2 * PS_PER_MS})), 1);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    h.advance(PS_PER_MS);
+    h.msg(MSG_NEGATIVE, 0, CPID, -10.0); // re-arms: deadline now 3 ms
+    h.advance(2 * PS_PER_MS + PS_PER_US);
+    assert!(h.rate(0).is_some(), "the first timer is stale");
+    h.advance(3 * PS_PER_MS - 1);
+    assert!(h.rate(0).is_some());
+    h.advance(3 * PS_PER_MS);
+    assert_eq!(h.rate(0), None);
+    assert_eq!(h.last_set(0), Some(None));
+}
+
+#[test]
+fn ecm_idle_timeout_keeps_a_sending_rl_and_deletes_an_idle_one() {
+    let mut h = RpH::new(params_with(json!({"rl_timeout_ps": 2 * PS_PER_MS, "rl_timeout_event": "idle"})), 1);
+    h.backlog = vec![false]; // nothing waits at the host between frames
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    // no further feedback, but the flow keeps sending: the RL lives on
+    for k in 1..=5 {
+        h.transmit_at(0, k * PS_PER_MS);
+    }
+    h.advance(6 * PS_PER_MS);
+    assert!(h.rate(0).is_some(), "an RL that sends is not idle, feedback or not");
+    // silence: deleted 2 ms after the last frame (5 ms), at the first check after it
+    h.advance(8 * PS_PER_MS);
+    assert_eq!(h.rate(0), None);
+    assert_eq!(h.last_set(0), Some(None));
+}
+
+// ---------------------------------------------------------------- self-increase (§4.3)
+
+#[test]
+fn self_increase_r_plus_r_i_tau() {
+    let mut h =
+        RpH::new(params_with(json!({"fb_at_cp": true, "self_increase": 2.0, "self_increase_interval_ps": PS_PER_MS})), 1);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0); // 5 Gb/s
+    h.advance(3 * PS_PER_MS);
+    let want = 5e9 * (1.0 + 2.0 * 1e-3f64).powi(3);
+    assert!(close(h.rate(0).unwrap(), want), "{} vs {want}", h.rate(0).unwrap());
+    assert!(close(self_increase_step(1e9, 1.0, PS_PER_MS), 1.001e9));
+}
+
+// ---------------------------------------------------------------- parameters
+
+#[test]
+fn params_are_strict() {
+    let mut v = base_json();
+    v["bogus"] = json!(1);
+    let e = parse_params::<Params>("bcn", &v).err().unwrap().to_string();
+    assert!(e.contains("bogus"), "{e}");
+    let mut v = base_json();
+    v.as_object_mut().unwrap().remove("gi");
+    assert!(parse_params::<Params>("bcn", &v).is_err(), "no defaults in the IR");
+    assert!(build(&json!({"qeq_bytes": 0})).is_err());
+    let mut v = base_json();
+    v["quant_bits"] = json!(0);
+    assert!(build(&v).err().unwrap().to_string().contains("quant_bits"));
+    let s = build_ecm(&base_json()).ok().unwrap();
+    assert_eq!(s.name(), "ecm");
+    assert_eq!(s.message_types(), &["positive", "negative", "max", "zero"]);
+}
