@@ -230,9 +230,11 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
     // observation buffers must stay bounded (a 1-ps bin would ask for billions of cells)
     const MAX_CELLS: u64 = 50_000_000;
     let o = &ir.observe;
+    // per-flow series exist only for the first `observe.flow_series` flows (plus one aggregate)
+    let observed_flows = o.flow_series.map_or(ir.flows.len(), |k| ir.flows.len().min(k as usize)) as u64 + 1;
     if o.throughput_bin_ps > 0 {
         let bins = ir.duration_ps.div_ceil(o.throughput_bin_ps);
-        let flows = ir.flows.len().max(1) as u64;
+        let flows = observed_flows;
         if bins.saturating_mul(flows) > MAX_CELLS {
             let min_bin = ir.duration_ps.saturating_mul(flows).div_ceil(MAX_CELLS);
             return Err(err(
@@ -243,7 +245,7 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
     }
     if o.sample_interval_ps > 0 {
         let samples = ir.duration_ps.div_ceil(o.sample_interval_ps);
-        let series = (2 * ir.links.len() + ir.flows.len()).max(1) as u64 * 2;
+        let series = (2 * ir.links.len() as u64 + observed_flows) * 2;
         if samples.saturating_mul(series) > 4 * MAX_CELLS {
             let min_iv = ir.duration_ps.saturating_mul(series).div_ceil(4 * MAX_CELLS);
             return Err(err(
