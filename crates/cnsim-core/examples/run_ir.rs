@@ -4,7 +4,8 @@
 //! python -c "import json,cnsim.api as a,cnsim.compile as c; print(json.dumps(c.compile_ir(a.resolve('S.toml'))))" > /tmp/ir.json
 //! valgrind --tool=callgrind target/profiling/examples/run_ir /tmp/ir.json
 //!
-//! Prints events, wall time of the run and the conservation check.
+//! Prints events, wall time of the run and the conservation check; `--summary` adds the summary JSON
+//! (to compare two engine builds on the same IR).
 
 use cnsim_core::Simulation;
 use std::time::Instant;
@@ -20,4 +21,7 @@ fn main() {
     let res = sim.finish().expect("conservation holds");
     let s = &res.summary;
     println!("events={events} run_s={run_s:.4} conservation={}", s["conservation"]["ok"]);
+    if std::env::args().any(|a| a == "--summary") {
+        println!("{s}");
+    }
 }

@@ -81,6 +81,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
                     ctrl_q: VecDeque::new(),
                     wake_at: u64::MAX,
                     backlogged: 0,
+                    active: Vec::new(),
                     rp: None,
                     reflector: None,
                     info_idx: 0,
@@ -100,6 +101,9 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         let h = &mut hosts[host_of[f.src as usize] as usize];
         let local = h.flows.len() as u32;
         h.flows.push(FlowId(i as u32));
+        if h.flows.len() > 64 * h.active.len() {
+            h.active.push(0);
+        }
         // a flow's destination must be reachable from its source's switch
         let sw_node = ports[h.port.idx()].peer_node.idx();
         if switch_of[sw_node] == NONE_U32 || switches[switch_of[sw_node] as usize].route[f.dst as usize].is_none() {
@@ -215,7 +219,6 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         emits: Vec::new(),
         rate_changes: Vec::new(),
         timers: Vec::new(),
-        backlog_scratch: Vec::new(),
     };
     schedule_initial(&mut net);
     Ok(net)

@@ -36,6 +36,7 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
     }
     let is_host: Vec<bool> = ir.nodes.iter().map(|x| matches!(x, NodeIr::Host { .. })).collect();
     let mut names = std::collections::BTreeSet::new();
+    let max_frame = ir.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(0);
     for (i, node) in ir.nodes.iter().enumerate() {
         let name = match node {
             NodeIr::Host { name, .. } => name,
@@ -46,7 +47,6 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
                     BufferIr::Shared { shared_bytes } => *shared_bytes,
                     BufferIr::Partitioned { partitioned_bytes } => *partitioned_bytes,
                 };
-                let max_frame = ir.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(0);
                 if limit < max_frame.max(ir.control_frame_bytes as u64) {
                     return Err(err(
                         format!("nodes[{i}].buffer"),

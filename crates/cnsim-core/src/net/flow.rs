@@ -104,6 +104,14 @@ impl Flow {
     }
 }
 
+/// The engine's answer to [`crate::cm::HostCtx::has_backlog`]: straight from the flow table.
+impl crate::cm::Backlog for Vec<Flow> {
+    #[inline]
+    fn has_frame(&self, _local: u32, flow: FlowId) -> bool {
+        self[flow.idx()].has_frame()
+    }
+}
+
 /// A transfer (FCT unit): one Pareto ON period's data.
 #[derive(Debug, Clone, Copy)]
 pub struct Transfer {
@@ -178,7 +186,7 @@ impl Network {
                             f.sat -= 1
                         }
                         let has = f.has_frame();
-                        self.adjust_backlogged(h, had, has);
+                        self.adjust_backlogged(h, fid, had, has);
                         if has {
                             self.host_try_send(h);
                         }
@@ -188,11 +196,20 @@ impl Network {
         }
     }
 
+    /// Flow `fid` of host `h` went from having a frame (`had`) to `has`: the host's count and bit set.
     #[inline]
-    pub(crate) fn adjust_backlogged(&mut self, h: usize, had: bool, has: bool) {
+    pub(crate) fn adjust_backlogged(&mut self, h: usize, fid: FlowId, had: bool, has: bool) {
+        let local = self.flows[fid.idx()].local as usize;
+        let host = &mut self.hosts[h];
         match (had, has) {
-            (false, true) => self.hosts[h].backlogged += 1,
-            (true, false) => self.hosts[h].backlogged -= 1,
+            (false, true) => {
+                host.backlogged += 1;
+                host.active[local / 64] |= 1 << (local % 64);
+            }
+            (true, false) => {
+                host.backlogged -= 1;
+                host.active[local / 64] &= !(1 << (local % 64));
+            }
             _ => {}
         }
     }
@@ -214,7 +231,7 @@ impl Network {
         self.c.data_generated.0 += frames;
         self.c.data_generated.1 += frames * f.frame_bytes as u64;
         let h = self.host_of[f.src.idx()] as usize;
-        self.adjust_backlogged(h, had, true);
+        self.adjust_backlogged(h, fid, had, true);
         self.host_try_send(h);
     }
 
@@ -240,7 +257,7 @@ impl Network {
         }
         let size = f.frame_bytes;
         if !f.has_frame() {
-            self.hosts[h].backlogged -= 1;
+            self.adjust_backlogged(h, fid, true, false);
         }
         (transfer, size, last)
     }

@@ -25,9 +25,34 @@ pub struct Host {
     pub wake_at: SimTime,
     /// Number of flows with a frame waiting (saturated or backlog > 0).
     pub backlogged: u32,
+    /// The same as a bit set over local flow indices: the round robin visits only these (a host
+    /// of a large fabric has ~1 000 flows, few of them with a frame at any time).
+    pub active: Vec<u64>,
     pub rp: Option<Box<dyn ReactionPoint>>,
     pub reflector: Option<Box<dyn Reflector>>,
     pub info_idx: usize,
+}
+
+/// Indices of the set bits of `bits` in `[from, to)`, ascending.
+#[inline]
+fn set_bits(bits: &[u64], from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
+    let (w0, w1) = (from / 64, to.div_ceil(64));
+    (w0..w1).flat_map(move |w| {
+        let mut word = bits[w];
+        if w == w0 {
+            word &= !0u64 << (from % 64);
+        }
+        if w + 1 == w1 && to % 64 != 0 {
+            word &= !0u64 >> (64 - to % 64);
+        }
+        std::iter::from_fn(move || {
+            (word != 0).then(|| {
+                let b = word.trailing_zeros() as usize;
+                word &= word - 1;
+                w * 64 + b
+            })
+        })
+    })
 }
 
 impl Network {
@@ -78,21 +103,21 @@ impl Network {
         if self.hosts[h].backlogged == 0 {
             return;
         }
-        // round robin over eligible flows
+        // round robin over the flows with a frame, in local-index order from `rr_next`
         let n = self.hosts[h].flows.len();
         let start = self.hosts[h].rr_next;
         let mut pick = usize::MAX;
         let mut min_blocked = u64::MAX;
-        for k in 0..n {
-            let i = if start + k >= n { start + k - n } else { start + k };
-            let f = &self.flows[self.hosts[h].flows[i].idx()];
-            if f.has_frame() {
-                if f.next_allowed <= now {
-                    pick = i;
-                    break;
-                }
-                min_blocked = min_blocked.min(f.next_allowed);
+        let host = &self.hosts[h];
+        debug_assert_eq!(host.active.iter().map(|w| w.count_ones()).sum::<u32>(), host.backlogged);
+        for i in set_bits(&host.active, start, n).chain(set_bits(&host.active, 0, start)) {
+            let f = &self.flows[host.flows[i].idx()];
+            debug_assert!(f.has_frame(), "active bit of a flow without a frame");
+            if f.next_allowed <= now {
+                pick = i;
+                break;
             }
+            min_blocked = min_blocked.min(f.next_allowed);
         }
         if pick == usize::MAX {
             if min_blocked != u64::MAX {
@@ -252,10 +277,6 @@ impl Network {
 
     fn host_ctx(&mut self, h: usize) -> HostCtx<'_> {
         let hinfo = &self.host_infos[self.hosts[h].info_idx];
-        self.backlog_scratch.clear();
-        for f in &hinfo.flows {
-            self.backlog_scratch.push(self.flows[f.idx()].has_frame());
-        }
         HostCtx {
             now: self.now,
             info: hinfo,
@@ -263,7 +284,7 @@ impl Network {
             out: &mut self.emits,
             rates: &mut self.rate_changes,
             timers: &mut self.timers,
-            backlog: &self.backlog_scratch,
+            backlog: &self.flows,
             extra_overhead_bytes: &mut self.c.extra_overhead_bytes,
         }
     }
@@ -338,5 +359,24 @@ impl Network {
             quanta: 0,
             seq: 0,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::set_bits;
+
+    #[test]
+    fn set_bits_lists_exactly_the_set_bits_in_range() {
+        let mut rng = crate::rng::Stream::new(3, 0, 0);
+        for n in [1usize, 63, 64, 65, 130, 1023] {
+            let words: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.next_u64()).collect();
+            let bit = |i: usize| words[i / 64] >> (i % 64) & 1 == 1;
+            for (from, to) in [(0, n), (n / 3, n), (0, n / 2), (n / 2, n / 2), (n - 1, n)] {
+                let got: Vec<usize> = set_bits(&words, from, to).collect();
+                let want: Vec<usize> = (from..to).filter(|&i| bit(i)).collect();
+                assert_eq!(got, want, "n {n} [{from}, {to})");
+            }
+        }
     }
 }

@@ -126,7 +126,6 @@ pub struct Network {
     pub(crate) emits: Vec<Emit>,
     pub(crate) rate_changes: Vec<RateChange>,
     pub(crate) timers: Vec<(SimTime, u64)>,
-    pub(crate) backlog_scratch: Vec<bool>,
 }
 
 impl Network {

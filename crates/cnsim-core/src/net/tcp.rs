@@ -86,7 +86,7 @@ impl Network {
         f.tcp_ready = f.tcp.as_ref().is_some_and(|t| t.sender.can_send());
         let has = f.has_frame();
         let h = self.host_of[f.src.idx()] as usize;
-        self.adjust_backlogged(h, had, has);
+        self.adjust_backlogged(h, fid, had, has);
     }
 
     /// Make sure an event is pending no later than the sender's RTO deadline.
