@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from cnsim.compile import compile_ir
+from cnsim.compile import compile_ir_once
 from cnsim.exceptions import CnsimError, ConfigError, InvariantError, Problem, RunInterrupted
 from cnsim.loader import dump_toml, load_scenario
 from cnsim.results import Result, frames_from_core
@@ -87,7 +87,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     detected), :class:`RunInterrupted` (Ctrl-C; nothing is written).
     """
     sc = resolve(scenario, seed, overrides)
-    ir = compile_ir(sc)
+    ir = compile_ir_once(sc)
     if out is not None:  # before the run: a bad location fails at once, a user's folder is never replaced
         from cnsim.outdir import check
 

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import tomli_w
 from pydantic import ValidationError
 
-from cnsim.compile import compile_ir
+from cnsim.compile import compile_ir_once
 from cnsim.errors import problems_from
 from cnsim.exceptions import ConfigError
 from cnsim.scenario import TRAFFIC_KINDS, Scenario
@@ -117,7 +117,7 @@ def load_scenario(source: str | Path | Mapping[str, Any], overrides: Mapping[str
         scenario = Scenario.model_validate(data)
     except ValidationError as err:
         raise ConfigError(problems_from(err, Scenario, union_tags=frozenset(TRAFFIC_KINDS))) from None
-    compile_ir(scenario)  # whole-scenario rules
+    compile_ir_once(scenario)  # whole-scenario rules (the IR is kept for the run that follows)
     return scenario
 
 

@@ -18,17 +18,18 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 BUCKETS = ((0, 10_000, "<10KB"), (10_000, 100_000, "10KB-100KB"), (100_000, 1_000_000, "100KB-1MB"),
            (1_000_000, 10_000_000, "1MB-10MB"), (10_000_000, math.inf, ">=10MB"))
 PS = 1e-12
 
 
-def flow_ideal_parts(ir: Mapping[str, Any]) -> list[tuple[float, float, float, float]]:
-    """Per flow (index = flow id): (first-frame latency coefficient terms) as
-    (Σ 8/r_i seconds per byte, Σ d_i + Σ L_j seconds, 8 / min r seconds per byte, reverse-path seconds for a
-    64-B ACK, 0 for UDP)."""
+def flow_ideal_parts(ir: Mapping[str, Any], only: Iterable[int] | None = None
+                     ) -> dict[int, tuple[float, float, float, float]]:
+    """Per flow id (every flow, or the ids in ``only``: a fabric has ~10^6 host pairs, an FCT table a
+    few thousand of them): (first-frame latency coefficient terms) as (Σ 8/r_i seconds per byte,
+    Σ d_i + Σ L_j seconds, 8 / min r seconds per byte, reverse-path seconds for a 64-B ACK, 0 for UDP)."""
     from cnsim import api
 
     paths = api.core().flow_paths(json.dumps(ir))
@@ -37,10 +38,11 @@ def flow_ideal_parts(ir: Mapping[str, Any]) -> list[tuple[float, float, float, f
         links[(lk["a"], lk["b"])] = lk
         links[(lk["b"], lk["a"])] = lk
     nodes = ir["nodes"]
-    out = []
-    for f, path in zip(ir["flows"], paths):
+    out: dict[int, tuple[float, float, float, float]] = {}
+    for i in (range(len(paths)) if only is None else sorted(set(only))):
+        f, path = ir["flows"][i], paths[i]
         if not path:
-            out.append((math.nan, math.nan, math.nan, 0.0))
+            out[i] = (math.nan, math.nan, math.nan, 0.0)
             continue
         hops = [links[(u, v)] for u, v in zip(path, path[1:])]
         per_byte = sum(8.0 / h["rate_bps"] for h in hops)
@@ -49,7 +51,7 @@ def flow_ideal_parts(ir: Mapping[str, Any]) -> list[tuple[float, float, float, f
         ack = 0.0
         if (f.get("transport") or {}).get("kind") == "tcp":
             ack = 64 * per_byte + fixed
-        out.append((per_byte, fixed, bottleneck, ack))
+        out[i] = (per_byte, fixed, bottleneck, ack)
     return out
 
 
@@ -60,10 +62,11 @@ def add_slowdown(fct: Any, ir: Mapping[str, Any]) -> Any:
 
     if fct is None or fct.empty:
         return fct
-    parts = flow_ideal_parts(ir)
+    ids = [int(i) for i in fct["flow"]]
+    parts = flow_ideal_parts(ir, only=ids)
     wire = ir.get("wire_overhead_bytes", 0)
-    frame = np.array([ir["flows"][int(i)]["frame_bytes"] + wire for i in fct["flow"]], dtype=float)
-    p = np.array([parts[int(i)] for i in fct["flow"]], dtype=float)
+    frame = np.array([ir["flows"][i]["frame_bytes"] + wire for i in ids], dtype=float)
+    p = np.array([parts[i] for i in ids], dtype=float)
     frames = fct["frames"].to_numpy(dtype=float)
     ideal = frame * p[:, 0] + p[:, 1] + (frames - 1) * frame * p[:, 2] + p[:, 3]
     done = (fct["completed"].to_numpy() == 1) & (fct["bad"].to_numpy() == 0)
