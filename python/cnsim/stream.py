@@ -1,0 +1,257 @@
+"""A run whose time series go to Parquet as it goes: memory independent of the run's length.
+
+The engine (``cnsim._core.Simulation``) runs in steps; whenever ``CHUNK_ROWS`` rows of the time series
+(``queue_ts``, ``rp_rate``, ``tcp_ts``, ``pause_ts``) are buffered, they are drained and written as row
+groups of their Parquet file. The files hold exactly the rows, columns and types that
+:meth:`cnsim.results.Result.save` writes for an in-memory run (tests/test_stream.py):
+
+* names are joined to ids as ``frames_from_core`` does (``queue`` → ``switch``, ``port``; ``flow`` →
+  ``src``, ``dst``; ``link`` → ``from``, ``to``), as dictionary columns whose categories are the sorted
+  names and whose index width follows pandas' rule, so that pandas reads them back as the same
+  categoricals;
+* ``queue_ts`` and ``pause_ts`` are sparse: a queue (a link) gets rows from the first sample only once it
+  has been seen holding a data frame (paused), with zeros before. A queue first seen in a later chunk
+  is missing from the chunks already written; :meth:`SeriesWriter.close` then rewrites that file once,
+  chunk by chunk, filling in the zeros (the sample instants are ``k · sample_interval``, as the engine
+  takes them).
+
+Only pyarrow and numpy are imported here: a short run does not pay for pandas.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+CHUNK_ROWS = 1 << 17
+"""Buffered series rows that trigger a drain (one row group per table per drain)."""
+
+STEP_SAMPLES = 512
+"""The engine runs at most this many sample intervals between two looks at its buffer, so that a
+drain never waits for more than ``STEP_SAMPLES`` samples' rows beyond ``CHUNK_ROWS``."""
+
+SERIES = {"queue_ts": ("queues", "queue", "bytes"), "rp_rate": ("flows", "flow", None),
+          "tcp_ts": ("flows", "flow", None), "pause_ts": ("links", "link", "paused")}
+"""Streamed tables: (table naming the ids, id column, value column of an id-sparse series or None)."""
+
+ENGINE_COLUMNS = {"queue_ts": ("t_s", "queue", "bytes"), "rp_rate": ("t_s", "flow", "rate_bps"),
+                  "tcp_ts": ("t_s", "flow", "cwnd_bytes", "ssthresh_bytes", "alpha"),
+                  "pause_ts": ("t_s", "link", "paused")}
+
+
+def column(value: Any) -> Any:
+    """An engine column as numpy (``(dtype, raw bytes)``) or a list of names."""
+    if isinstance(value, tuple):
+        dtype, raw = value
+        return np.frombuffer(raw, dtype=dtype)
+    return value
+
+
+def _index_type(n: int) -> tuple[pa.DataType, type]:
+    """The width of a categorical's codes for ``n`` categories, as pandas chooses it."""
+    for t, dtype in ((pa.int8(), np.int8), (pa.int16(), np.int16), (pa.int32(), np.int32)):
+        if n < np.iinfo(dtype).max:
+            return t, dtype
+    return pa.int64(), np.int64
+
+
+def _numbers(values: np.ndarray) -> pa.Array:
+    """An Arrow array over a numeric numpy array's memory (``pa.array`` would import pandas)."""
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
+def _strings(values: list[str]) -> pa.Array:
+    """An Arrow string array built from its buffers (``pa.array`` of Python objects imports pandas)."""
+    data = [v.encode() for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    return pa.StringArray.from_buffers(len(data), pa.py_buffer(offsets), pa.py_buffer(b"".join(data)))
+
+
+class Names:
+    """The name columns of one id table (``queues``, ``flows``, ``links``) as dictionary columns."""
+
+    def __init__(self, table: Mapping[str, Any], key: str):
+        self.key = key
+        self.columns: list[tuple[str, pa.DataType, pa.Array, np.ndarray]] = []
+        self.size = 0
+        for name, value in table.items():
+            if name == key:
+                self.size = len(column(value))
+                continue
+            values = list(value)
+            categories = sorted(set(values))
+            index_type, dtype = _index_type(len(categories))
+            code_of = {c: i for i, c in enumerate(categories)}
+            codes = np.array([code_of[v] for v in values], dtype=dtype)
+            self.columns.append((name, pa.dictionary(index_type, pa.string()), _strings(categories), codes))
+
+    def arrays(self, ids: np.ndarray) -> list[tuple[str, pa.Array]]:
+        """The name columns for rows with these ids."""
+        return [(name, pa.DictionaryArray.from_arrays(_numbers(codes[ids]), categories))
+                for name, _, categories, codes in self.columns]
+
+
+def arrow_table(cols: Mapping[str, Any], names: Names | None) -> pa.Table:
+    """Engine columns (numbers) joined to their names, as an Arrow table."""
+    arrays = {c: _numbers(column(v)) for c, v in cols.items()}
+    rows = len(next(iter(arrays.values()))) if arrays else 0
+    if names is not None and names.size and rows:  # frames_from_core joins only non-empty tables
+        arrays.update(names.arrays(column(cols[names.key])))
+    return pa.table(arrays)
+
+
+def write_table(path: Path, cols: Mapping[str, Any], names: Names | None) -> None:
+    """One engine table, joined to its names, as a Parquet file."""
+    pq.write_table(arrow_table(cols, names), path)
+
+
+class SeriesWriter:
+    """The streamed tables of one run, each a Parquet file in ``folder`` written chunk by chunk."""
+
+    def __init__(self, folder: Path, statics: Mapping[str, Mapping[str, Any]], sample_interval_ps: int):
+        self.folder = folder
+        self.interval = sample_interval_ps
+        self.names = {t: Names(statics[src], key) for t, (src, key, _) in SERIES.items()}
+        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.empty: dict[str, Mapping[str, Any]] = {}
+        self.samples = 0
+        # per sparse table and chunk: (first sample, samples, ids recorded); the ids only grow
+        self.chunks: dict[str, list[tuple[int, int, np.ndarray]]] = {t: [] for t, s in SERIES.items() if s[2]}
+
+    def write(self, samples: int, tables: Mapping[str, Mapping[str, Any]]) -> None:
+        """Append one drained chunk covering ``samples`` sample instants."""
+        for name, (_, key, sparse) in SERIES.items():
+            cols = tables[name]
+            if sparse:
+                ids = column(cols[key])
+                per_sample = len(ids) // samples if samples else 0
+                self.chunks[name].append((self.samples, samples, np.array(ids[:per_sample])))
+            self._append(name, cols)
+        self.samples += samples
+
+    def _append(self, name: str, cols: Mapping[str, Any]) -> None:
+        table = arrow_table(cols, self.names.get(name))
+        if table.num_rows == 0:
+            self.empty.setdefault(name, cols)
+            return
+        writer = self.writers.get(name)
+        if writer is None:
+            writer = self.writers[name] = pq.ParquetWriter(self.folder / f"{name}.parquet", table.schema)
+        writer.write_table(table)
+
+    def close(self) -> None:
+        """Close every file (a table that never had a row is written empty) and fill in the zeros of
+        sparse series that started after the first chunks."""
+        for writer in self.writers.values():
+            writer.close()
+        for name in SERIES:
+            if name not in self.writers:
+                write_table(self.folder / f"{name}.parquet", self.empty[name], None)
+        for name, chunks in self.chunks.items():
+            if name in self.writers:
+                final = chunks[-1][2] if chunks else np.array([], np.uint32)
+                if any(n and len(ids) < len(final) for _, n, ids in chunks):
+                    self._fill(name, chunks, final)
+
+    def abort(self) -> None:
+        """Close the files of an interrupted run (its folder is then removed)."""
+        for writer in self.writers.values():
+            if writer.is_open:
+                writer.close()
+
+    def _fill(self, name: str, chunks: list[tuple[int, int, np.ndarray]], final: np.ndarray) -> None:
+        _, key, value = SERIES[name]
+        path = self.folder / f"{name}.parquet"
+        partial = self.folder / f".{name}.partial.parquet"
+        os.replace(path, partial)
+        source = _Rows(pq.ParquetFile(partial))
+        writer = None
+        for k0, n, ids in chunks:
+            if n == 0:
+                continue
+            old = source.take(n * len(ids))
+            recorded = old.column(value).to_numpy()
+            values = np.zeros((n, len(final)), dtype=recorded.dtype)
+            if len(ids):
+                values[:, np.searchsorted(final, ids)] = recorded.reshape(n, len(ids))
+            # the engine samples at k · interval and converts ps to s as ps / 1e12 (time.rs: to_s)
+            t = (np.arange(k0, k0 + n, dtype=np.uint64) * np.uint64(self.interval)).astype(np.float64) / 1e12
+            cols = {"t_s": np.repeat(t, len(final)), key: np.tile(final, n), value: values.reshape(-1)}
+            table = arrow_table(cols, self.names.get(name))
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema)
+            writer.write_table(table)
+        if writer is not None:
+            writer.close()
+        source.close()
+        partial.unlink()
+
+
+class _Rows:
+    """Rows of a Parquet file taken in order, any number at a time."""
+
+    def __init__(self, f: pq.ParquetFile):
+        self.file = f
+        self.batches = f.iter_batches(batch_size=1 << 16)
+        self.buffer: pa.RecordBatch | None = None
+
+    def take(self, n: int) -> pa.Table:
+        parts = []
+        while n > 0:
+            if self.buffer is None or self.buffer.num_rows == 0:
+                self.buffer = next(self.batches)
+            part = self.buffer.slice(0, n)
+            self.buffer = self.buffer.slice(part.num_rows)
+            parts.append(part)
+            n -= part.num_rows
+        return pa.Table.from_batches(parts, schema=self.file.schema_arrow)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], None] | None = None,
+        chunk_rows: int | None = None) -> tuple[str, dict[str, Mapping[str, Any]], dict[str, Mapping[str, Any]]]:
+    """Run the IR, streaming the series into ``folder``; ``(summary JSON, other tables, id tables)``.
+
+    The other tables (``flow_tp``, ``throughput_ts``, ``fct``, ``flows``, ...) are returned, not written.
+    """
+    pool = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())  # mimalloc keeps ~40 MB more resident across row groups
+    try:
+        return _run(engine, ir_json, folder, progress, CHUNK_ROWS if chunk_rows is None else chunk_rows)
+    finally:
+        pa.set_memory_pool(pool)
+
+
+def _run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], None] | None,
+         limit: int) -> tuple[str, dict[str, Mapping[str, Any]], dict[str, Mapping[str, Any]]]:
+    sim = engine.Simulation(ir_json)
+    statics = sim.static_tables()
+    writer = SeriesWriter(folder, statics, sim.sample_interval_ps)
+    step = max(1, sim.duration_ps // 200)
+    if sim.sample_interval_ps:
+        step = min(step, STEP_SAMPLES * sim.sample_interval_ps)
+    try:
+        while True:
+            done = sim.run_until(sim.now_ps + step)
+            if sim.buffered_rows() >= limit and not done:
+                writer.write(*sim.drain_series())
+            if progress is not None:
+                progress(sim.now_ps / 1e12)
+            if done:
+                break
+        summary_json, samples, tables = sim.finish()
+        writer.write(samples, tables)
+        writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+    return summary_json, {k: v for k, v in tables.items() if k not in SERIES}, statics
