@@ -152,3 +152,29 @@ def test_an_interrupted_run_keeps_the_previous_result(tmp_path):
         cnsim.run(SC / "baseline/fan-in-4.toml", overrides={"run.duration": "5ms"}, out=out, progress=stop)
     assert (out / "manifest.json").read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_tables_built_without_pandas_equal_the_pandas_ones(case, tmp_path):
+    import pyarrow as pa
+
+    from cnsim.results import _write_parquet, flat_summary, summary_row
+
+    path, overrides = CASES[case]
+    r = cnsim.run(path, seed=2, overrides=overrides)
+    fast = stream.summary_table(flat_summary(r.summary))
+    slow = pa.Table.from_pandas(summary_row(r.summary), preserve_index=False)
+    assert fast is not None
+    assert fast.schema == slow.schema.remove_metadata()
+    pd.testing.assert_frame_equal(fast.to_pandas(), summary_row(r.summary), check_exact=True)
+    from cnsim import _core
+    from cnsim.compile import compile_ir
+
+    names = _core.Simulation(json.dumps(compile_ir(cnsim.load_scenario(path, overrides=overrides)))).static_tables()
+    flows = stream.flows_table(names["flows"], r.summary["flows"])
+    if flows is None:  # only rows with missing values (a TCP flow without an RTT sample) need pandas
+        assert case == "tcp" and any(v is None for f in r.summary["flows"] for v in f.values())
+        return
+    pd.testing.assert_frame_equal(flows.to_pandas(), r.tables["flows"], check_exact=True)
+    _write_parquet(r.tables["flows"], tmp_path / "flows.parquet")  # as Result.save writes it
+    assert flows.schema == pq.ParquetFile(tmp_path / "flows.parquet").schema_arrow.remove_metadata()

@@ -169,10 +169,18 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, 
 
     stream.write_table(tmp / "throughput_ts.parquet", tables["throughput_ts"], None)
     stream.write_table(tmp / "flow_tp.parquet", tables["flow_tp"], stream.Names(names["flows"], "flow"))
-    frames = frames_from_core({"fct": tables["fct"], "flows": tables["flows"]}, result.summary)
-    _add_slowdown(frames, result.summary, ir)
-    for name in ("fct", "flows"):
-        _write_parquet(frames[name], tmp / f"{name}.parquet")
+    # without pandas (a short run starts and ends fast) unless FCT rows or uneven flow rows need it
+    flows = stream.flows_table(tables["flows"], result.summary.get("flows", []))
+    if flows is not None and not len(stream.column(tables["fct"]["transfer"])):
+        import pyarrow.parquet as pq
+
+        pq.write_table(flows, tmp / "flows.parquet")
+        stream.write_table(tmp / "fct.parquet", tables["fct"], None)
+    else:
+        frames = frames_from_core({"fct": tables["fct"], "flows": tables["flows"]}, result.summary)
+        _add_slowdown(frames, result.summary, ir)
+        for name in ("fct", "flows"):
+            _write_parquet(frames[name], tmp / f"{name}.parquet")
     result.tables = TablesOnDisk(tmp)  # plots read what was written
     result.write_rest(tmp, plots)
     result.tables = TablesOnDisk(commit_output(tmp, out))

@@ -71,6 +71,11 @@ def summary_row(summary: Mapping[str, Any]) -> pd.DataFrame:
     """The scalar entries of the summary as one row (nested keys joined with '.')."""
     import pandas as pd
 
+    return pd.DataFrame([flat_summary(summary)])
+
+
+def flat_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The scalar entries of the summary, nested keys joined with '.', an empty statistic as NaN."""
     flat: dict[str, Any] = {}
 
     def walk(prefix: str, value: Any) -> None:
@@ -81,7 +86,7 @@ def summary_row(summary: Mapping[str, Any]) -> pd.DataFrame:
             flat[prefix] = math.nan if value is None else value  # an empty statistic (no FCT) is NaN, not 0
 
     walk("", summary)
-    return pd.DataFrame([flat])
+    return flat
 
 
 class Result:
@@ -156,7 +161,15 @@ class Result:
         """Everything but the tables: summary, resolved scenario, plots, and the manifest last."""
         _write_text(d / "summary.json", json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
         _write_text(d / "resolved-config.toml", self.config_toml)
-        _write_parquet(self.summary_frame(), d / "summary.parquet")
+        from cnsim.stream import summary_table
+
+        fast = summary_table(flat_summary(self.summary))  # without pandas when the values allow it
+        if fast is not None:
+            import pyarrow.parquet as pq
+
+            pq.write_table(fast, d / "summary.parquet")
+        else:
+            _write_parquet(self.summary_frame(), d / "summary.parquet")
         if plots:
             from cnsim.plot import save_plots
 

@@ -66,12 +66,53 @@ def _numbers(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
 
 
-def _strings(values: list[str]) -> pa.Array:
-    """An Arrow string array built from its buffers (``pa.array`` of Python objects imports pandas)."""
+def _strings(values: list[str], large: bool = False) -> pa.Array:
+    """An Arrow string array built from its buffers (``pa.array`` of Python objects imports pandas);
+    ``large``: 64-bit offsets, as pandas' ``str`` columns are written."""
     data = [v.encode() for v in values]
-    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    offsets = np.zeros(len(data) + 1, dtype=np.int64 if large else np.int32)
     np.cumsum([len(b) for b in data], out=offsets[1:])
-    return pa.StringArray.from_buffers(len(data), pa.py_buffer(offsets), pa.py_buffer(b"".join(data)))
+    cls = pa.LargeStringArray if large else pa.StringArray
+    return cls.from_buffers(len(data), pa.py_buffer(offsets), pa.py_buffer(b"".join(data)))
+
+
+def _plain_column(values: list[Any]) -> pa.Array | None:
+    """Python scalars of one kind as the Arrow column pandas would write for them (None: another case,
+    left to pandas — missing values, mixed kinds, nested values)."""
+    kinds = {type(v) for v in values}
+    if kinds == {bool}:
+        bits = np.packbits(np.array(values, dtype=bool), bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+    if kinds == {int} and all(-(2**63) <= v < 2**63 for v in values):
+        return _numbers(np.array(values, dtype=np.int64))
+    if kinds and kinds <= {int, float}:
+        return _numbers(np.array(values, dtype=np.float64))
+    if kinds == {str}:
+        return _strings(values, large=True)
+    return None
+
+
+def summary_table(flat: Mapping[str, Any]) -> pa.Table | None:
+    """The one-row summary table (``summary_row``) without pandas, or None if pandas must build it."""
+    arrays = {k: _plain_column([v]) for k, v in flat.items()}
+    return None if any(a is None for a in arrays.values()) else pa.table(arrays)
+
+
+def flows_table(flows: Mapping[str, Any], per_flow: list[Mapping[str, Any]]) -> pa.Table | None:
+    """``flows`` joined to the per-flow summary as ``frames_from_core`` does, without pandas; None when
+    the rows differ in their keys or hold missing values (pandas then builds it)."""
+    keys = list(per_flow[0]) if per_flow else []
+    if (not per_flow or "id" not in keys or any(list(r) != keys for r in per_flow)
+            or [r["id"] for r in per_flow] != list(range(len(column(flows["flow"]))))):
+        return None
+    table = arrow_table({"flow": flows["flow"]}, Names(flows, "flow"))
+    for k in keys:
+        if k not in ("id", "src", "dst"):
+            values = _plain_column([r[k] for r in per_flow])
+            if values is None:
+                return None
+            table = table.append_column(k, values)
+    return table
 
 
 class Names:
@@ -156,7 +197,7 @@ class SeriesWriter:
                 write_table(self.folder / f"{name}.parquet", self.empty[name], None)
         for name, chunks in self.chunks.items():
             if name in self.writers:
-                final = chunks[-1][2] if chunks else np.array([], np.uint32)
+                final = max((ids for _, n, ids in chunks if n), key=len, default=np.array([], np.uint32))
                 if any(n and len(ids) < len(final) for _, n, ids in chunks):
                     self._fill(name, chunks, final)
 

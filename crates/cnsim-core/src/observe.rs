@@ -77,8 +77,6 @@ pub struct Observer {
     pub queue_ports: Vec<PortId>,
     /// Time of every sample since the last drain, s.
     pub sample_t: Vec<f64>,
-    /// Samples taken before the last drain (the index of `sample_t[0]` in the whole run).
-    pub drained_samples: u64,
     /// Per queue: its occupancy at every sample since the last drain, stored only once the queue
     /// has been seen holding at least `q_threshold` bytes (its earlier samples of the current
     /// chunk are then filled in with zeros); `None` = never so far, `Some` stays `Some`.
@@ -118,7 +116,6 @@ impl Observer {
             q_threshold: net.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(1).max(1),
             queue_ports,
             sample_t: Vec::new(),
-            drained_samples: 0,
             r_t: Vec::new(),
             r_flow: Vec::new(),
             r_rate: Vec::new(),
@@ -208,7 +205,6 @@ impl Observer {
     /// the tables of [`collect`] gives the rows of an undrained run otherwise.
     pub fn drain_series(&mut self) -> Vec<Table> {
         let tables = self.series_tables();
-        self.drained_samples += self.sample_t.len() as u64;
         self.sample_t.clear();
         self.q_samples.iter_mut().flatten().for_each(Vec::clear);
         self.p_samples.iter_mut().flatten().for_each(Vec::clear);
