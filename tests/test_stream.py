@@ -74,6 +74,8 @@ def test_streamed_files_equal_the_in_memory_ones(case, tmp_path, small_chunks):
     # the Result of a streamed run reads its tables from the folder
     pd.testing.assert_frame_equal(streamed.tables["queue_ts"], memory.tables["queue_ts"], check_exact=True)
     assert pq.ParquetFile(tmp_path / "streamed" / "queue_ts.parquet").metadata.num_row_groups > 1
+    if case == "fan-in-4":  # 4 flows × 30 bins in groups of at most 100 rows
+        assert pq.ParquetFile(tmp_path / "streamed" / "flow_tp.parquet").metadata.num_row_groups == 2
     if case == "cnsim-1hop-pause":  # series that started late were filled in with their zeros
         assert set(small_chunks) == {"queue_ts", "pause_ts"}
         assert (memory.tables["pause_ts"]["paused"] == 1).any()

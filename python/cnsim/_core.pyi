@@ -48,5 +48,9 @@ class Simulation:
         """(sample instants covered, those four tables' rows since the last drain), forgotten by the engine."""
     def static_tables(self) -> dict[str, dict[str, Column]]:
         """The tables naming the series' ids: queues, links, flows."""
-    def finish(self) -> tuple[str, int, dict[str, dict[str, Column]]]:
-        """(summary JSON, samples, tables): the rows not drained yet and every other table."""
+    flow_series: int
+    def finish(self, flow_tp: bool = True) -> tuple[str, int, dict[str, dict[str, Column]]]:
+        """(summary JSON, samples, tables): the rows not drained yet and every other table; flow_tp=False
+        leaves flow_tp empty (take it with flow_tp_rows)."""
+    def flow_tp_rows(self, first: int, count: int) -> dict[str, dict[str, Column]]:
+        """{"flow_tp": rows of flows first..first+count} (flow-major), after finish."""

@@ -108,7 +108,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
             from cnsim.results import open_output
 
             tmp = open_output(out)
-            summary_json, tables, names = stream.run(engine, json.dumps(ir), tmp, progress)
+            summary_json, tables = stream.run(engine, json.dumps(ir), tmp, progress)
     except BaseException as exc:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -142,7 +142,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     }
     if tmp is not None:
         try:
-            return _save_streamed(tmp, out, tables, names, ir, Result(summary, manifest, {}, dump_toml(sc)), plots)
+            return _save_streamed(tmp, out, tables, ir, Result(summary, manifest, {}, dump_toml(sc)), plots)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -160,15 +160,14 @@ def _add_slowdown(frames: dict[str, Any], summary: dict[str, Any], ir: Mapping[s
         summary["fct_slowdown"] = slowdown.summary(frames["fct"])
 
 
-def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, Any], names: Mapping[str, Any],
-                   ir: Mapping[str, Any], result: Result, plots: bool) -> Result:
+def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, Any], ir: Mapping[str, Any],
+                   result: Result, plots: bool) -> Result:
     """Write the tables the engine returned at the end of a streamed run beside its series, then the
     summary, plots and manifest, and move the folder to ``out``; the Result reads its tables from there."""
     from cnsim import stream
     from cnsim.results import TablesOnDisk, _write_parquet, commit_output
 
     stream.write_table(tmp / "throughput_ts.parquet", tables["throughput_ts"], None)
-    stream.write_table(tmp / "flow_tp.parquet", tables["flow_tp"], stream.Names(names["flows"], "flow"))
     # without pandas (a short run starts and ends fast) unless FCT rows or uneven flow rows need it
     flows = stream.flows_table(tables["flows"], result.summary.get("flows", []))
     if flows is not None and not len(stream.column(tables["fct"]["transfer"])):

@@ -102,6 +102,9 @@ pub struct Observer {
     /// (`observe.flow_series`), so their cost does not grow with the number of flows.
     pub flow_limit: usize,
     pub record_fct: bool,
+    /// Whether [`collect`] builds the whole `flow_tp` table (else it is empty and the caller takes
+    /// it a few flows at a time with [`flow_tp_rows`]).
+    pub flow_tp_in_tables: bool,
 }
 
 impl Observer {
@@ -131,6 +134,7 @@ impl Observer {
             },
             flow_limit: ir.observe.flow_series.map_or(usize::MAX, |n| n as usize),
             record_fct: ir.observe.fct,
+            flow_tp_in_tables: true,
         }
     }
 
@@ -680,6 +684,26 @@ fn sparse_series<T, V: Default>(t: &[f64], series: &[Option<Vec<T>>], f: impl Fn
     (ts, ids, vs)
 }
 
+/// The `flow_tp` rows (flow-major: every bin of a flow, then the next flow) of flows
+/// `first..first + count` among those with a binned series.
+pub fn flow_tp_rows(net: &Network, first: usize, count: usize) -> Table {
+    let fb = &net.flow_bins;
+    let flows = first.min(fb.flows)..(first + count).min(fb.flows);
+    let rows = flows.len() * fb.n_bins;
+    let (mut t, mut fl, mut bps) = (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
+    if fb.n_bins > 0 {
+        let bin_s = fb.bin as f64 / PS_PER_S as f64;
+        for f in flows {
+            for b in 0..fb.n_bins {
+                t.push(b as f64 * bin_s);
+                fl.push(f as u32);
+                bps.push(fb.bytes[f * fb.n_bins + b] as f64 * 8.0 / bin_s);
+            }
+        }
+    }
+    Table { name: "flow_tp", columns: vec![("t_s", Column::F64(t)), ("flow", Column::U32(fl)), ("bps", Column::F64(bps))] }
+}
+
 fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
     let mut pool = o.series_tables();
     pool.extend(static_tables(ir, net, o));
@@ -688,18 +712,7 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
         pool.swap_remove(i)
     };
     let mut tables = vec![take("queue_ts"), take("queues")];
-    let (mut t, mut fl, mut bps) = (Vec::new(), Vec::new(), Vec::new());
     let fb = &net.flow_bins;
-    if fb.n_bins > 0 {
-        let bin_s = fb.bin as f64 / PS_PER_S as f64;
-        for f in 0..fb.flows {
-            for b in 0..fb.n_bins {
-                t.push(b as f64 * bin_s);
-                fl.push(f as u32);
-                bps.push(fb.bytes[f * fb.n_bins + b] as f64 * 8.0 / bin_s);
-            }
-        }
-    }
     let (mut at, mut abps) = (Vec::with_capacity(fb.n_bins), Vec::with_capacity(fb.n_bins));
     if fb.n_bins > 0 {
         let bin_s = fb.bin as f64 / PS_PER_S as f64;
@@ -709,10 +722,7 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
         }
     }
     tables.push(Table { name: "throughput_ts", columns: vec![("t_s", Column::F64(at)), ("bps", Column::F64(abps))] });
-    tables.push(Table {
-        name: "flow_tp",
-        columns: vec![("t_s", Column::F64(t)), ("flow", Column::U32(fl)), ("bps", Column::F64(bps))],
-    });
+    tables.push(flow_tp_rows(net, 0, if o.flow_tp_in_tables { fb.flows } else { 0 }));
     tables.push(take("rp_rate"));
     tables.push(take("tcp_ts"));
     tables.push(take("pause_ts"));
@@ -857,5 +867,17 @@ mod tests {
         for name in ["flow_tp", "throughput_ts", "queues", "links", "flows", "fct"] {
             assert_eq!(whole.table(name), chunks.last().unwrap().iter().find(|t| t.name == name), "{name}");
         }
+        // flow_tp taken a few flows at a time: the same rows in the same order
+        let parts = [sim.flow_tp_rows(0, 2), sim.flow_tp_rows(2, 5)];
+        let whole_tp = whole.table("flow_tp").unwrap();
+        for (k, (name, c)) in whole_tp.columns.iter().enumerate() {
+            let joined = match (&parts[0].columns[k].1, &parts[1].columns[k].1) {
+                (Column::F64(a), Column::F64(b)) => Column::F64([a.as_slice(), b].concat()),
+                (Column::U32(a), Column::U32(b)) => Column::U32([a.as_slice(), b].concat()),
+                _ => panic!("column types"),
+            };
+            assert_eq!(&joined, c, "{name}");
+        }
+        assert_eq!(col(&parts[1], "flow").len(), 1 * 50, "one flow left after the first two, 50 bins");
     }
 }

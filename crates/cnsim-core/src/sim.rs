@@ -79,6 +79,19 @@ impl Simulation {
     pub fn drain_series(&mut self) -> Vec<Table> {
         self.obs.drain_series()
     }
+    /// Flows with a binned throughput series (`observe.flow_series`, at most the number of flows).
+    pub fn flow_series(&self) -> usize {
+        self.net.flow_bins.flows
+    }
+    /// The `flow_tp` rows of flows `first..first + count` (see [`crate::observe::flow_tp_rows`]).
+    pub fn flow_tp_rows(&self, first: usize, count: usize) -> Table {
+        crate::observe::flow_tp_rows(&self.net, first, count)
+    }
+    /// Whether [`Simulation::finish`] returns the whole `flow_tp` table (default) or an empty one,
+    /// for a caller that takes it with [`Simulation::flow_tp_rows`].
+    pub fn set_flow_tp_in_tables(&mut self, whole: bool) {
+        self.obs.flow_tp_in_tables = whole;
+    }
     /// The tables naming the series' ids (`queues`, `links`, `flows`).
     pub fn static_tables(&self) -> Vec<Table> {
         crate::observe::static_tables(&self.ir, &self.net, &self.obs)

@@ -174,10 +174,25 @@ impl PySimulation {
         tables_to_py(py, &self.get().static_tables())
     }
 
+    /// Flows with a binned throughput series (`observe.flow_series`).
+    #[getter]
+    fn flow_series(&self) -> usize {
+        self.get().flow_series()
+    }
+
+    /// The `flow_tp` rows of flows `first..first + count` (flow-major), after `finish`.
+    fn flow_tp_rows<'py>(&self, py: Python<'py>, first: usize, count: usize) -> PyResult<Bound<'py, PyDict>> {
+        let table = self.get().flow_tp_rows(first, count);
+        tables_to_py(py, std::slice::from_ref(&table))
+    }
+
     /// Close the run (conservation checked): `(summary_json, samples, tables)`, the tables holding
-    /// the series rows not drained yet (covering `samples` instants) and every other table.
-    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<(String, u64, Bound<'py, PyDict>)> {
+    /// the series rows not drained yet (covering `samples` instants) and every other table;
+    /// `flow_tp=False`: the `flow_tp` table is left empty (take it with `flow_tp_rows`).
+    #[pyo3(signature = (flow_tp=true))]
+    fn finish<'py>(&mut self, py: Python<'py>, flow_tp: bool) -> PyResult<(String, u64, Bound<'py, PyDict>)> {
         let sim = self.sim.get_mut().unwrap_or_else(|e| e.into_inner());
+        sim.set_flow_tp_in_tables(flow_tp);
         let before = sim.buffered_samples();
         let results = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.finish()))).map_err(engine_panic)?.map_err(run_error)?;
         Ok((results.summary.to_string(), before, tables_to_py(py, &results.tables)?))
