@@ -97,16 +97,16 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     if sc.cm.scheme not in engine.schemes():
         raise ConfigError.single("cm.scheme", f"not available in this engine build; known: "
                                  f"{', '.join(engine.schemes())}", sc.cm.scheme)
+    if out is not None:  # the time series go to Parquet as the run goes (memory independent of its length)
+        from cnsim import stream  # pyarrow: imported before the clock of wall_s starts
+        from cnsim.results import open_output
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
     tmp = None
     try:
         if out is None:
             summary_json, tables = engine.run(json.dumps(ir), progress, 0)
-        else:  # the time series go to Parquet as the run goes (memory independent of its length)
-            from cnsim import stream
-            from cnsim.results import open_output
-
+        else:
             tmp = open_output(out)
             summary_json, tables = stream.run(engine, json.dumps(ir), tmp, progress)
     except BaseException as exc:

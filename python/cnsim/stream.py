@@ -1,4 +1,4 @@
-"""A run whose time series go to Parquet as it goes: memory independent of the run's length.
+"""A run whose time series go to Parquet as it goes: their memory does not grow with the run's length.
 
 The engine (``cnsim._core.Simulation``) runs in steps; whenever ``CHUNK_ROWS`` rows of the time series
 (``queue_ts``, ``rp_rate``, ``tcp_ts``, ``pause_ts``) are buffered, they are drained and written as row
@@ -15,6 +15,8 @@ groups of their Parquet file. The files hold exactly the rows, columns and types
   chunk by chunk, filling in the zeros (the sample instants are ``k · sample_interval``, as the engine
   takes them).
 
+``flow_tp`` (flow-major) is written from the finished engine a few flows per row group; its bins
+(``observe.flow_series`` flows × bins) are the one series the engine still holds for the whole run.
 Only pyarrow and numpy are imported here: a short run does not pay for pandas.
 """
 
@@ -38,11 +40,6 @@ drain never waits for more than ``STEP_SAMPLES`` samples' rows beyond ``CHUNK_RO
 SERIES = {"queue_ts": ("queues", "queue", "bytes"), "rp_rate": ("flows", "flow", None),
           "tcp_ts": ("flows", "flow", None), "pause_ts": ("links", "link", "paused")}
 """Streamed tables: (table naming the ids, id column, value column of an id-sparse series or None)."""
-
-ENGINE_COLUMNS = {"queue_ts": ("t_s", "queue", "bytes"), "rp_rate": ("t_s", "flow", "rate_bps"),
-                  "tcp_ts": ("t_s", "flow", "cwnd_bytes", "ssthresh_bytes", "alpha"),
-                  "pause_ts": ("t_s", "link", "paused")}
-
 
 def column(value: Any) -> Any:
     """An engine column as numpy (``(dtype, raw bytes)``) or a list of names."""
