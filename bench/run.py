@@ -383,6 +383,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the untimed 1-ms run of each binary (warms the page cache)")
     ap.add_argument("--timeout", type=float, default=600.0, help="per child run, seconds")
     ap.add_argument("--out", default=str(HERE / "results" / "latest.json"))
+    ap.add_argument("--stream", action="store_true",
+                    help="cnsim-obs writes its outputs as `cnsim run -o` does (time series streamed to Parquet "
+                    "in a temporary folder) instead of keeping the tables in memory")
     args = ap.parse_args(argv)
     if args.reps < 1:
         ap.error("--reps must be >= 1")
@@ -417,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
                 prefixes[sim] = [args.ns3_bin] if args.ns3_bin else prepare_ns3()
             elif sim == "cnsim-obs":
                 prefixes[sim] = [sys.executable, str(HERE / "cnsim_driver.py")]
+                if args.stream:
+                    prefixes[sim] += ["--out", str(Path(tempfile.mkdtemp(prefix="cnsim-bench-")) / "run")]
             else:
                 prefixes[sim] = [args.cnsim_bin] if args.cnsim_bin else prepare_cnsim(args.cargo)
             log(f"{sim}: {shlex.join(prefixes[sim])}")

@@ -6,8 +6,6 @@
 >>> r.summary["frames"]["dropped"]       # doctest: +SKIP
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
-
 from cnsim.exceptions import CnsimError, ConfigError, InvariantError, RunInterrupted
 
 # The heavy parts (pandas, pyarrow, the scenario models) load on first use, so that `cnsim --help`,
@@ -20,7 +18,33 @@ _SUBMODULES = {"api", "sweep", "reproduce", "report", "series", "model", "scheme
 """Submodules reachable as attributes (``cnsim.api``) without importing them at ``import cnsim``."""
 
 
+def _installed_version() -> str:
+    """The installed distribution's version, read from its ``cnsim-VERSION.dist-info`` folder name
+    (importing importlib.metadata costs a tenth of a second at start-up); importlib.metadata if that
+    folder is not found, "0.1.0" for a source tree without installation."""
+    import os
+    import sys
+
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for n in names:
+            if n.startswith("cnsim-") and n.endswith(".dist-info"):
+                return n[len("cnsim-"):-len(".dist-info")]
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cnsim")
+    except PackageNotFoundError:
+        return "0.1.0"
+
+
 def __getattr__(name: str):
+    if name == "__version__":
+        value = globals()["__version__"] = _installed_version()
+        return value
     if name in _SUBMODULES:
         import importlib
 
@@ -34,12 +58,5 @@ def __getattr__(name: str):
         return value
     raise AttributeError(f"module 'cnsim' has no attribute {name!r}")
 
-
-__all__ = ["run", "load_scenario", "Result", "CnsimError", "ConfigError", "InvariantError", "RunInterrupted"]
-
-try:
-    __version__ = _version("cnsim")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.1.0"
 
 __all__ = ["run", "load_scenario", "Result", "CnsimError", "ConfigError", "InvariantError", "RunInterrupted", "__version__"]

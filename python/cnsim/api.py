@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -96,16 +97,28 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     if sc.cm.scheme not in engine.schemes():
         raise ConfigError.single("cm.scheme", f"not available in this engine build; known: "
                                  f"{', '.join(engine.schemes())}", sc.cm.scheme)
+    if out is not None:  # the time series go to Parquet as the run goes (memory independent of its length)
+        from cnsim import stream  # pyarrow: imported before the clock of wall_s starts
+        from cnsim.results import open_output
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
+    tmp = None
     try:
-        summary_json, tables = engine.run(json.dumps(ir), progress, 0)
-    except KeyboardInterrupt:
-        raise RunInterrupted("interrupted; no output written") from None
-    except engine.ScenarioError as exc:
-        raise _scenario_error(exc) from None
-    except engine.InvariantError as exc:
-        raise InvariantError(str(exc)) from None
+        if out is None:
+            summary_json, tables = engine.run(json.dumps(ir), progress, 0)
+        else:
+            tmp = open_output(out)
+            summary_json, tables = stream.run(engine, json.dumps(ir), tmp, progress)
+    except BaseException as exc:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, KeyboardInterrupt):
+            raise RunInterrupted("interrupted; no output written") from None
+        if isinstance(exc, engine.ScenarioError):
+            raise _scenario_error(exc) from None
+        if isinstance(exc, engine.InvariantError):
+            raise InvariantError(str(exc)) from None
+        raise
     wall = time.perf_counter() - t0
     summary = json.loads(summary_json)
     summary["wall_s"] = wall
@@ -127,14 +140,47 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         "events": summary.get("events"),
         "sim_time_s": summary.get("sim_time_s"),
     }
+    if tmp is not None:
+        try:
+            return _save_streamed(tmp, out, tables, ir, Result(summary, manifest, {}, dump_toml(sc)), plots)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     frames = frames_from_core(tables, summary)
+    _add_slowdown(frames, summary, ir)
+    return Result(summary, manifest, frames, dump_toml(sc))
+
+
+def _add_slowdown(frames: dict[str, Any], summary: dict[str, Any], ir: Mapping[str, Any]) -> None:
     fct = frames.get("fct")
     if fct is not None and not fct.empty:  # FCT slowdown per transfer and per size bucket (issue 13)
         from cnsim import slowdown
 
         frames["fct"] = slowdown.add_slowdown(fct, ir)
         summary["fct_slowdown"] = slowdown.summary(frames["fct"])
-    result = Result(summary, manifest, frames, dump_toml(sc))
-    if out is not None:
-        result.save(out, plots=plots)
+
+
+def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, Any], ir: Mapping[str, Any],
+                   result: Result, plots: bool) -> Result:
+    """Write the tables the engine returned at the end of a streamed run beside its series, then the
+    summary, plots and manifest, and move the folder to ``out``; the Result reads its tables from there."""
+    from cnsim import stream
+    from cnsim.results import TablesOnDisk, _write_parquet, commit_output
+
+    stream.write_table(tmp / "throughput_ts.parquet", tables["throughput_ts"], None)
+    # without pandas (a short run starts and ends fast) unless FCT rows or uneven flow rows need it
+    flows = stream.flows_table(tables["flows"], result.summary.get("flows", []))
+    if flows is not None and not len(stream.column(tables["fct"]["transfer"])):
+        import pyarrow.parquet as pq
+
+        pq.write_table(flows, tmp / "flows.parquet")
+        stream.write_table(tmp / "fct.parquet", tables["fct"], None)
+    else:
+        frames = frames_from_core({"fct": tables["fct"], "flows": tables["flows"]}, result.summary)
+        _add_slowdown(frames, result.summary, ir)
+        for name in ("fct", "flows"):
+            _write_parquet(frames[name], tmp / f"{name}.parquet")
+    result.tables = TablesOnDisk(tmp)  # plots read what was written
+    result.write_rest(tmp, plots)
+    result.tables = TablesOnDisk(commit_output(tmp, out))
     return result

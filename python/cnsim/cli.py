@@ -17,7 +17,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from cnsim import describe as describe_mod, schemes
 from cnsim.exceptions import CnsimError, ConfigError
 from cnsim.loader import load_scenario, parse_value
 from cnsim.presets import PRESETS
@@ -27,8 +26,8 @@ from cnsim.cli_sweep import register as register_sweep_commands
 from cnsim.cli_model import register as register_model_commands
 
 class _LazyModule:
-    """``cnsim.api`` loaded on first use (it brings pandas and pyarrow): `--help`, `validate`,
-    `describe` start without them."""
+    """A module loaded on first use (``cnsim.api`` brings pyarrow): `--help`, `validate`, `describe`
+    start without what they do not need."""
 
     def __init__(self, name: str):
         self._name = name
@@ -40,6 +39,8 @@ class _LazyModule:
 
 
 api = _LazyModule("cnsim.api")
+describe_mod = _LazyModule("cnsim.describe")  # the parameter reference: only `describe` and `docs`
+schemes = _LazyModule("cnsim.schemes")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]},

@@ -17,10 +17,10 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # pragma: no cover — pandas loads when a table is built, not at import
+    import pandas as pd
 
 TABLES = ("queue_ts", "throughput_ts", "flow_tp", "rp_rate", "tcp_ts", "pause_ts", "fct", "flows")
 """Tables of a result, each written as ``<name>.parquet``."""
@@ -28,6 +28,9 @@ TABLES = ("queue_ts", "throughput_ts", "flow_tp", "rp_rate", "tcp_ts", "pause_ts
 
 def _column(value: Any) -> Any:
     """A column from the engine: ``(dtype, raw bytes)`` for numbers, ``list[str]`` for names."""
+    import numpy as np
+    import pandas as pd
+
     if isinstance(value, tuple):
         dtype, raw = value
         return np.frombuffer(raw, dtype=dtype).copy()
@@ -36,6 +39,8 @@ def _column(value: Any) -> Any:
 
 def frames_from_core(tables: Mapping[str, Mapping[str, Any]], summary: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
     """Engine tables → DataFrames, with id columns joined to names (see docs/metrics.md)."""
+    import pandas as pd
+
     raw = {name: pd.DataFrame({c: _column(v) for c, v in cols.items()}) for name, cols in tables.items()}
     empty = pd.DataFrame()
     flows = raw.get("flows", empty)
@@ -64,6 +69,13 @@ def _join(series: pd.DataFrame, names: pd.DataFrame, key: str) -> pd.DataFrame:
 
 def summary_row(summary: Mapping[str, Any]) -> pd.DataFrame:
     """The scalar entries of the summary as one row (nested keys joined with '.')."""
+    import pandas as pd
+
+    return pd.DataFrame([flat_summary(summary)])
+
+
+def flat_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The scalar entries of the summary, nested keys joined with '.', an empty statistic as NaN."""
     flat: dict[str, Any] = {}
 
     def walk(prefix: str, value: Any) -> None:
@@ -74,7 +86,7 @@ def summary_row(summary: Mapping[str, Any]) -> pd.DataFrame:
             flat[prefix] = math.nan if value is None else value  # an empty statistic (no FCT) is NaN, not 0
 
     walk("", summary)
-    return pd.DataFrame([flat])
+    return flat
 
 
 class Result:
@@ -98,6 +110,8 @@ class Result:
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         if name in TABLES:
+            import pandas as pd
+
             return self.tables.get(name, pd.DataFrame())
         raise AttributeError(name)
 
@@ -128,34 +142,34 @@ class Result:
     # ---- files ------------------------------------------------------------------------------
     def save(self, out: str | os.PathLike[str], plots: bool = True) -> Path:
         """Write every output into ``out`` atomically: all or nothing under the final name."""
-        from cnsim.outdir import remove_stale_temporaries, umask
-
-        out = Path(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(out.parent)
-        pid = os.getpid()
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{pid}-", dir=out.parent))
-        os.chmod(tmp, 0o777 & ~umask())  # mkdtemp makes 0700: follow the user's umask
+        tmp = open_output(out)
         try:
             self._write(tmp, plots)
-            if out.exists():
-                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{pid}-", dir=out.parent))
-                os.replace(out, old / "previous")
-                os.replace(tmp, out)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp, out)
+            return commit_output(tmp, out)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        return out
 
     def _write(self, d: Path, plots: bool) -> None:
-        _write_text(d / "summary.json", json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
-        _write_text(d / "resolved-config.toml", self.config_toml)
+        import pandas as pd
+
         for name in TABLES:
             _write_parquet(self.tables.get(name, pd.DataFrame()), d / f"{name}.parquet")
-        _write_parquet(self.summary_frame(), d / "summary.parquet")
+        self.write_rest(d, plots)
+
+    def write_rest(self, d: Path, plots: bool) -> None:
+        """Everything but the tables: summary, resolved scenario, plots, and the manifest last."""
+        _write_text(d / "summary.json", json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
+        _write_text(d / "resolved-config.toml", self.config_toml)
+        from cnsim.stream import summary_table
+
+        fast = summary_table(flat_summary(self.summary))  # without pandas when the values allow it
+        if fast is not None:
+            import pyarrow.parquet as pq
+
+            pq.write_table(fast, d / "summary.parquet")
+        else:
+            _write_parquet(self.summary_frame(), d / "summary.parquet")
         if plots:
             from cnsim.plot import save_plots
 
@@ -170,11 +184,61 @@ class Result:
     @classmethod
     def load(cls, d: str | os.PathLike[str]) -> "Result":
         """Read a saved result back (tables as pandas)."""
+        import pandas as pd
+
         d = Path(d)
         manifest = json.loads((d / "manifest.json").read_text())
         summary = json.loads((d / "summary.json").read_text())
         tables = {n: pd.read_parquet(d / f"{n}.parquet") for n in TABLES if (d / f"{n}.parquet").exists()}
         return cls(summary, manifest, tables, (d / "resolved-config.toml").read_text())
+
+
+class TablesOnDisk(Mapping[str, "pd.DataFrame"]):
+    """The tables of a result folder, each read (as pandas) on first use."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self._cache: dict[str, pd.DataFrame] = {}
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._cache:
+            if name not in TABLES or not (self.folder / f"{name}.parquet").exists():
+                raise KeyError(name)
+            import pandas as pd
+
+            self._cache[name] = pd.read_parquet(self.folder / f"{name}.parquet")
+        return self._cache[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n in TABLES if (self.folder / f"{n}.parquet").exists())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def open_output(out: str | os.PathLike[str]) -> Path:
+    """A new temporary folder beside ``out`` for a run's outputs (see :func:`commit_output`)."""
+    from cnsim.outdir import remove_stale_temporaries, umask
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out.parent)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+    os.chmod(tmp, 0o777 & ~umask())  # mkdtemp makes 0700: follow the user's umask
+    return tmp
+
+
+def commit_output(tmp: Path, out: str | os.PathLike[str]) -> Path:
+    """Move the finished folder ``tmp`` to ``out`` (replacing a previous result): all or nothing."""
+    out = Path(out)
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
+        os.replace(out, old / "previous")
+        os.replace(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out)
+    return out
 
 
 def _write_text(path: Path, text: str) -> None:

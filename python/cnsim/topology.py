@@ -19,7 +19,7 @@ BufferPolicy = Literal["egress", "ingress", "shared", "partitioned"]
 class Strict(BaseModel):
     """Base of every scenario model: unknown keys are errors, never silently ignored."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
 
 class BufferSpec(Strict):

@@ -67,14 +67,19 @@ impl Results {
 
 /// Recorders filled during the run by the periodic `Sample` event (per-flow throughput bins are
 /// filled by the data plane's probe, [`crate::probe::FlowBins`]).
+///
+/// The series hold the rows recorded since the last [`Observer::drain_series`] (all of them when
+/// nothing drains, as `Simulation::run` does): a caller that drains as the run goes — the Python
+/// front writing Parquet row groups — keeps memory independent of the run's length.
 pub struct Observer {
     pub sample_interval: u64,
     /// Switch ports whose queues are sampled (queue id = index here).
     pub queue_ports: Vec<PortId>,
-    /// Time of every sample, s.
+    /// Time of every sample since the last drain, s.
     pub sample_t: Vec<f64>,
-    /// Per queue: its occupancy at every sample, stored only once the queue has been seen holding
-    /// at least `q_threshold` bytes (its earlier samples are then filled in); `None` = never so far.
+    /// Per queue: its occupancy at every sample since the last drain, stored only once the queue
+    /// has been seen holding at least `q_threshold` bytes (its earlier samples of the current
+    /// chunk are then filled in with zeros); `None` = never so far, `Some` stays `Some`.
     pub q_samples: Vec<Option<Vec<u64>>>,
     /// One largest data frame: queues that only ever hold control frames (BCN, CNM, ACK) at the
     /// sample instants are not recorded.
@@ -97,6 +102,9 @@ pub struct Observer {
     /// (`observe.flow_series`), so their cost does not grow with the number of flows.
     pub flow_limit: usize,
     pub record_fct: bool,
+    /// Whether [`collect`] builds the whole `flow_tp` table (else it is empty and the caller takes
+    /// it a few flows at a time with [`flow_tp_rows`]).
+    pub flow_tp_in_tables: bool,
 }
 
 impl Observer {
@@ -126,6 +134,7 @@ impl Observer {
             },
             flow_limit: ir.observe.flow_series.map_or(usize::MAX, |n| n as usize),
             record_fct: ir.observe.fct,
+            flow_tp_in_tables: true,
         }
     }
 
@@ -182,6 +191,105 @@ impl Observer {
             }
         }
     }
+}
+
+impl Observer {
+    /// Rows of the time-series tables (`queue_ts`, `rp_rate`, `tcp_ts`, `pause_ts`) recorded since
+    /// the last drain.
+    pub fn buffered_rows(&self) -> usize {
+        let kept = self.q_samples.iter().filter(|s| s.is_some()).count() + self.p_samples.iter().filter(|s| s.is_some()).count();
+        self.sample_t.len() * kept + self.r_t.len() + self.tcp_t.len()
+    }
+
+    /// The time-series rows recorded since the last drain, as the tables `queue_ts`, `rp_rate`,
+    /// `tcp_ts` and `pause_ts` (ids, no names: see [`static_tables`]), and forget them. The queues
+    /// and links seen so far stay recorded: the next chunk has their rows from its first sample.
+    /// A queue first seen in a later chunk has no rows in the earlier ones (the whole-run table
+    /// has zeros there; the reader of the chunks fills them in). Concatenating every drain and
+    /// the tables of [`collect`] gives the rows of an undrained run otherwise.
+    pub fn drain_series(&mut self) -> Vec<Table> {
+        let tables = self.series_tables();
+        self.sample_t.clear();
+        self.q_samples.iter_mut().flatten().for_each(Vec::clear);
+        self.p_samples.iter_mut().flatten().for_each(Vec::clear);
+        tables
+    }
+
+    fn series_tables(&mut self) -> Vec<Table> {
+        // queues seen holding at least one data frame at a sample (the others stayed near empty)
+        let (qt, qid, qb) = sparse_series(&self.sample_t, &self.q_samples, |v: &u64| *v);
+        // pause series of the ports seen paused at a sample, time-major like queue_ts
+        let (pt, pl, pon) = sparse_series(&self.sample_t, &self.p_samples, |v: &u8| *v as u32);
+        vec![
+            Table {
+                name: "queue_ts",
+                columns: vec![("t_s", Column::F64(qt)), ("queue", Column::U32(qid)), ("bytes", Column::U64(qb))],
+            },
+            Table {
+                name: "rp_rate",
+                columns: vec![
+                    ("t_s", Column::F64(std::mem::take(&mut self.r_t))),
+                    ("flow", Column::U32(std::mem::take(&mut self.r_flow))),
+                    ("rate_bps", Column::F64(std::mem::take(&mut self.r_rate))),
+                ],
+            },
+            Table {
+                name: "tcp_ts",
+                columns: vec![
+                    ("t_s", Column::F64(std::mem::take(&mut self.tcp_t))),
+                    ("flow", Column::U32(std::mem::take(&mut self.tcp_flow))),
+                    ("cwnd_bytes", Column::U64(std::mem::take(&mut self.tcp_cwnd))),
+                    ("ssthresh_bytes", Column::U64(std::mem::take(&mut self.tcp_ssthresh))),
+                    ("alpha", Column::F64(std::mem::take(&mut self.tcp_alpha))),
+                ],
+            },
+            Table {
+                name: "pause_ts",
+                columns: vec![("t_s", Column::F64(pt)), ("link", Column::U32(pl)), ("paused", Column::U32(pon))],
+            },
+        ]
+    }
+}
+
+/// The tables naming the ids of the series, known once the network is built: `queues` (queue →
+/// switch, port), `links` (link → from, to), `flows` (flow → src, dst).
+pub fn static_tables(ir: &Ir, net: &Network, o: &Observer) -> Vec<Table> {
+    let names = |ports: &mut dyn Iterator<Item = usize>, peer: bool| -> Column {
+        Column::Str(
+            ports
+                .map(|i| {
+                    let p = &net.ports[i];
+                    node_name(ir, if peer { p.peer_node.idx() } else { p.node.idx() }).to_string()
+                })
+                .collect(),
+        )
+    };
+    vec![
+        Table {
+            name: "queues",
+            columns: vec![
+                ("queue", Column::U32((0..o.queue_ports.len() as u32).collect())),
+                ("switch", names(&mut o.queue_ports.iter().map(|p| p.idx()), false)),
+                ("port", names(&mut o.queue_ports.iter().map(|p| p.idx()), true)),
+            ],
+        },
+        Table {
+            name: "links",
+            columns: vec![
+                ("link", Column::U32((0..net.ports.len() as u32).collect())),
+                ("from", names(&mut (0..net.ports.len()), false)),
+                ("to", names(&mut (0..net.ports.len()), true)),
+            ],
+        },
+        Table {
+            name: "flows",
+            columns: vec![
+                ("flow", Column::U32((0..net.flows.len() as u32).collect())),
+                ("src", Column::Str(net.flows.iter().map(|f| node_name(ir, f.src.idx()).to_string()).collect())),
+                ("dst", Column::Str(net.flows.iter().map(|f| node_name(ir, f.dst.idx()).to_string()).collect())),
+            ],
+        },
+    ]
 }
 
 /// A switch port counts as stuck when, at the end of the run, it holds frames and has been paused
@@ -576,34 +684,16 @@ fn sparse_series<T, V: Default>(t: &[f64], series: &[Option<Vec<T>>], f: impl Fn
     (ts, ids, vs)
 }
 
-fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
-    let mut tables = Vec::new();
-    // keep only queues that ever held something
-    // queues seen holding at least one data frame at a sample (the others stayed near empty)
-    let (qt, qid, qb) = sparse_series(&o.sample_t, &o.q_samples, |v: &u64| *v);
-    tables.push(Table {
-        name: "queue_ts",
-        columns: vec![("t_s", Column::F64(qt)), ("queue", Column::U32(qid)), ("bytes", Column::U64(qb))],
-    });
-    tables.push(Table {
-        name: "queues",
-        columns: vec![
-            ("queue", Column::U32((0..o.queue_ports.len() as u32).collect())),
-            (
-                "switch",
-                Column::Str(o.queue_ports.iter().map(|p| node_name(ir, net.ports[p.idx()].node.idx()).to_string()).collect()),
-            ),
-            (
-                "port",
-                Column::Str(o.queue_ports.iter().map(|p| node_name(ir, net.ports[p.idx()].peer_node.idx()).to_string()).collect()),
-            ),
-        ],
-    });
-    let (mut t, mut fl, mut bps) = (Vec::new(), Vec::new(), Vec::new());
+/// The `flow_tp` rows (flow-major: every bin of a flow, then the next flow) of flows
+/// `first..first + count` among those with a binned series.
+pub fn flow_tp_rows(net: &Network, first: usize, count: usize) -> Table {
     let fb = &net.flow_bins;
+    let flows = first.min(fb.flows)..(first + count).min(fb.flows);
+    let rows = flows.len() * fb.n_bins;
+    let (mut t, mut fl, mut bps) = (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
     if fb.n_bins > 0 {
         let bin_s = fb.bin as f64 / PS_PER_S as f64;
-        for f in 0..fb.flows {
+        for f in flows {
             for b in 0..fb.n_bins {
                 t.push(b as f64 * bin_s);
                 fl.push(f as u32);
@@ -611,6 +701,18 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
             }
         }
     }
+    Table { name: "flow_tp", columns: vec![("t_s", Column::F64(t)), ("flow", Column::U32(fl)), ("bps", Column::F64(bps))] }
+}
+
+fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
+    let mut pool = o.series_tables();
+    pool.extend(static_tables(ir, net, o));
+    let mut take = |name: &str| -> Table {
+        let i = pool.iter().position(|t| t.name == name).expect("known table");
+        pool.swap_remove(i)
+    };
+    let mut tables = vec![take("queue_ts"), take("queues")];
+    let fb = &net.flow_bins;
     let (mut at, mut abps) = (Vec::with_capacity(fb.n_bins), Vec::with_capacity(fb.n_bins));
     if fb.n_bins > 0 {
         let bin_s = fb.bin as f64 / PS_PER_S as f64;
@@ -620,42 +722,11 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
         }
     }
     tables.push(Table { name: "throughput_ts", columns: vec![("t_s", Column::F64(at)), ("bps", Column::F64(abps))] });
-    tables.push(Table {
-        name: "flow_tp",
-        columns: vec![("t_s", Column::F64(t)), ("flow", Column::U32(fl)), ("bps", Column::F64(bps))],
-    });
-    tables.push(Table {
-        name: "rp_rate",
-        columns: vec![
-            ("t_s", Column::F64(std::mem::take(&mut o.r_t))),
-            ("flow", Column::U32(std::mem::take(&mut o.r_flow))),
-            ("rate_bps", Column::F64(std::mem::take(&mut o.r_rate))),
-        ],
-    });
-    tables.push(Table {
-        name: "tcp_ts",
-        columns: vec![
-            ("t_s", Column::F64(std::mem::take(&mut o.tcp_t))),
-            ("flow", Column::U32(std::mem::take(&mut o.tcp_flow))),
-            ("cwnd_bytes", Column::U64(std::mem::take(&mut o.tcp_cwnd))),
-            ("ssthresh_bytes", Column::U64(std::mem::take(&mut o.tcp_ssthresh))),
-            ("alpha", Column::F64(std::mem::take(&mut o.tcp_alpha))),
-        ],
-    });
-    // pause series of the ports seen paused at a sample, time-major like queue_ts
-    let (pt, pl, pon) = sparse_series(&o.sample_t, &o.p_samples, |v: &u8| *v as u32);
-    tables.push(Table {
-        name: "pause_ts",
-        columns: vec![("t_s", Column::F64(pt)), ("link", Column::U32(pl)), ("paused", Column::U32(pon))],
-    });
-    tables.push(Table {
-        name: "links",
-        columns: vec![
-            ("link", Column::U32((0..net.ports.len() as u32).collect())),
-            ("from", Column::Str(net.ports.iter().map(|p| node_name(ir, p.node.idx()).to_string()).collect())),
-            ("to", Column::Str(net.ports.iter().map(|p| node_name(ir, p.peer_node.idx()).to_string()).collect())),
-        ],
-    });
+    tables.push(flow_tp_rows(net, 0, if o.flow_tp_in_tables { fb.flows } else { 0 }));
+    tables.push(take("rp_rate"));
+    tables.push(take("tcp_ts"));
+    tables.push(take("pause_ts"));
+    tables.push(take("links"));
     let tr: Vec<_> = if o.record_fct { net.transfers.iter().enumerate().collect() } else { Vec::new() };
     tables.push(Table {
         name: "fct",
@@ -676,13 +747,137 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
             ("bad", Column::U32(tr.iter().map(|(_, t)| t.bad as u32).collect())),
         ],
     });
-    tables.push(Table {
-        name: "flows",
-        columns: vec![
-            ("flow", Column::U32((0..net.flows.len() as u32).collect())),
-            ("src", Column::Str(net.flows.iter().map(|f| node_name(ir, f.src.idx()).to_string()).collect())),
-            ("dst", Column::Str(net.flows.iter().map(|f| node_name(ir, f.dst.idx()).to_string()).collect())),
-        ],
-    });
+    tables.push(take("flows"));
     tables
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::*;
+    use crate::Simulation;
+
+    const US: u64 = 1_000_000;
+    const MS: u64 = 1_000_000_000;
+
+    /// Three 5-Gb/s CBR senders into one 10-Gb/s port, starting at 2 ms: the bottleneck queue is
+    /// first recorded in a later chunk than the run's first ones.
+    fn late_fan_in() -> Ir {
+        let host = |n: &str| NodeIr::Host { name: n.into(), response_delay_ps: US };
+        let mut nodes = vec![
+            NodeIr::Switch {
+                name: "sw".into(),
+                latency_ps: US,
+                buffer: BufferIr::Egress { egress_bytes: 60_000 },
+                pause: PauseIr::None,
+                ecn_threshold_bytes: None,
+            },
+            host("rx"),
+        ];
+        let link = |a, b| LinkIr { a, b, rate_bps: 10_000_000_000, prop_ps: US / 2 };
+        let (mut links, mut flows, mut sources) = (vec![link(0, 1)], vec![], vec![]);
+        for i in 0..3u32 {
+            nodes.push(host(&format!("s{i}")));
+            links.push(link(2 + i, 0));
+            flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp });
+            sources.push(SourceIr {
+                stream_id: i as u64,
+                flows: vec![i],
+                start_ps: 2 * MS,
+                stop_ps: u64::MAX,
+                gate: None,
+                process: ProcessIr::Cbr { interval_ps: 2_400_000, phase_ps: 0, random_phase: true },
+            });
+        }
+        Ir {
+            name: "late".into(),
+            duration_ps: 5 * MS,
+            warmup_ps: 0,
+            seed: 3,
+            replication: 0,
+            control_frame_bytes: 64,
+            wire_overhead_bytes: 0,
+            nodes,
+            links,
+            flows,
+            sources,
+            hotspots: vec![],
+            cm: CmIr { scheme: "none".into(), params: serde_json::Value::Null },
+            observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None },
+            ecmp: false,
+            pause_watchdog: None,
+        }
+    }
+
+    fn col<'a>(t: &'a Table, name: &str) -> &'a Column {
+        &t.columns.iter().find(|(n, _)| *n == name).expect("column").1
+    }
+
+    #[test]
+    fn drained_chunks_hold_the_rows_of_an_undrained_run_and_nothing_stays_buffered() {
+        let whole = Simulation::new(late_fan_in()).unwrap().run().unwrap();
+        let mut sim = Simulation::new(late_fan_in()).unwrap();
+        let mut chunks = Vec::new();
+        let mut step = 0;
+        loop {
+            step += 1;
+            let done = sim.run_until(step * MS / 2);
+            // 0.5 ms = 50 samples; 4 switch ports: at most 200 rows wait for a drain
+            assert!(sim.buffered_rows() <= 50 * 4, "{} rows buffered", sim.buffered_rows());
+            if done {
+                break;
+            }
+            chunks.push(sim.drain_series());
+            assert_eq!(sim.buffered_rows(), 0);
+        }
+        chunks.push(sim.finish().unwrap().tables);
+        // the bottleneck queue starts after the first chunks: they hold no queue rows
+        let q_rows = |t: &Vec<Table>| col(t.iter().find(|t| t.name == "queue_ts").unwrap(), "t_s").len();
+        assert_eq!(q_rows(&chunks[0]), 0);
+        assert!(q_rows(chunks.last().unwrap()) > 0);
+        // whole-run rows = chunk rows, with zeros where a queue had not started yet
+        let whole_q = whole.table("queue_ts").unwrap();
+        let (wt, wq, wb) = match (col(whole_q, "t_s"), col(whole_q, "queue"), col(whole_q, "bytes")) {
+            (Column::F64(t), Column::U32(q), Column::U64(b)) => (t, q, b),
+            _ => panic!("column types"),
+        };
+        let mut got = std::collections::BTreeMap::new();
+        for c in &chunks {
+            let t = c.iter().find(|t| t.name == "queue_ts").unwrap();
+            if let (Column::F64(ts), Column::U32(q), Column::U64(b)) = (col(t, "t_s"), col(t, "queue"), col(t, "bytes")) {
+                for i in 0..ts.len() {
+                    got.insert((ts[i].to_bits(), q[i]), b[i]);
+                }
+            }
+        }
+        assert!(wb.iter().any(|&b| b > 0));
+        let mut filled = 0;
+        for i in 0..wt.len() {
+            match got.get(&(wt[i].to_bits(), wq[i])) {
+                Some(&b) => assert_eq!(b, wb[i]),
+                None => {
+                    assert_eq!(wb[i], 0, "a missing row is a zero of a queue not yet started");
+                    filled += 1;
+                }
+            }
+        }
+        assert!(filled > 0);
+        assert_eq!(got.len() + filled, wt.len());
+        // the per-flow tables do not change
+        for name in ["flow_tp", "throughput_ts", "queues", "links", "flows", "fct"] {
+            assert_eq!(whole.table(name), chunks.last().unwrap().iter().find(|t| t.name == name), "{name}");
+        }
+        // flow_tp taken a few flows at a time: the same rows in the same order
+        let parts = [sim.flow_tp_rows(0, 2), sim.flow_tp_rows(2, 5)];
+        let whole_tp = whole.table("flow_tp").unwrap();
+        for (k, (name, c)) in whole_tp.columns.iter().enumerate() {
+            let joined = match (&parts[0].columns[k].1, &parts[1].columns[k].1) {
+                (Column::F64(a), Column::F64(b)) => Column::F64([a.as_slice(), b].concat()),
+                (Column::U32(a), Column::U32(b)) => Column::U32([a.as_slice(), b].concat()),
+                _ => panic!("column types"),
+            };
+            assert_eq!(&joined, c, "{name}");
+        }
+        assert_eq!(col(&parts[1], "flow").len(), 1 * 50, "one flow left after the first two, 50 bins");
+    }
 }

@@ -12,7 +12,7 @@ use crate::error::{RunError, ScenarioError};
 use crate::event::Event;
 use crate::ir::Ir;
 use crate::net::Network;
-use crate::observe::{Observer, Results};
+use crate::observe::{Observer, Results, Table};
 use crate::time::SimTime;
 
 /// A compiled, runnable simulation.
@@ -60,6 +60,41 @@ impl Simulation {
     /// The network's current state (read-only).
     pub fn network(&self) -> &Network {
         &self.net
+    }
+
+    /// Interval of the sampled series, ps (0: none).
+    pub fn sample_interval(&self) -> u64 {
+        self.obs.sample_interval
+    }
+    /// Sample instants recorded since the last [`Simulation::drain_series`].
+    pub fn buffered_samples(&self) -> u64 {
+        self.obs.sample_t.len() as u64
+    }
+    /// Rows of the time series recorded since the last [`Simulation::drain_series`].
+    pub fn buffered_rows(&self) -> usize {
+        self.obs.buffered_rows()
+    }
+    /// The time-series rows recorded since the last drain (see [`Observer::drain_series`]); the
+    /// rest come with [`Simulation::finish`].
+    pub fn drain_series(&mut self) -> Vec<Table> {
+        self.obs.drain_series()
+    }
+    /// Flows with a binned throughput series (`observe.flow_series`, at most the number of flows).
+    pub fn flow_series(&self) -> usize {
+        self.net.flow_bins.flows
+    }
+    /// The `flow_tp` rows of flows `first..first + count` (see [`crate::observe::flow_tp_rows`]).
+    pub fn flow_tp_rows(&self, first: usize, count: usize) -> Table {
+        crate::observe::flow_tp_rows(&self.net, first, count)
+    }
+    /// Whether [`Simulation::finish`] returns the whole `flow_tp` table (default) or an empty one,
+    /// for a caller that takes it with [`Simulation::flow_tp_rows`].
+    pub fn set_flow_tp_in_tables(&mut self, whole: bool) {
+        self.obs.flow_tp_in_tables = whole;
+    }
+    /// The tables naming the series' ids (`queues`, `links`, `flows`).
+    pub fn static_tables(&self) -> Vec<Table> {
+        crate::observe::static_tables(&self.ir, &self.net, &self.obs)
     }
 
     /// Process every event with time < min(t, duration). Returns true when the run has reached its end.

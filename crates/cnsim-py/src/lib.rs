@@ -2,12 +2,13 @@
 //! with the GIL released (checking Ctrl-C and reporting progress between chunks), maps errors to
 //! Python exceptions and hands the result tables over as raw little-endian buffers.
 
-use cnsim_core::{Column, RunError, Simulation};
+use cnsim_core::{Column, RunError, Simulation, Table};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
 
 create_exception!(_core, ScenarioError, PyValueError, "The scenario IR is invalid (message names the field path).");
 create_exception!(_core, InvariantError, PyRuntimeError, "A conservation identity failed at the end of a run (model bug).");
@@ -78,6 +79,126 @@ fn column_to_py<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>>
     }
 }
 
+fn tables_to_py<'py>(py: Python<'py>, tables: &[Table]) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for t in tables {
+        let cols = PyDict::new(py);
+        for (name, c) in &t.columns {
+            cols.set_item(*name, column_to_py(py, c)?)?;
+        }
+        out.set_item(t.name, cols)?;
+    }
+    Ok(out)
+}
+
+fn engine_panic(p: Box<dyn std::any::Any + Send>) -> PyErr {
+    PyRuntimeError::new_err(format!("internal error (engine panic): {}", panic_msg(p)))
+}
+
+fn run_error(e: RunError) -> PyErr {
+    match e {
+        RunError::Invariant(m) => InvariantError::new_err(m),
+        other => PyRuntimeError::new_err(other.to_string()),
+    }
+}
+
+/// A simulation driven step by step from Python: `run_until` with the GIL released, the time
+/// series drained in chunks (`drain_series`) so that a caller writing them out keeps memory
+/// independent of the run's length, and `finish` for the summary and the remaining tables.
+#[pyclass(name = "Simulation", module = "cnsim._core")]
+struct PySimulation {
+    /// A Mutex only to make the class `Sync` as PyO3 requires (the schemes' trait objects are not);
+    /// the `&mut self` methods reach it without locking.
+    sim: Mutex<Simulation>,
+}
+
+impl PySimulation {
+    fn get(&self) -> std::sync::MutexGuard<'_, Simulation> {
+        self.sim.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl PySimulation {
+    #[new]
+    fn new(py: Python<'_>, ir_json: &str) -> PyResult<Self> {
+        let sim = py
+            .detach(|| catch_unwind(|| Simulation::from_json(ir_json)))
+            .map_err(|p| PyRuntimeError::new_err(format!("internal error: {}", panic_msg(p))))?
+            .map_err(scenario_err)?;
+        Ok(PySimulation { sim: Mutex::new(sim) })
+    }
+
+    /// End of the run, ps.
+    #[getter]
+    fn duration_ps(&self) -> u64 {
+        self.get().duration()
+    }
+    /// Current simulated time, ps.
+    #[getter]
+    fn now_ps(&self) -> u64 {
+        self.get().now()
+    }
+    /// Sampling interval of the series, ps (0: none).
+    #[getter]
+    fn sample_interval_ps(&self) -> u64 {
+        self.get().sample_interval()
+    }
+
+    /// Process the events before `min(t_ps, duration)` (GIL released); true at the end of the run.
+    /// Ctrl-C between calls raises KeyboardInterrupt.
+    fn run_until(&mut self, py: Python<'_>, t_ps: u64) -> PyResult<bool> {
+        let sim = self.sim.get_mut().unwrap_or_else(|e| e.into_inner());
+        let done = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.run_until(t_ps)))).map_err(engine_panic)?;
+        py.check_signals()?;
+        Ok(done)
+    }
+
+    /// Rows of the time series recorded since the last drain.
+    fn buffered_rows(&self) -> usize {
+        self.get().buffered_rows()
+    }
+
+    /// `(samples, tables)`: the rows of `queue_ts`, `rp_rate`, `tcp_ts`, `pause_ts` recorded since
+    /// the last drain (ids, no names), forgotten by the engine, and the number of sample instants
+    /// they cover.
+    fn drain_series<'py>(&mut self, py: Python<'py>) -> PyResult<(u64, Bound<'py, PyDict>)> {
+        let sim = self.sim.get_mut().unwrap_or_else(|e| e.into_inner());
+        let before = sim.buffered_samples();
+        let tables = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.drain_series()))).map_err(engine_panic)?;
+        Ok((before, tables_to_py(py, &tables)?))
+    }
+
+    /// The tables naming the series' ids: `queues`, `links`, `flows`.
+    fn static_tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        tables_to_py(py, &self.get().static_tables())
+    }
+
+    /// Flows with a binned throughput series (`observe.flow_series`).
+    #[getter]
+    fn flow_series(&self) -> usize {
+        self.get().flow_series()
+    }
+
+    /// The `flow_tp` rows of flows `first..first + count` (flow-major), after `finish`.
+    fn flow_tp_rows<'py>(&self, py: Python<'py>, first: usize, count: usize) -> PyResult<Bound<'py, PyDict>> {
+        let table = self.get().flow_tp_rows(first, count);
+        tables_to_py(py, std::slice::from_ref(&table))
+    }
+
+    /// Close the run (conservation checked): `(summary_json, samples, tables)`, the tables holding
+    /// the series rows not drained yet (covering `samples` instants) and every other table;
+    /// `flow_tp=False`: the `flow_tp` table is left empty (take it with `flow_tp_rows`).
+    #[pyo3(signature = (flow_tp=true))]
+    fn finish<'py>(&mut self, py: Python<'py>, flow_tp: bool) -> PyResult<(String, u64, Bound<'py, PyDict>)> {
+        let sim = self.sim.get_mut().unwrap_or_else(|e| e.into_inner());
+        sim.set_flow_tp_in_tables(flow_tp);
+        let before = sim.buffered_samples();
+        let results = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.finish()))).map_err(engine_panic)?.map_err(run_error)?;
+        Ok((results.summary.to_string(), before, tables_to_py(py, &results.tables)?))
+    }
+}
+
 /// Run a simulation. Returns `(summary_json, tables)`; see docs/engine-contract.md.
 #[pyfunction]
 #[pyo3(signature = (ir_json, progress=None, chunk_ps=0))]
@@ -111,22 +232,8 @@ fn run<'py>(
             break;
         }
     }
-    let results = py
-        .detach(|| catch_unwind(AssertUnwindSafe(|| sim.finish())))
-        .map_err(|p| PyRuntimeError::new_err(format!("internal error (engine panic): {}", panic_msg(p))))?
-        .map_err(|e| match e {
-            RunError::Invariant(m) => InvariantError::new_err(m),
-            other => PyRuntimeError::new_err(other.to_string()),
-        })?;
-    let tables = PyDict::new(py);
-    for t in &results.tables {
-        let cols = PyDict::new(py);
-        for (name, c) in &t.columns {
-            cols.set_item(*name, column_to_py(py, c)?)?;
-        }
-        tables.set_item(t.name, cols)?;
-    }
-    Ok((results.summary.to_string(), tables))
+    let results = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.finish()))).map_err(engine_panic)?.map_err(run_error)?;
+    Ok((results.summary.to_string(), tables_to_py(py, &results.tables)?))
 }
 
 #[pymodule]
@@ -136,6 +243,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
+    m.add_class::<PySimulation>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("InvariantError", m.py().get_type::<InvariantError>())?;
     Ok(())

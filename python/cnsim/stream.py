@@ -1,0 +1,313 @@
+"""A run whose time series go to Parquet as it goes: their memory does not grow with the run's length.
+
+The engine (``cnsim._core.Simulation``) runs in steps; whenever ``CHUNK_ROWS`` rows of the time series
+(``queue_ts``, ``rp_rate``, ``tcp_ts``, ``pause_ts``) are buffered, they are drained and written as row
+groups of their Parquet file. The files hold exactly the rows, columns and types that
+:meth:`cnsim.results.Result.save` writes for an in-memory run (tests/test_stream.py):
+
+* names are joined to ids as ``frames_from_core`` does (``queue`` → ``switch``, ``port``; ``flow`` →
+  ``src``, ``dst``; ``link`` → ``from``, ``to``), as dictionary columns whose categories are the sorted
+  names and whose index width follows pandas' rule, so that pandas reads them back as the same
+  categoricals;
+* ``queue_ts`` and ``pause_ts`` are sparse: a queue (a link) gets rows from the first sample only once it
+  has been seen holding a data frame (paused), with zeros before. A queue first seen in a later chunk
+  is missing from the chunks already written; :meth:`SeriesWriter.close` then rewrites that file once,
+  chunk by chunk, filling in the zeros (the sample instants are ``k · sample_interval``, as the engine
+  takes them).
+
+``flow_tp`` (flow-major) is written from the finished engine a few flows per row group; its bins
+(``observe.flow_series`` flows × bins) are the one series the engine still holds for the whole run.
+Only pyarrow and numpy are imported here: a short run does not pay for pandas.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+CHUNK_ROWS = 1 << 17
+"""Buffered series rows that trigger a drain (one row group per table per drain)."""
+
+STEP_SAMPLES = 512
+"""The engine runs at most this many sample intervals between two looks at its buffer, so that a
+drain never waits for more than ``STEP_SAMPLES`` samples' rows beyond ``CHUNK_ROWS``."""
+
+SERIES = {"queue_ts": ("queues", "queue", "bytes"), "rp_rate": ("flows", "flow", None),
+          "tcp_ts": ("flows", "flow", None), "pause_ts": ("links", "link", "paused")}
+"""Streamed tables: (table naming the ids, id column, value column of an id-sparse series or None)."""
+
+def column(value: Any) -> Any:
+    """An engine column as numpy (``(dtype, raw bytes)``) or a list of names."""
+    if isinstance(value, tuple):
+        dtype, raw = value
+        return np.frombuffer(raw, dtype=dtype)
+    return value
+
+
+def _index_type(n: int) -> tuple[pa.DataType, type]:
+    """The width of a categorical's codes for ``n`` categories, as pandas chooses it."""
+    for t, dtype in ((pa.int8(), np.int8), (pa.int16(), np.int16), (pa.int32(), np.int32)):
+        if n < np.iinfo(dtype).max:
+            return t, dtype
+    return pa.int64(), np.int64
+
+
+def _numbers(values: np.ndarray) -> pa.Array:
+    """An Arrow array over a numeric numpy array's memory (``pa.array`` would import pandas)."""
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
+def _strings(values: list[str], large: bool = False) -> pa.Array:
+    """An Arrow string array built from its buffers (``pa.array`` of Python objects imports pandas);
+    ``large``: 64-bit offsets, as pandas' ``str`` columns are written."""
+    data = [v.encode() for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int64 if large else np.int32)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    cls = pa.LargeStringArray if large else pa.StringArray
+    return cls.from_buffers(len(data), pa.py_buffer(offsets), pa.py_buffer(b"".join(data)))
+
+
+def _plain_column(values: list[Any]) -> pa.Array | None:
+    """Python scalars of one kind as the Arrow column pandas would write for them (None: another case,
+    left to pandas — missing values, mixed kinds, nested values)."""
+    kinds = {type(v) for v in values}
+    if kinds == {bool}:
+        bits = np.packbits(np.array(values, dtype=bool), bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+    if kinds == {int} and all(-(2**63) <= v < 2**63 for v in values):
+        return _numbers(np.array(values, dtype=np.int64))
+    if kinds and kinds <= {int, float}:
+        return _numbers(np.array(values, dtype=np.float64))
+    if kinds == {str}:
+        return _strings(values, large=True)
+    return None
+
+
+def summary_table(flat: Mapping[str, Any]) -> pa.Table | None:
+    """The one-row summary table (``summary_row``) without pandas, or None if pandas must build it."""
+    arrays = {k: _plain_column([v]) for k, v in flat.items()}
+    return None if any(a is None for a in arrays.values()) else pa.table(arrays)
+
+
+def flows_table(flows: Mapping[str, Any], per_flow: list[Mapping[str, Any]]) -> pa.Table | None:
+    """``flows`` joined to the per-flow summary as ``frames_from_core`` does, without pandas; None when
+    the rows differ in their keys or hold missing values (pandas then builds it)."""
+    keys = list(per_flow[0]) if per_flow else []
+    if (not per_flow or "id" not in keys or any(list(r) != keys for r in per_flow)
+            or [r["id"] for r in per_flow] != list(range(len(column(flows["flow"]))))):
+        return None
+    table = arrow_table({"flow": flows["flow"]}, Names(flows, "flow"))
+    for k in keys:
+        if k not in ("id", "src", "dst"):
+            values = _plain_column([r[k] for r in per_flow])
+            if values is None:
+                return None
+            table = table.append_column(k, values)
+    return table
+
+
+class Names:
+    """The name columns of one id table (``queues``, ``flows``, ``links``) as dictionary columns."""
+
+    def __init__(self, table: Mapping[str, Any], key: str):
+        self.key = key
+        self.columns: list[tuple[str, pa.DataType, pa.Array, np.ndarray]] = []
+        self.size = 0
+        for name, value in table.items():
+            if name == key:
+                self.size = len(column(value))
+                continue
+            values = list(value)
+            categories = sorted(set(values))
+            index_type, dtype = _index_type(len(categories))
+            code_of = {c: i for i, c in enumerate(categories)}
+            codes = np.array([code_of[v] for v in values], dtype=dtype)
+            self.columns.append((name, pa.dictionary(index_type, pa.string()), _strings(categories), codes))
+
+    def arrays(self, ids: np.ndarray) -> list[tuple[str, pa.Array]]:
+        """The name columns for rows with these ids."""
+        return [(name, pa.DictionaryArray.from_arrays(_numbers(codes[ids]), categories))
+                for name, _, categories, codes in self.columns]
+
+
+def arrow_table(cols: Mapping[str, Any], names: Names | None) -> pa.Table:
+    """Engine columns (numbers) joined to their names, as an Arrow table."""
+    arrays = {c: _numbers(column(v)) for c, v in cols.items()}
+    rows = len(next(iter(arrays.values()))) if arrays else 0
+    if names is not None and names.size and rows:  # frames_from_core joins only non-empty tables
+        arrays.update(names.arrays(column(cols[names.key])))
+    return pa.table(arrays)
+
+
+def _encoding(schema: pa.Schema) -> dict[str, Any]:
+    """Parquet dictionary encoding for the name columns only: on a numeric column of 128 Ki distinct
+    values it would cost ~50 MB of resident memory per file for little gain."""
+    return {"use_dictionary": [f.name for f in schema if pa.types.is_dictionary(f.type)] or False}
+
+
+def write_table(path: Path, cols: Mapping[str, Any], names: Names | None) -> None:
+    """One engine table, joined to its names, as a Parquet file."""
+    table = arrow_table(cols, names)
+    pq.write_table(table, path, **_encoding(table.schema))
+
+
+class SeriesWriter:
+    """The streamed tables of one run, each a Parquet file in ``folder`` written chunk by chunk."""
+
+    def __init__(self, folder: Path, statics: Mapping[str, Mapping[str, Any]], sample_interval_ps: int):
+        self.folder = folder
+        self.interval = sample_interval_ps
+        self.names = {t: Names(statics[src], key) for t, (src, key, _) in SERIES.items()}
+        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.empty: dict[str, Mapping[str, Any]] = {}
+        self.samples = 0
+        # per sparse table and chunk: (first sample, samples, ids recorded); the ids only grow
+        self.chunks: dict[str, list[tuple[int, int, np.ndarray]]] = {t: [] for t, s in SERIES.items() if s[2]}
+
+    def write(self, samples: int, tables: Mapping[str, Mapping[str, Any]]) -> None:
+        """Append one drained chunk covering ``samples`` sample instants."""
+        for name, (_, key, sparse) in SERIES.items():
+            cols = tables[name]
+            if sparse:
+                ids = column(cols[key])
+                per_sample = len(ids) // samples if samples else 0
+                self.chunks[name].append((self.samples, samples, np.array(ids[:per_sample])))
+            self._append(name, cols)
+        self.samples += samples
+
+    def _append(self, name: str, cols: Mapping[str, Any]) -> None:
+        table = arrow_table(cols, self.names.get(name))
+        if table.num_rows == 0:
+            self.empty.setdefault(name, cols)
+            return
+        writer = self.writers.get(name)
+        if writer is None:
+            writer = self.writers[name] = pq.ParquetWriter(self.folder / f"{name}.parquet", table.schema,
+                                                           **_encoding(table.schema))
+        writer.write_table(table)
+
+    def close(self) -> None:
+        """Close every file (a table that never had a row is written empty) and fill in the zeros of
+        sparse series that started after the first chunks."""
+        for writer in self.writers.values():
+            writer.close()
+        for name in SERIES:
+            if name not in self.writers:
+                write_table(self.folder / f"{name}.parquet", self.empty[name], None)
+        for name, chunks in self.chunks.items():
+            if name in self.writers:
+                final = max((ids for _, n, ids in chunks if n), key=len, default=np.array([], np.uint32))
+                if any(n and len(ids) < len(final) for _, n, ids in chunks):
+                    self._fill(name, chunks, final)
+
+    def abort(self) -> None:
+        """Close the files of an interrupted run (its folder is then removed)."""
+        for writer in self.writers.values():
+            if writer.is_open:
+                writer.close()
+
+    def _fill(self, name: str, chunks: list[tuple[int, int, np.ndarray]], final: np.ndarray) -> None:
+        _, key, value = SERIES[name]
+        path = self.folder / f"{name}.parquet"
+        partial = self.folder / f".{name}.partial.parquet"
+        os.replace(path, partial)
+        source = _Rows(pq.ParquetFile(partial))
+        writer = None
+        for k0, n, ids in chunks:
+            if n == 0:
+                continue
+            old = source.take(n * len(ids))
+            recorded = old.column(value).to_numpy()
+            values = np.zeros((n, len(final)), dtype=recorded.dtype)
+            if len(ids):
+                values[:, np.searchsorted(final, ids)] = recorded.reshape(n, len(ids))
+            # the engine samples at k · interval and converts ps to s as ps / 1e12 (time.rs: to_s)
+            t = (np.arange(k0, k0 + n, dtype=np.uint64) * np.uint64(self.interval)).astype(np.float64) / 1e12
+            cols = {"t_s": np.repeat(t, len(final)), key: np.tile(final, n), value: values.reshape(-1)}
+            table = arrow_table(cols, self.names.get(name))
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema, **_encoding(table.schema))
+            writer.write_table(table)
+        if writer is not None:
+            writer.close()
+        source.close()
+        partial.unlink()
+
+
+def write_flow_tp(sim: Any, path: Path, names: Names, limit: int) -> None:
+    """``flow_tp`` (flow-major) from the finished engine in row groups of at most ``limit`` rows, or
+    whole flows when one flow has more bins: never the whole table in memory."""
+    bins = len(column(sim.flow_tp_rows(0, 1)["flow_tp"]["t_s"]))
+    per_group = max(1, limit // bins) if bins else sim.flow_series
+    writer = None
+    for first in range(0, sim.flow_series if bins else 0, per_group):
+        table = arrow_table(sim.flow_tp_rows(first, per_group)["flow_tp"], names)
+        if writer is None:
+            writer = pq.ParquetWriter(path, table.schema, **_encoding(table.schema))
+        writer.write_table(table)
+    if writer is None:
+        write_table(path, sim.flow_tp_rows(0, 0)["flow_tp"], None)
+    else:
+        writer.close()
+
+
+class _Rows:
+    """Rows of a Parquet file taken in order, any number at a time."""
+
+    def __init__(self, f: pq.ParquetFile):
+        self.file = f
+        self.batches = f.iter_batches(batch_size=1 << 16)
+        self.buffer: pa.RecordBatch | None = None
+
+    def take(self, n: int) -> pa.Table:
+        parts = []
+        while n > 0:
+            if self.buffer is None or self.buffer.num_rows == 0:
+                self.buffer = next(self.batches)
+            part = self.buffer.slice(0, n)
+            self.buffer = self.buffer.slice(part.num_rows)
+            parts.append(part)
+            n -= part.num_rows
+        return pa.Table.from_batches(parts, schema=self.file.schema_arrow)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], None] | None = None,
+        chunk_rows: int | None = None) -> tuple[str, dict[str, Mapping[str, Any]]]:
+    """Run the IR, streaming the series into ``folder`` and writing ``flow_tp`` a few flows at a time;
+    ``(summary JSON, the other tables)``.
+
+    The other tables (``throughput_ts``, ``fct``, ``flows``, ...) are returned, not written.
+    """
+    limit = CHUNK_ROWS if chunk_rows is None else chunk_rows
+    sim = engine.Simulation(ir_json)
+    statics = sim.static_tables()
+    writer = SeriesWriter(folder, statics, sim.sample_interval_ps)
+    step = max(1, sim.duration_ps // 200)
+    if sim.sample_interval_ps:
+        step = min(step, STEP_SAMPLES * sim.sample_interval_ps)
+    try:
+        while True:
+            done = sim.run_until(sim.now_ps + step)
+            if sim.buffered_rows() >= limit and not done:
+                writer.write(*sim.drain_series())
+            if progress is not None:
+                progress(sim.now_ps / 1e12)
+            if done:
+                break
+        summary_json, samples, tables = sim.finish(flow_tp=False)
+        writer.write(samples, tables)
+        writer.close()
+        write_flow_tp(sim, folder / "flow_tp.parquet", Names(statics["flows"], "flow"), limit)
+    except BaseException:
+        writer.abort()
+        raise
+    return summary_json, {k: v for k, v in tables.items() if k not in SERIES and k != "flow_tp"}

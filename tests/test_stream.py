@@ -1,0 +1,182 @@
+"""Streamed outputs (issue 10): a run with ``out`` writes its time series to Parquet chunk by chunk.
+
+The files must hold exactly what an in-memory run saves (same columns, rows, types, categories), the
+engine must hold a bounded number of rows whatever the run's length, and an interrupted run must
+leave nothing behind.
+"""
+
+import json
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import cnsim
+from cnsim import stream
+from cnsim.exceptions import RunInterrupted
+from cnsim.results import TABLES
+
+from conftest import ROOT, needs_core
+
+pytestmark = needs_core
+SC = ROOT / "scenarios"
+CASES = {
+    # queue_ts only; the bottleneck is active from the first chunk
+    "fan-in-4": (SC / "baseline/fan-in-4.toml", {"run.duration": "3ms"}),
+    # hotspot from 0.4 ms and selective PAUSE: queues and paused links start in later chunks
+    "cnsim-1hop-pause": (SC / "seed-003/cnsim-1hop-none-hs0.5-pause.toml",
+                         {"run.duration": "2ms", "hotspot.0.start": "0.4ms", "hotspot.0.end": "1.6ms"}),
+    # RP rates (rp_rate) and FCT rows
+    "dcqcn": (SC / "seed-003/cnsim-1hop-dcqcn-hs0.5-pause.toml",
+              {"run.duration": "2ms", "hotspot.0.start": "0.3ms"}),
+    # TCP windows (tcp_ts)
+    "tcp": (SC / "baseline/tcp-newreno-4.toml", {"run.duration": "3ms", "run.warmup": 0}),
+}
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Drain every 100 rows and look at the buffer every 7 samples: many chunks even in short runs."""
+    monkeypatch.setattr(stream, "CHUNK_ROWS", 100)
+    monkeypatch.setattr(stream, "STEP_SAMPLES", 7)
+    fills = []
+    fill = stream.SeriesWriter._fill
+
+    def counting(self, name, chunks, final):
+        fills.append(name)
+        return fill(self, name, chunks, final)
+
+    monkeypatch.setattr(stream.SeriesWriter, "_fill", counting)
+    return fills
+
+
+def _same_files(a, b, names):
+    for name in names:
+        fa, fb = pq.ParquetFile(a / f"{name}.parquet"), pq.ParquetFile(b / f"{name}.parquet")
+        assert fa.schema_arrow.remove_metadata() == fb.schema_arrow.remove_metadata(), name
+        da, db = pd.read_parquet(a / f"{name}.parquet"), pd.read_parquet(b / f"{name}.parquet")
+        if name == "summary":
+            da, db = da.drop(columns="wall_s"), db.drop(columns="wall_s")
+        pd.testing.assert_frame_equal(da, db, check_exact=True, obj=name)
+        for col in da.select_dtypes("category"):
+            assert list(da[col].cat.categories) == list(db[col].cat.categories), (name, col)
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_streamed_files_equal_the_in_memory_ones(case, tmp_path, small_chunks):
+    path, overrides = CASES[case]
+    memory = cnsim.run(path, seed=3, overrides=overrides)
+    memory.save(tmp_path / "memory", plots=False)
+    streamed = cnsim.run(path, seed=3, overrides=overrides, out=tmp_path / "streamed", plots=False)
+    _same_files(tmp_path / "memory", tmp_path / "streamed", [*TABLES, "summary"])
+    mem_summary = {k: v for k, v in memory.summary.items() if k != "wall_s"}
+    assert mem_summary == {k: v for k, v in streamed.summary.items() if k != "wall_s"}
+    # the Result of a streamed run reads its tables from the folder
+    pd.testing.assert_frame_equal(streamed.tables["queue_ts"], memory.tables["queue_ts"], check_exact=True)
+    assert pq.ParquetFile(tmp_path / "streamed" / "queue_ts.parquet").metadata.num_row_groups > 1
+    if case == "fan-in-4":  # 4 flows × 30 bins in groups of at most 100 rows
+        assert pq.ParquetFile(tmp_path / "streamed" / "flow_tp.parquet").metadata.num_row_groups == 2
+    if case == "cnsim-1hop-pause":  # series that started late were filled in with their zeros
+        assert set(small_chunks) == {"queue_ts", "pause_ts"}
+        assert (memory.tables["pause_ts"]["paused"] == 1).any()
+    if case == "dcqcn":
+        assert len(memory.tables["rp_rate"]) > 0 and len(memory.tables["fct"]) > 0
+    if case == "tcp":
+        assert len(memory.tables["tcp_ts"]) > 0
+
+
+def test_default_chunks_equal_small_chunks(tmp_path, monkeypatch):
+    path, overrides = CASES["cnsim-1hop-pause"]
+    cnsim.run(path, seed=5, overrides=overrides, out=tmp_path / "default", plots=False)
+    monkeypatch.setattr(stream, "CHUNK_ROWS", 1000)
+    monkeypatch.setattr(stream, "STEP_SAMPLES", 3)
+    cnsim.run(path, seed=5, overrides=overrides, out=tmp_path / "small", plots=False)
+    for name in stream.SERIES:  # bit-identical series whatever the chunking
+        assert (pq.read_table(tmp_path / "default" / f"{name}.parquet")
+                .equals(pq.read_table(tmp_path / "small" / f"{name}.parquet")))
+    manifest = [json.loads((tmp_path / d / "manifest.json").read_text())["files"] for d in ("default", "small")]
+    assert manifest[0]["flow_tp.parquet"] == manifest[1]["flow_tp.parquet"]
+
+
+def _max_buffered(duration_ms: int, limit: int, step_samples: int) -> tuple[int, int]:
+    """Largest number of rows the engine held while being drained as ``stream.run`` does, and the
+    number of drains."""
+    path, overrides = CASES["cnsim-1hop-pause"]
+    sc = cnsim.load_scenario(path, overrides={**overrides, "run.duration": f"{duration_ms}ms",
+                                              "hotspot.0.end": f"{duration_ms}ms"})
+    from cnsim import _core
+    from cnsim.compile import compile_ir
+
+    sim = _core.Simulation(json.dumps(compile_ir(sc)))
+    step = step_samples * sim.sample_interval_ps
+    most, drains, done = 0, 0, False
+    while not done:
+        done = sim.run_until(sim.now_ps + step)
+        most = max(most, sim.buffered_rows())
+        if sim.buffered_rows() >= limit and not done:
+            samples, tables = sim.drain_series()
+            rows = sum(len(stream.column(t["t_s"])) for t in tables.values())
+            assert rows == most or rows <= most  # what was buffered came out
+            assert sim.buffered_rows() == 0
+            drains += 1
+    return most, drains
+
+
+def test_engine_buffer_does_not_grow_with_the_run():
+    short, n_short = _max_buffered(2, limit=2000, step_samples=10)
+    long, n_long = _max_buffered(8, limit=2000, step_samples=10)
+    assert n_long > n_short >= 1
+    # 12 switch ports and 22 links at most, 10 samples per step: the bound holds for any duration
+    assert long <= 2000 + 10 * (12 + 22)
+    assert long <= short + 10 * (12 + 22)
+
+
+def test_an_interrupted_streamed_run_leaves_nothing(tmp_path):
+    def stop(sim_s):
+        if sim_s > 0.001:
+            raise KeyboardInterrupt
+
+    with pytest.raises(RunInterrupted):
+        cnsim.run(SC / "baseline/fan-in-4.toml", overrides={"run.duration": "5ms"}, out=tmp_path / "out",
+                  progress=stop)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_run_keeps_the_previous_result(tmp_path):
+    out = tmp_path / "out"
+    cnsim.run(SC / "baseline/fan-in-4.toml", overrides={"run.duration": "1ms"}, out=out, plots=False)
+    before = (out / "manifest.json").read_text()
+
+    def stop(sim_s):
+        raise KeyboardInterrupt
+
+    with pytest.raises(RunInterrupted):
+        cnsim.run(SC / "baseline/fan-in-4.toml", overrides={"run.duration": "5ms"}, out=out, progress=stop)
+    assert (out / "manifest.json").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_tables_built_without_pandas_equal_the_pandas_ones(case, tmp_path):
+    import pyarrow as pa
+
+    from cnsim.results import _write_parquet, flat_summary, summary_row
+
+    path, overrides = CASES[case]
+    r = cnsim.run(path, seed=2, overrides=overrides)
+    fast = stream.summary_table(flat_summary(r.summary))
+    slow = pa.Table.from_pandas(summary_row(r.summary), preserve_index=False)
+    assert fast is not None
+    assert fast.schema == slow.schema.remove_metadata()
+    pd.testing.assert_frame_equal(fast.to_pandas(), summary_row(r.summary), check_exact=True)
+    from cnsim import _core
+    from cnsim.compile import compile_ir
+
+    names = _core.Simulation(json.dumps(compile_ir(cnsim.load_scenario(path, overrides=overrides)))).static_tables()
+    flows = stream.flows_table(names["flows"], r.summary["flows"])
+    if flows is None:  # only rows with missing values (a TCP flow without an RTT sample) need pandas
+        assert case == "tcp" and any(v is None for f in r.summary["flows"] for v in f.values())
+        return
+    pd.testing.assert_frame_equal(flows.to_pandas(), r.tables["flows"], check_exact=True)
+    _write_parquet(r.tables["flows"], tmp_path / "flows.parquet")  # as Result.save writes it
+    assert flows.schema == pq.ParquetFile(tmp_path / "flows.parquet").schema_arrow.remove_metadata()
