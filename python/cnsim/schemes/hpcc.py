@@ -36,7 +36,7 @@ class Params(BaseModel):
     base_rtt: Duration | Literal["network", "path"] = Field(
         "network", description="T: a time, or 'network' = the largest base RTT of any flow (reference code), "
         "or 'path' = each flow's own; base RTT = 2 x (propagation + switch latency) + one data frame out and "
-        "one control frame back on every link. W_init = line rate x T")
+        "one control frame back on every link + the source's response delay. W_init = line rate x T")
     min_rate: Rate = Field(100_000_000, description="window floor as a rate, W >= min_rate x T (reference 100Mbps)")
     ack_every: int = Field(1, ge=1, le=10**6, description="the receiver acknowledges every n-th data frame of a "
                            "flow, echoing its INT (1 = every frame)")
