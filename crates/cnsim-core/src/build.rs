@@ -10,8 +10,10 @@ use crate::ids::{FlowId, NodeId, PortId};
 use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, TransportIr};
 use crate::net::tcp::TcpFlow;
 use crate::net::buffer::policy_bytes;
-use crate::net::{adjacency, compute_ecmp, compute_routes, ecmp_salt, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
+use crate::net::{adjacency, compute_ecmp, compute_routes, ecmp_salt, flow_paths, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
+use crate::int::IntTable;
 use crate::probe::FlowBins;
+use crate::time::tx_time_ps;
 use crate::rng::{ns, Stream};
 use crate::traffic::Source;
 use std::collections::VecDeque;
@@ -135,6 +137,8 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         cps.push(scheme.congestion_point(&info));
     }
     // hosts: RP, reflector
+    let rtts = base_rtts(ir);
+    let max_base_rtt_ps = rtts.iter().copied().max().unwrap_or(0);
     let mut host_infos = Vec::with_capacity(hosts.len());
     let mut host_rngs = Vec::with_capacity(hosts.len());
     let mut has_rp = false;
@@ -145,6 +149,8 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
             flows: h.flows.clone(),
             flow_dst: h.flows.iter().map(|f| flows[f.idx()].dst).collect(),
             flow_frame_bytes: h.flows.iter().map(|f| flows[f.idx()].frame_bytes).collect(),
+            flow_base_rtt_ps: h.flows.iter().map(|f| rtts[f.idx()]).collect(),
+            max_base_rtt_ps,
         };
         if !h.flows.is_empty() {
             h.rp = scheme.reaction_point(&info);
@@ -182,6 +188,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         hotspots.push((port, h.schedule.clone()));
     }
     let n_kinds = scheme.message_types().len();
+    let (scheme_wants_int, n_ports) = (scheme.wants_int(), ports.len());
     let series = ir.observe.flow_series.map_or(flows.len(), |n| (n as usize).min(flows.len()));
     let flow_bins = FlowBins::new(ir.observe.throughput_bin_ps, ir.duration_ps, series);
     let mut net = Network {
@@ -216,12 +223,46 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         watchdog: ir.pause_watchdog,
         c: Counters { ctrl_by_kind: vec![0; n_kinds], ..Default::default() },
         flow_bins,
+        int: scheme_wants_int.then(|| IntTable::new(n_ports)),
         emits: Vec::new(),
         rate_changes: Vec::new(),
+        limit_changes: Vec::new(),
         timers: Vec::new(),
     };
     schedule_initial(&mut net);
     Ok(net)
+}
+
+/// Base RTT of every flow, ps: along the path the flow is forwarded on, twice the propagation and
+/// switch latencies plus one data frame serialised out and one control frame back on every link
+/// (the ns-3 HPCC reference's `2 × delay + txDelay`, scratch/third.cc, with the ACK's own
+/// serialisation), plus the source's response delay (feedback acts after it). 0 for a flow without
+/// a path (rejected later by the build).
+fn base_rtts(ir: &Ir) -> Vec<u64> {
+    let link_of: std::collections::HashMap<(u32, u32), usize> =
+        ir.links.iter().enumerate().flat_map(|(i, l)| [((l.a, l.b), i), ((l.b, l.a), i)]).collect();
+    let wire = ir.wire_overhead_bytes as u64;
+    flow_paths(ir)
+        .iter()
+        .zip(&ir.flows)
+        .map(|(path, f)| {
+            let mut rtt = match &ir.nodes[f.src as usize] {
+                NodeIr::Host { response_delay_ps, .. } => *response_delay_ps,
+                NodeIr::Switch { .. } => 0,
+            };
+            for w in path.windows(2) {
+                let Some(&li) = link_of.get(&(w[0], w[1])) else { return 0 };
+                let l = &ir.links[li];
+                rtt += 2 * l.prop_ps
+                    + tx_time_ps(f.frame_bytes as u64 + wire, l.rate_bps)
+                    + tx_time_ps(ir.control_frame_bytes as u64 + wire, l.rate_bps);
+                if let NodeIr::Switch { latency_ps, .. } = &ir.nodes[w[1] as usize] {
+                    rtt += 2 * latency_ps;
+                }
+            }
+            rtt
+        })
+        .collect()
 }
 
 /// RP start hooks, first source firings, CP ticks and hotspot steps.

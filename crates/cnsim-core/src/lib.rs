@@ -21,6 +21,7 @@ pub mod error;
 pub mod event;
 pub mod frame;
 pub mod ids;
+pub mod int;
 pub mod ir;
 pub mod build;
 pub mod flowctl;

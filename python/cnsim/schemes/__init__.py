@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from cnsim.schemes import none, bcn, ecm
 from cnsim.schemes import becn, fecn  # explicit-rate schemes (issue 4)
 from cnsim.schemes import qcn, dcqcn  # 802.1Qau QCN and DCQCN (issue 5)
+from cnsim.schemes import hpcc  # HPCC, the modern reference (issue 13)
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Scheme:
 
 
 SCHEMES: dict[str, Scheme] = {
-    mod.TAG: Scheme(mod.TAG, mod.SUMMARY, mod.Params, mod) for mod in (none, bcn, ecm, becn, fecn, qcn, dcqcn)
+    mod.TAG: Scheme(mod.TAG, mod.SUMMARY, mod.Params, mod) for mod in (none, bcn, ecm, becn, fecn, qcn, dcqcn, hpcc)
 }
 
 

@@ -18,12 +18,16 @@
 //!   host of [`CpCtx::hosts`]; the per-host RP keeps the minimum per CP.
 //! * DCQCN: the CP marks CE on a data frame (`Frame::tag.flags`), the reflector (NP) sends CNPs,
 //!   the RP runs the rate machine with timers ([`HostCtx::set_timer`]).
+//! * HPCC: no CP; the scheme asks for INT ([`Scheme::wants_int`]), the switches stamp every data
+//!   frame ([`crate::int`]), the reflector echoes the stack in an ACK ([`HostCtx::send_int`]) and
+//!   the RP sets a window ([`HostCtx::set_send_limit`]) and a pacing rate from [`HostCtx::int`].
 
 pub mod bcn;
 pub mod becn;
 pub mod dcqcn;
 pub mod explicit_rate;
 pub mod fecn;
+pub mod hpcc;
 pub mod none;
 pub mod qcn;
 #[cfg(test)]
@@ -32,6 +36,7 @@ pub(crate) mod testkit;
 use crate::error::ScenarioError;
 use crate::frame::{CmMsg, Frame};
 use crate::ids::{FlowId, NodeId, PortId};
+use crate::int::IntStack;
 use crate::time::SimTime;
 
 /// Static facts about a CP's queue given to the scheme when it is built.
@@ -62,6 +67,12 @@ pub struct HostInfo {
     pub flow_dst: Vec<NodeId>,
     /// Data frame size of each of those flows.
     pub flow_frame_bytes: Vec<u32>,
+    /// Base RTT of each of those flows, ps: twice the propagation and switch latencies of its path,
+    /// the serialisation of one data frame out and one control frame back, and the host's response
+    /// delay (`build::base_rtts`).
+    pub flow_base_rtt_ps: Vec<u64>,
+    /// The largest base RTT of any flow of the network, ps.
+    pub max_base_rtt_ps: u64,
 }
 
 impl HostInfo {
@@ -94,17 +105,17 @@ impl<'a> CpCtx<'a> {
     /// Send a control frame (control-frame size) from this switch to `dst` (a host). It is
     /// routed, queued, buffered and possibly dropped like any frame; counted as overhead at origin.
     pub fn send(&mut self, dst: NodeId, msg: CmMsg) {
-        self.out.push(Emit { dst, msg, bytes: 0 });
+        self.out.push(Emit { dst, msg, bytes: 0, echo_int: false });
     }
     /// Like [`Self::send`] with a frame of `bytes` bytes.
     pub fn send_sized(&mut self, dst: NodeId, msg: CmMsg, bytes: u32) {
-        self.out.push(Emit { dst, msg, bytes });
+        self.out.push(Emit { dst, msg, bytes, echo_int: false });
     }
     /// Like [`Self::send_sized`] but as an Ethernet broadcast: every switch floods it to all its
     /// ports but the one it came in on, so one frame reaches every host (crossing each link of a
     /// tree once). Counted once as overhead, at its origin.
     pub fn broadcast(&mut self, msg: CmMsg, bytes: u32) {
-        self.out.push(Emit { dst: NodeId::NONE, msg, bytes });
+        self.out.push(Emit { dst: NodeId::NONE, msg, bytes, echo_int: false });
     }
     /// Every host of the network (for broadcasts).
     pub fn hosts(&self) -> &[NodeId] {
@@ -121,8 +132,12 @@ pub struct HostCtx<'a> {
     pub now: SimTime,
     pub info: &'a HostInfo,
     pub rng: &'a mut crate::rng::Stream,
+    /// INT stack of the frame being handled, when the scheme wants INT: the delivered data frame
+    /// in [`Reflector::on_data`], the control frame in [`ReactionPoint::on_feedback`]; else `None`.
+    pub int: Option<&'a IntStack>,
     pub(crate) out: &'a mut Vec<Emit>,
     pub(crate) rates: &'a mut Vec<RateChange>,
+    pub(crate) limits: &'a mut Vec<(u32, Option<u64>)>,
     pub(crate) timers: &'a mut Vec<(SimTime, u64)>,
     pub(crate) backlog: &'a dyn Backlog,
     pub(crate) extra_overhead_bytes: &'a mut u64,
@@ -157,12 +172,26 @@ pub struct Emit {
     pub msg: CmMsg,
     /// Frame size in bytes; 0 = the run's control-frame size.
     pub bytes: u32,
+    /// Copy the INT stack of the frame being handled into this control frame.
+    pub echo_int: bool,
 }
 
 impl<'a> HostCtx<'a> {
     /// Send a control frame from this host to `dst`.
     pub fn send(&mut self, dst: NodeId, msg: CmMsg) {
-        self.out.push(Emit { dst, msg, bytes: 0 });
+        self.out.push(Emit { dst, msg, bytes: 0, echo_int: false });
+    }
+    /// Like [`Self::send`], the control frame carrying a copy of [`Self::int`] (a reflector echoing
+    /// the telemetry of the data frame it handles).
+    pub fn send_int(&mut self, dst: NodeId, msg: CmMsg) {
+        self.out.push(Emit { dst, msg, bytes: 0, echo_int: true });
+    }
+    /// Window of local flow `local`: it may start a data frame only while the bytes it has sent
+    /// (from t = 0, the sizes [`ReactionPoint::on_transmit`] sees) are below `limit` — a window `W`
+    /// over `A` acknowledged bytes is `Some(A + W)`; `None` removes the window. A frame may end
+    /// beyond the limit (the last one started below it), as in the HPCC reference code.
+    pub fn set_send_limit(&mut self, local: u32, limit: Option<u64>) {
+        self.limits.push((local, limit));
     }
     /// Set (Some) or remove (None) the rate limiter of local flow `local`.
     /// The engine re-paces the flow: next start = last start + size / new rate (never before now).
@@ -243,6 +272,10 @@ pub trait Scheme: Send {
     fn reflector(&self, _host: &HostInfo) -> Option<Box<dyn Reflector>> {
         None
     }
+    /// Should the switches stamp in-band telemetry into every data frame ([`crate::int`])?
+    fn wants_int(&self) -> bool {
+        false
+    }
 }
 
 /// Deserialise a scheme's parameters strictly, naming the field path on error.
@@ -270,6 +303,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("fecn", fecn::build),
     ("qcn", qcn::build),
     ("dcqcn", dcqcn::build),
+    ("hpcc", hpcc::build),
 ];
 
 /// Known scheme tags, in registry order.

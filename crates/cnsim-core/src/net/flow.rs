@@ -36,6 +36,8 @@ pub struct Flow {
     /// Rate limiter (bit/s); None = unregulated.
     pub rl_rate: Option<f64>,
     pub next_allowed: SimTime,
+    /// Window: data may start only while `sent_bytes < send_limit` (u64::MAX = no window).
+    pub send_limit: u64,
     pub last_start: SimTime,
     pub last_len: u32,
     // statistics
@@ -65,6 +67,7 @@ impl Flow {
             backlog: 0,
             rl_rate: None,
             next_allowed: 0,
+            send_limit: u64::MAX,
             last_start: 0,
             last_len: 0,
             generated_frames: 0,

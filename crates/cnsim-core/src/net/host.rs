@@ -113,6 +113,10 @@ impl Network {
         for i in set_bits(&host.active, start, n).chain(set_bits(&host.active, 0, start)) {
             let f = &self.flows[host.flows[i].idx()];
             debug_assert!(f.has_frame(), "active bit of a flow without a frame");
+            // a flow held by its window waits for the hook that moves the limit (no wake-up)
+            if f.sent_bytes >= f.send_limit {
+                continue;
+            }
             if f.next_allowed <= now {
                 pick = i;
                 break;
@@ -148,6 +152,9 @@ impl Network {
             quanta: 0,
             seq,
         });
+        if let Some(int) = self.int.as_mut() {
+            int.reset(fr);
+        }
         let local = self.flows[fid.idx()].local;
         if self.hosts[h].rp.is_some() {
             let mut rp = self.hosts[h].rp.take().expect("checked");
@@ -248,12 +255,14 @@ impl Network {
                 if self.hosts[h].reflector.is_some() {
                     let mut rf = self.hosts[h].reflector.take().expect("checked");
                     let frame = *self.frames.get(fr);
+                    self.set_int_current(Some(fr));
                     {
                         let mut ctx = self.host_ctx(h);
                         rf.on_data(&mut ctx, &frame);
                     }
                     self.hosts[h].reflector = Some(rf);
                     self.apply_host_effects(h, true);
+                    self.set_int_current(None);
                 }
                 self.frames.free(fr);
             }
@@ -264,9 +273,18 @@ impl Network {
     pub(crate) fn host_feedback(&mut self, host: NodeId, frame: FrameId) {
         let h = self.host_of[host.idx()] as usize;
         let msg = self.frames.get(frame).msg;
-        self.frames.free(frame);
         self.c.ctrl_delivered += 1;
+        self.set_int_current(Some(frame));
         self.rp_call(h, |rp, ctx| rp.on_feedback(ctx, &msg));
+        self.set_int_current(None);
+        self.frames.free(frame);
+    }
+
+    /// The frame whose INT stack the next hooks see (`HostCtx::int`), when INT is on.
+    fn set_int_current(&mut self, fr: Option<FrameId>) {
+        if let Some(int) = self.int.as_mut() {
+            int.current = fr;
+        }
     }
 
     /// A reaction-point timer of `host` fired.
@@ -281,8 +299,10 @@ impl Network {
             now: self.now,
             info: hinfo,
             rng: &mut self.host_rngs[h],
+            int: self.int.as_ref().and_then(|t| t.current()),
             out: &mut self.emits,
             rates: &mut self.rate_changes,
+            limits: &mut self.limit_changes,
             timers: &mut self.timers,
             backlog: &self.flows,
             extra_overhead_bytes: &mut self.c.extra_overhead_bytes,
@@ -318,13 +338,27 @@ impl Network {
             changed = true;
         }
         self.rate_changes.clear();
+        for k in 0..self.limit_changes.len() {
+            let (local, limit) = self.limit_changes[k];
+            let fid = self.hosts[h].flows[local as usize];
+            self.flows[fid.idx()].send_limit = limit.unwrap_or(u64::MAX);
+            changed = true;
+        }
+        self.limit_changes.clear();
         let had_emits = !self.emits.is_empty();
         for k in 0..self.emits.len() {
             let e = self.emits[k];
             let fr = self.new_control_frame(node, e);
+            if e.echo_int {
+                if let Some(int) = self.int.as_mut() {
+                    int.echo_into(fr);
+                }
+            }
             self.hosts[h].ctrl_q.push_back(fr);
         }
         self.emits.clear();
+        // the echo was the last use of the handled frame's INT: hooks run from here on see none
+        self.set_int_current(None);
         if kick && (changed || had_emits) {
             self.host_try_send(h);
         } else if had_emits {

@@ -122,9 +122,12 @@ pub struct Network {
     pub c: Counters,
     /// Per-flow delivered bytes per time bin (observation probe, filled on delivery).
     pub(crate) flow_bins: FlowBins,
+    /// In-band telemetry stacks, only when the scheme wants INT ([`crate::int`]).
+    pub int: Option<crate::int::IntTable>,
     // scratch buffers reused by hooks (no allocation in the hot path)
     pub(crate) emits: Vec<Emit>,
     pub(crate) rate_changes: Vec<RateChange>,
+    pub(crate) limit_changes: Vec<(u32, Option<u64>)>,
     pub(crate) timers: Vec<(SimTime, u64)>,
 }
 

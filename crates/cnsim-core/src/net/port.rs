@@ -225,6 +225,14 @@ impl Network {
             *self.frames.get_mut(head) = frame;
         }
         let size = self.frames.get(head).size as u64;
+        if let Some(int) = self.int.as_mut() {
+            // HPCC's INT: the hop's record as this frame starts leaving (crate::int)
+            let tx_bytes = int.count_tx(pid, size + wire);
+            if self.frames.get(head).is_data() {
+                let qlen = self.ports[pid.idx()].q_bytes - size;
+                int.push(head, crate::int::IntHop { qlen, tx_bytes, ts: now, rate_bps: line });
+            }
+        }
         let (w, end) = (self.cfg.warmup_ps, self.cfg.duration_ps);
         let p = &mut self.ports[pid.idx()];
         let t_end = now + p.tx_ps(size + wire);
