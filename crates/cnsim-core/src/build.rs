@@ -56,7 +56,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
                     ports: node_ports[i].clone(),
                     latency_ps: *latency_ps,
                     buffer: buffer.clone(),
-                    pause: SwitchPause::new(pause.clone()),
+                    pause: SwitchPause::new(pause.clone(), policy_bytes(buffer)),
                     total_bytes: 0,
                     route: std::mem::take(&mut routes[i]),
                     ecmp_offsets: std::mem::take(&mut ecmp[i].0),
@@ -89,9 +89,17 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         }
     }
     for p in ports.iter_mut() {
-        if let NodeIr::Switch { latency_ps, .. } = &ir.nodes[p.peer_node.idx()] {
+        if let NodeIr::Switch { latency_ps, pause, .. } = &ir.nodes[p.peer_node.idx()] {
             p.peer_is_switch = true;
             p.peer_latency_ps = *latency_ps;
+            if matches!(pause, PauseIr::Pfc(_)) {
+                p.pfc = Some(Box::default()); // the port honours PFC from its peer
+            }
+        }
+        if let NodeIr::Switch { pause: PauseIr::Pfc(c), .. } = &ir.nodes[p.node.idx()] {
+            let mut pf = p.pfc.take().unwrap_or_default();
+            pf.headroom = c.headroom_bytes[p.index as usize];
+            p.pfc = Some(pf);
         }
     }
     // flows
@@ -106,6 +114,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
             return Err(ScenarioError::field(format!("flows[{i}]"), "destination unreachable from source"));
         }
         let mut flow = Flow::new(NodeId(f.src), NodeId(f.dst), f.frame_bytes, local);
+        flow.prio = f.priority;
         if let TransportIr::Tcp(t) = &f.transport {
             flow.tcp = Some(Box::new(TcpFlow::new(t, f.frame_bytes)));
         }

@@ -2,7 +2,8 @@
 //! owning the flows' rate limiters, and the reflector for forward schemes (spec §1.2).
 //!
 //! The NIC serves control frames first, then round-robin over the flows that have a frame and
-//! whose rate limiter allows it (`next_allowed`). A host under PAUSE starts nothing new.
+//! whose rate limiter allows it (`next_allowed`). A host under PAUSE starts nothing new; under PFC
+//! it starts no frame of a paused priority (other priorities go on).
 
 use super::{rate_gap_ps, Network, NONE_U32};
 use crate::cm::{self, Emit, HostCtx, Reflector, ReactionPoint};
@@ -65,33 +66,53 @@ impl Network {
             }
             return;
         }
-        if paused_until > now {
+        // PFC: the priorities held now (their frames wait; the others go on)
+        let (mut held, mut held_until) = (0u8, [0u64; crate::flowctl::PRIORITIES]);
+        if let Some(pf) = self.ports[pid.idx()].pfc.as_ref() {
+            for (k, until) in held_until.iter_mut().enumerate() {
+                if pf.holds(k, now) {
+                    held |= 1 << k;
+                    *until = pf.rx[k].paused_until;
+                }
+            }
+        } else if paused_until > now {
             if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
                 self.ensure_host_wake(h, paused_until);
             }
             return;
         }
-        if let Some(fr) = self.hosts[h].ctrl_q.pop_front() {
-            self.host_transmit(h, fr);
-            return;
+        let mut min_blocked = u64::MAX;
+        if let Some(&fr) = self.hosts[h].ctrl_q.front() {
+            let k = self.frames.get(fr).prio as usize;
+            if held >> k & 1 == 0 {
+                self.hosts[h].ctrl_q.pop_front();
+                self.host_transmit(h, fr);
+                return;
+            }
+            min_blocked = held_until[k];
         }
         if self.hosts[h].backlogged == 0 {
+            if min_blocked != u64::MAX {
+                self.ensure_host_wake(h, min_blocked);
+            }
             return;
         }
         // round robin over eligible flows
         let n = self.hosts[h].flows.len();
         let start = self.hosts[h].rr_next;
         let mut pick = usize::MAX;
-        let mut min_blocked = u64::MAX;
         for k in 0..n {
             let i = if start + k >= n { start + k - n } else { start + k };
             let f = &self.flows[self.hosts[h].flows[i].idx()];
             if f.has_frame() {
-                if f.next_allowed <= now {
+                if held >> f.prio & 1 == 1 {
+                    min_blocked = min_blocked.min(held_until[f.prio as usize].max(f.next_allowed));
+                } else if f.next_allowed <= now {
                     pick = i;
                     break;
+                } else {
+                    min_blocked = min_blocked.min(f.next_allowed);
                 }
-                min_blocked = min_blocked.min(f.next_allowed);
             }
         }
         if pick == usize::MAX {
@@ -121,6 +142,7 @@ impl Network {
             tag: Tag { flags, ..Tag::default() },
             msg: CmMsg::default(),
             quanta: 0,
+            prio: self.flows[fid.idx()].prio,
             seq,
         });
         let local = self.flows[fid.idx()].local;
@@ -190,8 +212,13 @@ impl Network {
                 self.tcp_on_ack(flow, seq, flags & tag::ECE != 0);
             }
             FrameKind::Pause => {
+                let cev = self.frames.get(fr).prio;
                 self.frames.free(fr);
-                self.pause_receive(port, quanta);
+                if cev != 0 {
+                    self.pfc_receive(port, cev, quanta);
+                } else {
+                    self.pause_receive(port, quanta);
+                }
                 self.host_try_send(h);
             }
             FrameKind::Control => {
@@ -316,6 +343,8 @@ impl Network {
     /// A control frame from `src` (a host or a switch), counted as overhead at its origin.
     pub(crate) fn new_control_frame(&mut self, src: NodeId, e: Emit) -> FrameId {
         let size = if e.bytes > 0 { e.bytes } else { self.cfg.control_frame_bytes };
+        // the priority of the flow the message is about (CNP, CNM, BCN...), else 0
+        let prio = if e.msg.flow.is_none() { 0 } else { self.flows[e.msg.flow.idx()].prio };
         self.c.ctrl_generated.0 += 1;
         self.c.ctrl_generated.1 += size as u64;
         if let Some(k) = self.c.ctrl_by_kind.get_mut(e.msg.kind as usize) {
@@ -336,6 +365,7 @@ impl Network {
             tag: Tag::default(),
             msg: e.msg,
             quanta: 0,
+            prio,
             seq: 0,
         })
     }
