@@ -53,6 +53,7 @@ def test_incast_with_computed_headroom_loses_nothing(threshold):
     s = run_quiet(incast(threshold=threshold))
     assert s["frames"]["dropped"] == 0 and s["conservation"]["ok"]
     pfc = s["pfc"]
+    assert pfc["cycles_detected"] == 0 and pfc["first_cycle"] is None and s["pause"]["deadlock"] == []
     assert pfc["pause_sent"][3] > 0 and sum(pfc["pause_sent"]) == pfc["pause_sent"][3]
     # every PFC frame reached its peer, but the last ones may still be on the wire at the end
     assert 0 <= pfc["pause_sent"][3] - pfc["pause_received"][3] <= len(pfc["ports"])
@@ -108,7 +109,7 @@ def test_only_the_congested_priority_pauses():
     assert pfc["max_paused_fraction"][1] == 0 and pfc["max_paused_fraction"][3] > 0.3
     s1_s2 = next(p for p in pfc["ports"] if (p["node"], p["peer"]) == ("s1", "s2"))
     assert s1_s2["pause_received"][3] > 0 and s1_s2["paused_fraction"][3] > 0.3
-    assert s["frames"]["dropped"] == 0
+    assert s["frames"]["dropped"] == 0 and pfc["cycles_detected"] == 0
     # the same with 802.3x PAUSE on the input: the whole s1 -> s2 link stops and the cold flow loses its rate
     legacy = cnsim.run(two_priorities("selective")).summary
     cold = next(f for f in legacy["flows"] if f["src"] == "h3")
@@ -140,6 +141,9 @@ def test_cyclic_buffer_dependency_deadlocks_and_the_watchdog_recovers():
     for a, b in zip(cyc, cyc[1:] + cyc[:1]):
         assert a.endswith(":p3") and a.split(">")[1].split(":")[0] == b.split(">")[0], cyc  # each waits on the next
     assert stuck["pfc"]["watchdog_trips"] == 0 and stuck["frames"]["dropped"] == 0
+    # detected during the run, when the cycle closed (the wait-for graph is checked as queues block)
+    first = stuck["pfc"]["first_cycle"]
+    assert stuck["pfc"]["cycles_detected"] >= 1 and first["t_s"] < 0.5e-3 and set(first["queues"]) == set(cyc)
     freed = cnsim.run(ring(watchdog="200us")).summary
     assert freed["pause"]["deadlock"] == [] and freed["pause"]["stuck_ports"] == 0
     assert freed["frames"]["delivered"] > 10 * stuck["frames"]["delivered"]

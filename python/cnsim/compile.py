@@ -252,7 +252,8 @@ class Compiler:
         switches = [n for n in self.net.nodes if n.kind == "switch"]
         result = {n.name: {"mode": "none"} for n in switches}
         if fc.mode != "pfc":
-            for key in sorted(fc.model_fields_set & PFC_ONLY):
+            # a value other than the default (a dumped scenario lists every field with its default)
+            for key in sorted(k for k in PFC_ONLY if getattr(fc, k) != type(fc).model_fields[k].default):
                 self.error(f"flow_control.{key}", f"set but flow_control.mode is {fc.mode!r}; it applies to mode 'pfc'",
                            getattr(fc, key))
         else:

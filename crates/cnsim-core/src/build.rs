@@ -219,6 +219,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         pause_enabled,
         ecmp_salt: ecmp_salt(ir.seed),
         watchdog: ir.pause_watchdog,
+        pfc_cycles: Default::default(),
         c: Counters { ctrl_by_kind: vec![0; n_kinds], ..Default::default() },
         flow_bins,
         emits: Vec::new(),

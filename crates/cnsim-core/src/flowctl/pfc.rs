@@ -27,7 +27,7 @@ use crate::frame::FrameId;
 use crate::ids::PortId;
 use crate::ir::{PfcIr, PfcThresholdIr, SchedulerIr};
 use crate::net::{DropReason, Network};
-use crate::time::tx_time_ps;
+use crate::time::{tx_time_ps, SimTime};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 
@@ -113,6 +113,15 @@ impl PfcPort {
     }
 }
 
+/// Wait-for cycles of paused PFC queues seen forming during the run (`Network::pfc_cycles`).
+#[derive(Debug, Default, Clone)]
+pub struct CycleLog {
+    /// Cycles found (a cycle found again after it dissolved counts again).
+    pub detected: u64,
+    /// The first one: when, and its (port, priority) queues in wait-for order.
+    pub first: Option<(SimTime, Vec<(usize, usize)>)>,
+}
+
 /// PFC state of one switch: its configuration and the shared-pool counters.
 #[derive(Debug, Clone)]
 pub struct PfcSwitch {
@@ -191,7 +200,7 @@ impl Network {
 
     /// Account an admitted frame (already in `Switch::total_bytes`) at its input; assert XOFF for
     /// (input, priority) when one more largest frame would not fit under the threshold.
-    pub(crate) fn pfc_enqueued(&mut self, s: usize, in_port: PortId, k: usize, size: u64, head: bool) {
+    pub(crate) fn pfc_enqueued(&mut self, s: usize, in_port: PortId, out: PortId, k: usize, size: u64, head: bool) {
         let total = self.switches[s].total_bytes;
         let sw = self.switches[s].pause.pfc.as_mut().expect("PFC switch");
         if head {
@@ -210,6 +219,11 @@ impl Network {
         }
         if lossless && ip.xoff >> k & 1 == 0 && (head || ip.shared[k] + mtu > lim) {
             self.pfc_set_xoff(s, in_port, k, true);
+        }
+        // a new wait-for edge (upstream queue → this queue) between two blocked queues may close a cycle
+        let up = self.ports[in_port.idx()].peer.idx();
+        if self.is_switch(self.ports[up].node) && self.pfc_blocked(out.idx(), k) && self.pfc_blocked(up, k) {
+            self.pfc_detect_cycle(up, k);
         }
     }
 
@@ -311,15 +325,84 @@ impl Network {
         let p = &mut self.ports[port.idx()];
         let rate = p.rate_bps;
         let Some(pf) = p.pfc.as_mut() else { return };
-        let mut until = 0;
+        let (mut until, mut newly) = (0, 0u8);
         for k in 0..PRIORITIES {
             if cev >> k & 1 == 1 {
+                if !pf.rx[k].holds(now) && quanta > 0 && !pf.queues[k].is_empty() {
+                    newly |= 1 << k;
+                }
                 pf.rx[k].receive(now, w, quanta, rate);
                 pf.received[k] += 1;
             }
             until = until.max(pf.rx[k].paused_until);
         }
         p.pause.track(now, w, until);
+        if self.is_switch(self.ports[port.idx()].node) {
+            while newly != 0 {
+                let k = newly.trailing_zeros() as usize;
+                newly &= newly - 1;
+                self.pfc_detect_cycle(port.idx(), k);
+            }
+        }
+    }
+
+    /// Is switch port `port`'s priority `k` blocked: frames queued and held by PFC?
+    fn pfc_blocked(&self, port: usize, k: usize) -> bool {
+        let pf = self.ports[port].pfc.as_ref().expect("PFC port");
+        !pf.queues[k].is_empty() && pf.holds(k, self.now)
+    }
+
+    /// The blocked queues that blocked queue (`port`, `k`) waits on: at the peer switch, those holding
+    /// priority-`k` frames that came in from `port`'s link.
+    fn pfc_waits_on(&self, port: usize, k: usize) -> Vec<usize> {
+        let p = &self.ports[port];
+        let s = self.switch_of[p.peer_node.idx()];
+        if s == u32::MAX {
+            return Vec::new();
+        }
+        self.switches[s as usize]
+            .ports
+            .iter()
+            .map(|q| q.idx())
+            .filter(|&q| {
+                self.pfc_blocked(q, k)
+                    && self.ports[q].pfc.as_ref().expect("PFC port").queues[k].iter().any(|&f| self.frames.get(f).ingress == p.peer)
+            })
+            .collect()
+    }
+
+    /// Deadlock detection when queue (`port`, `k`) became blocked or gained a frame from a blocked
+    /// upstream: a path of the wait-for graph over blocked queues back to it closes a cycle. A cycle
+    /// of blocked queues can still dissolve (a counter may drain through queues outside it); the
+    /// end-of-run report says which persisted.
+    pub(crate) fn pfc_detect_cycle(&mut self, port: usize, k: usize) {
+        const MAX_VISITS: usize = 4096;
+        let start = port;
+        let mut parent: Vec<(usize, usize)> = vec![(start, usize::MAX)];
+        let mut stack = vec![start];
+        while let Some(u) = stack.pop() {
+            for v in self.pfc_waits_on(u, k) {
+                if v == start {
+                    let mut cyc = vec![(u, k)];
+                    let mut w = u;
+                    while w != start {
+                        w = parent.iter().find(|e| e.0 == w).expect("visited").1;
+                        cyc.push((w, k));
+                    }
+                    cyc.reverse();
+                    let log = &mut self.pfc_cycles;
+                    log.detected += 1;
+                    if log.first.is_none() {
+                        log.first = Some((self.now, cyc));
+                    }
+                    return;
+                }
+                if parent.len() < MAX_VISITS && !parent.iter().any(|e| e.0 == v) {
+                    parent.push((v, u));
+                    stack.push(v);
+                }
+            }
+        }
     }
 
     /// The transmitter of PFC switch port `pid` looks for work: a pending PFC frame first, then the
@@ -425,7 +508,16 @@ pub fn summary(net: &Network, name: &dyn Fn(usize) -> String, window_ps: u64) ->
             "headroom_drops": pf.headroom_drops,
         }));
     }
+    let first = net.pfc_cycles.first.as_ref().map(|(t, cyc)| {
+        let label = |&(port, k): &(usize, usize)| {
+            let p = &net.ports[port];
+            format!("{}>{}:p{}", name(p.node.idx()), name(p.peer_node.idx()), k)
+        };
+        json!({ "t_s": crate::time::to_s(*t), "queues": cyc.iter().map(label).collect::<Vec<_>>() })
+    });
     json!({
+        "cycles_detected": net.pfc_cycles.detected,
+        "first_cycle": first,
         "pause_sent": sent,
         "pause_received": received,
         "max_paused_fraction": paused,

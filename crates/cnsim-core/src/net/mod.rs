@@ -119,6 +119,8 @@ pub struct Network {
     pub(crate) ecmp_salt: u64,
     /// PAUSE watchdog of switch ports (None = off).
     pub(crate) watchdog: Option<crate::ir::WatchdogIr>,
+    /// PFC: wait-for cycles of paused queues seen forming (deadlock detection during the run).
+    pub pfc_cycles: crate::flowctl::pfc::CycleLog,
     pub c: Counters,
     /// Per-flow delivered bytes per time bin (observation probe, filled on delivery).
     pub(crate) flow_bins: FlowBins,

@@ -197,7 +197,7 @@ impl Network {
         }
         self.switches[s].total_bytes += size;
         if pfc {
-            self.pfc_enqueued(s, in_port, prio, size, head);
+            self.pfc_enqueued(s, in_port, out, prio, size, head);
         }
         if self.cps[out.idx()].is_some() {
             let mut frame = *self.frames.get(fr);
