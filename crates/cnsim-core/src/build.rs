@@ -217,6 +217,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         scheme,
         has_rp,
         pause_enabled,
+        pfc_enabled: ir.nodes.iter().any(|n| matches!(n, NodeIr::Switch { pause: PauseIr::Pfc(_), .. })),
         ecmp_salt: ecmp_salt(ir.seed),
         watchdog: ir.pause_watchdog,
         pfc_cycles: Default::default(),

@@ -164,7 +164,14 @@ impl Network {
         self.ports[port.idx()].pfc.as_mut().expect("PFC port")
     }
 
+    /// Until when PFC holds priority `k` of PFC port `port`.
+    #[inline(never)] // off the one-FIFO hot paths that call it behind `pfc_enabled`
+    pub(crate) fn pfc_paused_until(&self, port: PortId, k: u8) -> u64 {
+        self.ports[port.idx()].pfc.as_ref().expect("PFC port").rx[k as usize].paused_until
+    }
+
     /// The response time of the peer of PFC switch port `port` (its PFC frames take effect this late).
+    #[inline(never)] // off the one-FIFO hot paths that call it behind `pfc_enabled`
     pub(crate) fn pfc_response_ps(&self, port: PortId) -> u64 {
         let s = self.switch_of[self.ports[port.idx()].node.idx()] as usize;
         self.pfc_sw(s).cfg.response_ps
@@ -172,6 +179,7 @@ impl Network {
 
     /// Admission of a frame of priority `k` and `size` bytes from `in_port` (NONE: the switch's own
     /// frame, shared pool only): `Ok(true)` into the headroom, `Ok(false)` into the shared pool.
+    #[inline(never)] // off the one-FIFO hot paths that call it behind `pfc_enabled`
     pub(crate) fn pfc_admit(&self, s: usize, in_port: PortId, k: usize, size: u64) -> Result<bool, DropReason> {
         let sw = self.pfc_sw(s);
         let used = self.switches[s].total_bytes - sw.head_total;
@@ -192,6 +200,7 @@ impl Network {
     }
 
     /// A frame of priority `k` from `in_port` was dropped by PFC admission for lack of headroom.
+    #[inline(never)] // off the one-FIFO hot paths that call it behind `pfc_enabled`
     pub(crate) fn pfc_headroom_drop(&mut self, in_port: PortId, k: usize) {
         if !in_port.is_none() {
             self.pfc_port(in_port).headroom_drops[k] += 1;
@@ -200,6 +209,7 @@ impl Network {
 
     /// Account an admitted frame (already in `Switch::total_bytes`) at its input; assert XOFF for
     /// (input, priority) when one more largest frame would not fit under the threshold.
+    #[inline(never)] // off the one-FIFO hot paths that call it behind `pfc_enabled`
     pub(crate) fn pfc_enqueued(&mut self, s: usize, in_port: PortId, out: PortId, k: usize, size: u64, head: bool) {
         let total = self.switches[s].total_bytes;
         let sw = self.switches[s].pause.pfc.as_mut().expect("PFC switch");
@@ -230,6 +240,7 @@ impl Network {
     /// A frame of priority `k` from `in_port` left the switch (already out of `total_bytes`):
     /// release its bytes (headroom first) and send XON where a counter fell below XOFF − hysteresis.
     /// With the dynamic threshold every asserted pair of the switch is re-checked (the free pool grew).
+    #[inline(never)] // off the one-FIFO hot paths that call it behind `pfc_enabled`
     pub(crate) fn pfc_dequeued(&mut self, s: usize, in_port: PortId, k: usize, size: u64) {
         if !in_port.is_none() {
             let ip = self.pfc_port(in_port);
@@ -320,6 +331,7 @@ impl Network {
     }
 
     /// A PFC frame (class-enable vector `cev`, pause time `quanta`, 0 = XON) arrived on `port`.
+    #[inline(never)] // off the one-FIFO hot paths that call it behind `pfc_enabled`
     pub(crate) fn pfc_receive(&mut self, port: PortId, cev: u8, quanta: u16) {
         let (now, w) = (self.now, self.cfg.warmup_ps);
         let p = &mut self.ports[port.idx()];
@@ -408,6 +420,7 @@ impl Network {
     /// The transmitter of PFC switch port `pid` looks for work: a pending PFC frame first, then the
     /// head of the queue its scheduler picks among the priorities not held by PFC (the watchdog
     /// may release a priority paused too long).
+    #[inline(never)] // off the one-FIFO hot paths that call it behind `pfc_enabled`
     pub(crate) fn pfc_try_send(&mut self, pid: PortId) {
         let now = self.now;
         let p = &mut self.ports[pid.idx()];

@@ -66,14 +66,12 @@ impl Network {
             }
             return;
         }
-        // PFC: the priorities held now (their frames wait; the others go on)
-        let (mut held, mut held_until) = (0u8, [0u64; crate::flowctl::PRIORITIES]);
-        if let Some(pf) = self.ports[pid.idx()].pfc.as_ref() {
-            for (k, until) in held_until.iter_mut().enumerate() {
-                if pf.holds(k, now) {
-                    held |= 1 << k;
-                    *until = pf.rx[k].paused_until;
-                }
+        // PFC: the priorities held now (their frames wait; the others go on); 0 without PFC
+        let mut held = 0u8;
+        if self.pfc_enabled {
+            let pf = self.ports[pid.idx()].pfc.as_ref().expect("PFC port");
+            for k in 0..crate::flowctl::PRIORITIES {
+                held |= (pf.holds(k, now) as u8) << k;
             }
         } else if paused_until > now {
             if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
@@ -83,13 +81,13 @@ impl Network {
         }
         let mut min_blocked = u64::MAX;
         if let Some(&fr) = self.hosts[h].ctrl_q.front() {
-            let k = self.frames.get(fr).prio as usize;
-            if held >> k & 1 == 0 {
+            let k = self.frames.get(fr).prio;
+            if held == 0 || held >> k & 1 == 0 {
                 self.hosts[h].ctrl_q.pop_front();
                 self.host_transmit(h, fr);
                 return;
             }
-            min_blocked = held_until[k];
+            min_blocked = self.pfc_paused_until(pid, k);
         }
         if self.hosts[h].backlogged == 0 {
             if min_blocked != u64::MAX {
@@ -105,8 +103,8 @@ impl Network {
             let i = if start + k >= n { start + k - n } else { start + k };
             let f = &self.flows[self.hosts[h].flows[i].idx()];
             if f.has_frame() {
-                if held >> f.prio & 1 == 1 {
-                    min_blocked = min_blocked.min(held_until[f.prio as usize].max(f.next_allowed));
+                if held != 0 && held >> f.prio & 1 == 1 {
+                    min_blocked = min_blocked.min(self.pfc_paused_until(pid, f.prio).max(f.next_allowed));
                 } else if f.next_allowed <= now {
                     pick = i;
                     break;

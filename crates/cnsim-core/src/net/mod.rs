@@ -115,6 +115,9 @@ pub struct Network {
     pub has_rp: bool,
     /// Some switch generates PAUSE.
     pub pause_enabled: bool,
+    /// Every switch runs PFC (`flowctl::pfc`; ports have per-priority queues). Checked first on the
+    /// hot paths so that the one-FIFO path costs one test of this flag.
+    pub pfc_enabled: bool,
     /// Salt of the ECMP hash (from the master seed).
     pub(crate) ecmp_salt: u64,
     /// PAUSE watchdog of switch ports (None = off).

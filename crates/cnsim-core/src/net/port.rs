@@ -163,7 +163,7 @@ impl Network {
         if p.busy {
             return;
         }
-        if p.pfc.is_some() {
+        if self.pfc_enabled {
             return self.pfc_try_send(pid);
         }
         if let Some(quanta) = p.pause.pending.take() {
@@ -288,10 +288,7 @@ impl Network {
             self.queue_change(pid);
             {
                 let p = &mut self.ports[pid.idx()];
-                let h = match p.pfc.as_mut() {
-                    Some(pf) => pf.pop(prio, size),
-                    None => p.queue.pop_front(),
-                };
+                let h = if self.pfc_enabled { p.pfc.as_mut().expect("PFC port").pop(prio, size) } else { p.queue.pop_front() };
                 debug_assert_eq!(h, Some(fr));
                 p.q_bytes -= size;
             }
@@ -307,7 +304,7 @@ impl Network {
                 let frame = *self.frames.get(fr);
                 self.cp_call(pid, |cp, ctx| cp.on_dequeue(ctx, &frame));
             }
-            if self.switches[s].pause.pfc.is_some() {
+            if self.pfc_enabled {
                 self.pfc_dequeued(s, ingress, prio, size);
             } else if self.pause_enabled {
                 self.pause_check(s, pid, ingress);

@@ -140,12 +140,10 @@ impl Network {
             self.drop_frame(s, out, fr, DropReason::NoRoute);
             return;
         }
-        let (size, prio) = {
-            let f = self.frames.get(fr);
-            (f.size as u64, f.prio as usize)
-        };
+        let size = self.frames.get(fr).size as u64;
         let cell = self.cell(s, in_port, out);
-        let pfc = self.switches[s].pause.pfc.is_some();
+        let pfc = self.pfc_enabled;
+        let prio = if pfc { self.frames.get(fr).prio as usize } else { 0 };
         let (verdict, head) = if pfc {
             match self.pfc_admit(s, in_port, prio, size) {
                 Ok(head) => (None, head),
@@ -156,7 +154,7 @@ impl Network {
             (admit(&self.switches[s].buffer, &self.ports, self.switches[s].total_bytes, in_port, out, size, occupied), false)
         };
         if let Some(reason) = verdict {
-            if reason == DropReason::HeadroomFull {
+            if pfc && reason == DropReason::HeadroomFull {
                 self.pfc_headroom_drop(in_port, prio);
             }
             if self.cps[out.idx()].is_some() {
@@ -179,12 +177,12 @@ impl Network {
         self.queue_change(out);
         {
             let p = &mut self.ports[out.idx()];
-            match p.pfc.as_mut() {
-                Some(pf) => {
-                    pf.queues[prio].push_back(fr);
-                    pf.q_bytes[prio] += size;
-                }
-                None => p.queue.push_back(fr),
+            if pfc {
+                let pf = p.pfc.as_mut().expect("PFC port");
+                pf.queues[prio].push_back(fr);
+                pf.q_bytes[prio] += size;
+            } else {
+                p.queue.push_back(fr);
             }
             p.q_bytes += size;
             p.q_max = p.q_max.max(p.q_bytes);
