@@ -478,7 +478,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
     let fmin = fcts.iter().cloned().fold(f64::INFINITY, f64::min);
     let fmax = fcts.iter().cloned().fold(0.0, f64::max);
     let conservation_ok = problems.is_empty();
-    let pfc_on = net.switches.iter().any(|s| s.pause.pfc.is_some());
+    let pfc_on = net.pfc_enabled;
     let name = |i: usize| node_name(ir, i).to_string();
     let deadlock = if pfc_on { crate::flowctl::pfc::deadlock_report(net, &name, STUCK_PS) } else { deadlock_report(ir, net) };
     let summary = json!({
