@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from cnsim import schemes
+from cnsim import pfc, schemes
 from cnsim.errors import problems_from
 from cnsim.exceptions import ConfigError, Problem
 from cnsim.presets import PRESETS
@@ -29,6 +29,7 @@ MIN_FRAME, MAX_FRAME = 64, 9216
 NEVER = 2**64 - 1
 U64_MAX = 2**64 - 1
 WIRE_OVERHEAD_BYTES = 20
+PFC_ONLY = {"priorities", "threshold", "alpha", "hysteresis", "headroom", "response_time", "scheduler", "weights"}
 
 
 @dataclass
@@ -250,11 +251,18 @@ class Compiler:
         fc = self.sc.flow_control
         switches = [n for n in self.net.nodes if n.kind == "switch"]
         result = {n.name: {"mode": "none"} for n in switches}
+        if fc.mode != "pfc":
+            # a value other than the default (a dumped scenario lists every field with its default)
+            for key in sorted(k for k in PFC_ONLY if getattr(fc, k) != type(fc).model_fields[k].default):
+                self.error(f"flow_control.{key}", f"set but flow_control.mode is {fc.mode!r}; it applies to mode 'pfc'",
+                           getattr(fc, key))
+        else:
+            return pfc.pfc_ir(self, switches)
         if fc.mode == "none":
             for key in ("high", "low"):
                 if getattr(fc, key) is not None:
                     self.error(f"flow_control.{key}", "set but flow_control.mode is 'none'; "
-                               "allowed modes: 'global', 'selective'", fq(getattr(fc, key), "size"))
+                               "allowed modes: 'global', 'selective', 'pfc'", fq(getattr(fc, key), "size"))
             return result
         high, low = fc.thresholds()
         if low >= high:
@@ -329,7 +337,7 @@ class Compiler:
         run, d = self.sc.run, self.sc.defaults
         index = self.net.index()
         flows: list[dict] = []
-        flow_ids: dict[tuple[str, str, int], int] = {}
+        flow_ids: dict[tuple[str, str, int, str, int], int] = {}
         sources: list[dict] = []
         names: set[str] = set()
         for i, g in enumerate(self.sc.traffic):
@@ -362,11 +370,13 @@ class Compiler:
                 process = self.process(g, path, frame, link.rate_bps)
                 ids = []
                 for t in targets:
-                    key = (src, t, frame, g.transport)
+                    key = (src, t, frame, g.transport, g.priority)
                     if key not in flow_ids:
                         flow_ids[key] = len(flows)
                         flows.append({"src": index[src], "dst": index[t], "frame_bytes": frame,
                                       "transport": self.transport_ir(g.transport, frame, path)})
+                        if g.priority:  # absent = 0: the IR of every scenario without priorities is unchanged
+                            flows[-1]["priority"] = g.priority
                     ids.append(flow_ids[key])
                 gate = getattr(g, "gate", None)
                 sources.append({

@@ -58,7 +58,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
                     ports: node_ports[i].clone(),
                     latency_ps: *latency_ps,
                     buffer: buffer.clone(),
-                    pause: SwitchPause::new(pause.clone()),
+                    pause: SwitchPause::new(pause.clone(), policy_bytes(buffer)),
                     total_bytes: 0,
                     route: std::mem::take(&mut routes[i]),
                     ecmp_offsets: std::mem::take(&mut ecmp[i].0),
@@ -92,9 +92,17 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         }
     }
     for p in ports.iter_mut() {
-        if let NodeIr::Switch { latency_ps, .. } = &ir.nodes[p.peer_node.idx()] {
+        if let NodeIr::Switch { latency_ps, pause, .. } = &ir.nodes[p.peer_node.idx()] {
             p.peer_is_switch = true;
             p.peer_latency_ps = *latency_ps;
+            if matches!(pause, PauseIr::Pfc(_)) {
+                p.pfc = Some(Box::default()); // the port honours PFC from its peer
+            }
+        }
+        if let NodeIr::Switch { pause: PauseIr::Pfc(c), .. } = &ir.nodes[p.node.idx()] {
+            let mut pf = p.pfc.take().unwrap_or_default();
+            pf.headroom = c.headroom_bytes[p.index as usize];
+            p.pfc = Some(pf);
         }
     }
     // flows
@@ -112,6 +120,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
             return Err(ScenarioError::field(format!("flows[{i}]"), "destination unreachable from source"));
         }
         let mut flow = Flow::new(NodeId(f.src), NodeId(f.dst), f.frame_bytes, local);
+        flow.prio = f.priority;
         if let TransportIr::Tcp(t) = &f.transport {
             flow.tcp = Some(Box::new(TcpFlow::new(t, f.frame_bytes)));
         }
@@ -219,8 +228,10 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         scheme,
         has_rp,
         pause_enabled,
+        pfc_enabled: ir.nodes.iter().any(|n| matches!(n, NodeIr::Switch { pause: PauseIr::Pfc(_), .. })),
         ecmp_salt: ecmp_salt(ir.seed),
         watchdog: ir.pause_watchdog,
+        pfc_cycles: Default::default(),
         c: Counters { ctrl_by_kind: vec![0; n_kinds], ..Default::default() },
         flow_bins,
         int: scheme_wants_int.then(|| IntTable::new(n_ports)),

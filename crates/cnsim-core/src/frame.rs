@@ -69,8 +69,11 @@ pub struct Frame {
     pub born: SimTime,
     pub tag: Tag,
     pub msg: CmMsg,
-    /// PAUSE frames: pause time in quanta (0 = XON).
+    /// PAUSE frames: pause time in quanta (0 = XON); for a PFC frame, of every class it enables.
     pub quanta: u16,
+    /// 802.1p priority (0–7) of a data, ACK or control frame (its flow's). PFC frames (802.1Qbb):
+    /// the class-enable vector (bit p = the time applies to priority p); 0 on an 802.3x PAUSE.
+    pub prio: u8,
     /// TCP: sequence number of a data segment's first payload byte, or an ACK's cumulative
     /// acknowledgement. 0 otherwise.
     pub seq: u64,

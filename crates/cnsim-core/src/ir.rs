@@ -118,6 +118,56 @@ pub enum PauseIr {
         quanta: u16,
         refresh_fraction: f64,
     },
+    /// 802.1Qbb priority-based flow control ([`crate::flowctl::pfc`]): per-priority egress queues,
+    /// per-(ingress port, priority) accounting in the shared buffer (`buffer` must be `shared`),
+    /// XOFF/XON per priority with reserved headroom. Every switch runs PFC if one does.
+    Pfc(PfcIr),
+}
+
+/// PFC configuration of one switch (issue 13). Sizes in bytes, times in ps.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcIr {
+    /// Lossless (PFC-enabled) priorities: bit p set = priority p. Other priorities are lossy: no
+    /// headroom, dropped above their threshold, never paused.
+    pub enabled: u8,
+    /// When an (ingress, priority) counter of the shared pool pauses its input.
+    pub threshold: PfcThresholdIr,
+    /// XON when the counter is `hysteresis_bytes` below the XOFF level.
+    pub hysteresis_bytes: u64,
+    /// Headroom reserved per (ingress port, enabled priority), by port index of the switch (link
+    /// order); the shared pool is the buffer minus all reservations.
+    pub headroom_bytes: Vec<u64>,
+    /// Largest data frame: XOFF is sent when one more such frame would not fit under the threshold.
+    pub mtu_bytes: u32,
+    /// pause_time of an XOFF, quanta of 512 bit times.
+    pub quanta: u16,
+    /// Re-send XOFF after this fraction of its pause time while asserted.
+    pub refresh_fraction: f64,
+    /// The peer's response time: a PFC frame takes effect this long after its last bit arrived.
+    pub response_ps: u64,
+    pub scheduler: SchedulerIr,
+}
+
+/// XOFF threshold of an (ingress port, priority) counter in the shared pool.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum PfcThresholdIr {
+    /// A fixed number of bytes.
+    Static { xoff_bytes: u64 },
+    /// α × the free shared pool (shared-buffer switch ASICs' dynamic threshold).
+    Dynamic { alpha: f64 },
+}
+
+/// Egress scheduling among the 8 per-priority queues of a PFC port.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum SchedulerIr {
+    /// Strict priority: 7 first.
+    Strict,
+    /// Deficit weighted round robin (Shreedhar & Varghese 1995) with a quantum per priority, bytes
+    /// (each ≥ the largest frame).
+    Dwrr { quantum_bytes: [u32; 8] },
 }
 
 /// Full-duplex link between nodes `a` and `b` (indices into `nodes`).
@@ -141,6 +191,9 @@ pub struct FlowIr {
     /// End-to-end transport (absent = `udp`: open loop, frames leave as generated).
     #[serde(default)]
     pub transport: TransportIr,
+    /// 802.1p priority of the flow's frames, 0–7 (absent = 0).
+    #[serde(default)]
+    pub priority: u8,
 }
 
 /// Transport of a flow.

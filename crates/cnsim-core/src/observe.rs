@@ -6,7 +6,7 @@ use crate::error::RunError;
 use crate::frame::FrameKind;
 use crate::ids::PortId;
 use crate::ir::{Ir, NodeIr};
-use crate::net::{Network, DROP_REASONS, HIST_BUCKET};
+use crate::net::{Network, CLASSIC_DROP_REASONS, DROP_REASONS, HIST_BUCKET};
 use crate::time::{to_s, PS_PER_S};
 use crate::transport::tcp::TcpStats;
 use serde_json::{json, Value};
@@ -443,7 +443,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
     let queued_frames: u64 = net
         .ports
         .iter()
-        .flat_map(|p| p.queue.iter())
+        .flat_map(|p| p.queue.iter().chain(p.pfc.iter().flat_map(|pf| pf.queues.iter().flatten())))
         .map(|&f| net.frames.get(f).size as u64)
         .sum();
     if queued != queued_frames {
@@ -586,7 +586,9 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
     let fmin = fcts.iter().cloned().fold(f64::INFINITY, f64::min);
     let fmax = fcts.iter().cloned().fold(0.0, f64::max);
     let conservation_ok = problems.is_empty();
-    let deadlock = deadlock_report(ir, net);
+    let pfc_on = net.pfc_enabled;
+    let name = |i: usize| node_name(ir, i).to_string();
+    let deadlock = if pfc_on { crate::flowctl::pfc::deadlock_report(net, &name, STUCK_PS) } else { deadlock_report(ir, net) };
     let summary = json!({
         "scenario": ir.name,
         "scheme": net.scheme.name(),
@@ -618,7 +620,8 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
             "total": c.data_dropped.0 + c.ctrl_dropped,
             "data": c.data_dropped.0,
             "control": c.ctrl_dropped,
-            "by_reason": DROP_REASONS.iter().zip(&by_reason).map(|(n, v)| (n.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "by_reason": DROP_REASONS.iter().zip(&by_reason).take(if pfc_on { DROP_REASONS.len() } else { CLASSIC_DROP_REASONS })
+                .map(|(n, v)| (n.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "by_switch": by_switch,
         },
         "control": {
@@ -664,6 +667,10 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
     });
     if !conservation_ok {
         return Err(RunError::Invariant(problems.join("; ")));
+    }
+    let mut summary = summary;
+    if pfc_on {
+        summary["pfc"] = crate::flowctl::pfc::summary(net, &name, end - w);
     }
     let tables = build_tables(ir, net, obs);
     Ok(Results { summary, tables })
@@ -779,7 +786,7 @@ mod tests {
         for i in 0..3u32 {
             nodes.push(host(&format!("s{i}")));
             links.push(link(2 + i, 0));
-            flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp });
+            flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
             sources.push(SourceIr {
                 stream_id: i as u64,
                 flows: vec![i],

@@ -3,7 +3,7 @@
 //! path-naming error instead of a panic.
 
 use crate::error::ScenarioError;
-use crate::ir::{BufferIr, CcIr, Ir, NodeIr, PauseIr, ProcessIr, TcpIr, TransportIr};
+use crate::ir::{BufferIr, CcIr, Ir, NodeIr, PauseIr, PfcIr, PfcThresholdIr, ProcessIr, SchedulerIr, TcpIr, TransportIr};
 
 fn err(path: String, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::field(path, msg)
@@ -55,6 +55,10 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
                 }
                 match pause {
                     PauseIr::None => {}
+                    PauseIr::Pfc(c) => {
+                        let ports = ir.links.iter().filter(|l| l.a as usize == i || l.b as usize == i).count();
+                        validate_pfc(&format!("nodes[{i}]"), c, buffer, ports, max_frame)?;
+                    }
                     PauseIr::Global { high_bytes, low_bytes, quanta, refresh_fraction }
                     | PauseIr::Selective { high_bytes, low_bytes, quanta, refresh_fraction } => {
                         if low_bytes >= high_bytes {
@@ -86,6 +90,11 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
         if !names.insert(name.clone()) {
             return Err(err(format!("nodes[{i}].name"), format!("duplicate node name '{name}'")));
         }
+    }
+    let pfc = ir.nodes.iter().filter(|x| matches!(x, NodeIr::Switch { pause: PauseIr::Pfc(_), .. })).count();
+    let switches = ir.nodes.iter().filter(|x| matches!(x, NodeIr::Switch { .. })).count();
+    if pfc > 0 && pfc < switches {
+        return Err(err("nodes".into(), format!("PFC runs on {pfc} of {switches} switches; it must run on all or none")));
     }
     let mut degree = vec![0usize; n];
     let mut pairs = std::collections::BTreeSet::new();
@@ -144,6 +153,9 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
         }
         if f.src == f.dst {
             return Err(err(format!("flows[{i}]"), "source and destination must differ"));
+        }
+        if f.priority > 7 {
+            return Err(err(format!("flows[{i}].priority"), format!("must be in 0..=7, got {}", f.priority)));
         }
         if f.frame_bytes < 64 || f.frame_bytes > 9216 {
             return Err(err(format!("flows[{i}].frame_bytes"), format!("must be in 64..=9216, got {}", f.frame_bytes)));
@@ -263,6 +275,48 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
         }
         if h.schedule.windows(2).any(|w| w[0].0 > w[1].0) {
             return Err(err(format!("hotspots[{i}].schedule"), "steps must be time-ordered"));
+        }
+    }
+    Ok(())
+}
+
+/// PFC configuration of a switch (`path` names the node) with `ports` ports.
+fn validate_pfc(path: &str, c: &PfcIr, buffer: &BufferIr, ports: usize, max_frame: u64) -> Result<(), ScenarioError> {
+    let p = |f: &str| format!("{path}.pause.{f}");
+    let BufferIr::Shared { shared_bytes } = *buffer else {
+        return Err(err(format!("{path}.buffer"), "PFC accounts per (input, priority) in one shared buffer: policy must be 'shared'"));
+    };
+    if c.enabled == 0 {
+        return Err(err(p("enabled"), "at least one lossless priority"));
+    }
+    if c.headroom_bytes.len() != ports {
+        return Err(err(p("headroom_bytes"), format!("one value per port ({ports}), got {}", c.headroom_bytes.len())));
+    }
+    let reserved: u64 = c.headroom_bytes.iter().map(|h| h * c.enabled.count_ones() as u64).sum();
+    if reserved >= shared_bytes {
+        return Err(err(p("headroom_bytes"), format!("headroom reserved ({reserved} B) leaves no shared pool in the buffer ({shared_bytes} B)")));
+    }
+    if (c.mtu_bytes as u64) < max_frame {
+        return Err(err(p("mtu_bytes"), format!("must be >= the largest frame ({max_frame}), got {}", c.mtu_bytes)));
+    }
+    if c.quanta == 0 {
+        return Err(err(p("quanta"), "must be in 1..=65535"));
+    }
+    if !(c.refresh_fraction > 0.0 && c.refresh_fraction <= 1.0) {
+        return Err(err(p("refresh_fraction"), "must be in (0, 1]"));
+    }
+    match c.threshold {
+        PfcThresholdIr::Static { xoff_bytes } if xoff_bytes < c.mtu_bytes as u64 + c.hysteresis_bytes => {
+            return Err(err(p("threshold.xoff_bytes"), format!("must be >= mtu_bytes + hysteresis_bytes, got {xoff_bytes}")));
+        }
+        PfcThresholdIr::Dynamic { alpha } if !(alpha > 0.0 && alpha.is_finite()) => {
+            return Err(err(p("threshold.alpha"), format!("must be > 0, got {alpha}")));
+        }
+        _ => {}
+    }
+    if let SchedulerIr::Dwrr { quantum_bytes } = &c.scheduler {
+        if let Some(q) = quantum_bytes.iter().find(|&&q| (q as u64) < max_frame.max(1)) {
+            return Err(err(p("scheduler.quantum_bytes"), format!("every quantum must be >= the largest frame ({max_frame}), got {q}")));
         }
     }
     Ok(())

@@ -55,7 +55,7 @@ fn fan_in(n: u32, process: ProcessIr, buffer: BufferIr, pause: PauseIr, dur: u64
     for i in 0..n {
         nodes.push(host(&format!("s{i}")));
         links.push(link(2 + i, 0));
-        flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp });
+        flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
         sources.push(src(i as u64, i, process.clone()));
     }
     base(nodes, links, flows, sources, dur)
@@ -174,9 +174,9 @@ fn selective_pause_spares_a_victim_that_global_pause_stalls() {
         let nodes = vec![switch("sw", buffer, pause, US), host("rx1"), host("rx2"), host("s0"), host("s1"), host("v")];
         let links = vec![link(0, 1), link(0, 2), link(3, 0), link(4, 0), link(5, 0)];
         let flows = vec![
-            FlowIr { src: 3, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp },
-            FlowIr { src: 4, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp },
-            FlowIr { src: 5, dst: 2, frame_bytes: 1500, transport: TransportIr::Udp },
+            FlowIr { src: 3, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
+            FlowIr { src: 4, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
+            FlowIr { src: 5, dst: 2, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
         ];
         let sources = vec![
             src(0, 0, ProcessIr::Saturated),
@@ -263,9 +263,9 @@ fn routes_follow_shortest_paths_in_a_parking_lot() {
     links.push(link(h(8), 2));
     links.push(link(h(9), 2));
     let flows = vec![
-        FlowIr { src: h(1), dst: h(9), frame_bytes: 1500, transport: TransportIr::Udp },
-        FlowIr { src: h(5), dst: h(7), frame_bytes: 1500, transport: TransportIr::Udp },
-        FlowIr { src: h(6), dst: h(8), frame_bytes: 1500, transport: TransportIr::Udp },
+        FlowIr { src: h(1), dst: h(9), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
+        FlowIr { src: h(5), dst: h(7), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
+        FlowIr { src: h(6), dst: h(8), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
     ];
     let sources = (0..3).map(|i| src(i, i as u32, ProcessIr::Cbr { interval_ps: 12_000_000, phase_ps: 0, random_phase: false })).collect();
     let r = run(base(nodes, links, flows, sources, MS));
@@ -411,7 +411,7 @@ fn partitioned_output_buffer_drops_only_the_full_input_output_partition() {
     // a third host h2 (node 4) on the switch; s0 (node 2) also sends 1 Gb/s to it
     ir.nodes.push(host("h2"));
     ir.links.push(link(4, 0));
-    ir.flows.push(FlowIr { src: 2, dst: 4, frame_bytes: 1500, transport: TransportIr::Udp });
+    ir.flows.push(FlowIr { src: 2, dst: 4, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
     ir.sources.push(src(9, 2, ProcessIr::Cbr { interval_ps: 12_000_000, phase_ps: 0, random_phase: false }));
     let s = run(ir).summary;
     let to_h2 = s["flows"].as_array().unwrap().iter().find(|f| f["dst"] == "h2").unwrap();
@@ -429,7 +429,7 @@ fn observation_bound_counts_only_the_observed_flows() {
     let nodes = vec![switch("sw", BufferIr::Egress { egress_bytes: 150_000 }, PauseIr::None, US), host("a"), host("b")];
     let links = vec![link(0, 1), link(0, 2)];
     let flows: Vec<FlowIr> =
-        (0..100_000).map(|_| FlowIr { src: 1, dst: 2, frame_bytes: 1500, transport: TransportIr::Udp }).collect();
+        (0..100_000).map(|_| FlowIr { src: 1, dst: 2, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 }).collect();
     let mut ir = base(nodes, links, flows, vec![], 100 * MS);
     let err = Simulation::new(ir.clone()).err().expect("all flows binned: too many cells");
     assert!(err.to_string().contains("observe.throughput_bin_ps"), "{err}");

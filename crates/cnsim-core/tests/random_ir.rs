@@ -75,7 +75,7 @@ fn random_ir(r: &mut Stream) -> Ir {
                 fl.push(flows.len() as u32);
                 let frame_bytes = *pick(r, &[64u32, 1000, 1500]);
                 let transport = if frame_bytes > 100 && r.bernoulli(0.3) { TransportIr::Tcp(random_tcp(r)) } else { TransportIr::Udp };
-                flows.push(FlowIr { src, dst, frame_bytes, transport });
+                flows.push(FlowIr { src, dst, frame_bytes, transport, priority: 0 });
             }
         }
         if fl.is_empty() {
@@ -139,6 +139,73 @@ fn random_networks_run_and_conserve() {
         }
     }
     assert!(ran > 100, "too few valid random cases ({ran})");
+}
+
+/// A random network of [`random_ir`] turned to PFC: every switch with a shared buffer, random lossless
+/// priorities, static or dynamic thresholds, strict or DWRR, random headroom (often too small, so the
+/// headroom-drop path runs) and sometimes a watchdog; flows at random priorities.
+fn random_pfc_ir(r: &mut Stream) -> Ir {
+    let mut ir = random_ir(r);
+    let n = ir.nodes.len();
+    let ports: Vec<usize> = (0..n).map(|i| ir.links.iter().filter(|l| l.a as usize == i || l.b as usize == i).count()).collect();
+    for (i, node) in ir.nodes.iter_mut().enumerate() {
+        if let NodeIr::Switch { buffer, pause, .. } = node {
+            *buffer = BufferIr::Shared { shared_bytes: *pick(r, &[100_000u64, 300_000, 1_000_000]) };
+            let threshold = if r.bernoulli(0.5) {
+                PfcThresholdIr::Static { xoff_bytes: *pick(r, &[5_000u64, 30_000]) }
+            } else {
+                PfcThresholdIr::Dynamic { alpha: *pick(r, &[0.25, 1.0, 4.0]) }
+            };
+            let scheduler = if r.bernoulli(0.5) { SchedulerIr::Strict } else { SchedulerIr::Dwrr { quantum_bytes: [1500, 3000, 1500, 4500, 1500, 1500, 9000, 1500] } };
+            *pause = PauseIr::Pfc(PfcIr {
+                enabled: 1 | (r.below(256) as u8),
+                threshold,
+                hysteresis_bytes: *pick(r, &[0u64, 1500]),
+                headroom_bytes: vec![*pick(r, &[1_500u64, 8_000, 20_000]); ports[i]],
+                mtu_bytes: 1500,
+                quanta: *pick(r, &[100u16, 65535]),
+                refresh_fraction: 0.8,
+                response_ps: r.below(2) * US,
+                scheduler,
+            });
+        }
+    }
+    for f in ir.flows.iter_mut() {
+        f.priority = r.below(8) as u8;
+    }
+    if r.bernoulli(0.3) {
+        ir.pause_watchdog = Some(WatchdogIr { timeout_ps: 100 * US, recovery_ps: 50 * US });
+    }
+    ir
+}
+
+#[test]
+fn random_pfc_networks_run_and_conserve() {
+    let mut r = Stream::new(2026, 0, 3);
+    let mut ran = 0;
+    for case in 0..100 {
+        let ir = random_pfc_ir(&mut r);
+        match Simulation::new(ir.clone()) {
+            Ok(sim) => {
+                let res = sim.run().unwrap_or_else(|e| panic!("case {case}: {e}\n{}", serde_json::to_string(&ir).unwrap()));
+                let s = &res.summary;
+                assert_eq!(s["conservation"]["ok"], Value::Bool(true));
+                let pfc = &s["pfc"];
+                // a lossless priority never loses a frame for lack of shared space: only its headroom can fill
+                let by_reason = &s["drops"]["by_reason"];
+                assert_eq!(pfc["headroom_drops"], by_reason["headroom_full"], "case {case}");
+                let sent: u64 = pfc["pause_sent"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
+                let received: u64 = pfc["pause_received"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
+                assert!(received <= sent, "case {case}: more PFC received than sent");
+                ran += 1;
+            }
+            Err(e) => {
+                let m = e.to_string();
+                assert!(m.contains(':'), "case {case}: error without a path: {m}");
+            }
+        }
+    }
+    assert!(ran > 40, "too few valid random PFC cases ({ran})");
 }
 
 /// Replace a random scalar somewhere in the JSON tree by a random other JSON value.

@@ -124,6 +124,7 @@ pub fn data_frame(src: u32, dst: u32, flow: u32, size: u32) -> Frame {
         tag: Tag::default(),
         msg: CmMsg::default(),
         quanta: 0,
+        prio: 0,
         seq: 0,
     }
 }

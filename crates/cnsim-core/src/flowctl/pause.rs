@@ -4,8 +4,9 @@
 //! pauses that input only). XOFF is refreshed at a fraction of its pause time while asserted.
 //!
 //! The per-port state is one [`PortPause`] and the per-switch state one [`SwitchPause`]; per-
-//! priority PFC (802.1Qbb) will hold one of each per priority.
+//! priority PFC (802.1Qbb, [`super::pfc`]) holds one `PortPause` per priority.
 
+use super::PfcSwitch;
 use crate::event::Event;
 use crate::ids::PortId;
 use crate::ir::PauseIr;
@@ -65,6 +66,18 @@ impl PortPause {
         self.paused_until > now && now >= self.ignore_until
     }
 
+    /// PFC port: the aggregate "some priority paused" state is now paused until `until` (the
+    /// latest of its priorities'); the paused-time statistic closes its interval at `now`.
+    pub fn track(&mut self, now: SimTime, w: SimTime, until: SimTime) {
+        let end = self.paused_until.min(now);
+        let from = self.pause_from.max(w);
+        if end > from {
+            self.paused_acc_ps += end - from;
+        }
+        self.pause_from = now;
+        self.paused_until = until;
+    }
+
     /// Close the paused-time statistic at the end of the run.
     pub fn close(&mut self, end: SimTime, w: SimTime) {
         let e = self.paused_until.min(end);
@@ -84,11 +97,18 @@ pub struct SwitchPause {
     pub n_high: u32,
     pub n_above_low: u32,
     pub xoff_global: bool,
+    /// PFC mode: configuration and shared-pool state (None in the other modes).
+    pub pfc: Option<Box<PfcSwitch>>,
 }
 
 impl SwitchPause {
-    pub fn new(cfg: PauseIr) -> Self {
-        SwitchPause { cfg, n_high: 0, n_above_low: 0, xoff_global: false }
+    /// The PAUSE generator of a switch whose buffer holds `buffer_bytes`.
+    pub fn new(cfg: PauseIr, buffer_bytes: u64) -> Self {
+        let pfc = match &cfg {
+            PauseIr::Pfc(c) => Some(Box::new(PfcSwitch::new(c.clone(), buffer_bytes))),
+            _ => None,
+        };
+        SwitchPause { cfg, n_high: 0, n_above_low: 0, xoff_global: false, pfc }
     }
     pub fn enabled(&self) -> bool {
         !matches!(self.cfg, PauseIr::None)
@@ -110,7 +130,7 @@ impl Network {
             match self.switches[s].pause.cfg {
                 PauseIr::Global { quanta, refresh_fraction, .. }
                 | PauseIr::Selective { quanta, refresh_fraction, .. } => (quanta, refresh_fraction),
-                PauseIr::None => return,
+                PauseIr::None | PauseIr::Pfc(_) => return,
             }
         };
         let now = self.now;
@@ -129,12 +149,15 @@ impl Network {
     /// Re-send XOFF on `port` if it is still asserted and `gen` is the latest PAUSE sent there.
     pub(crate) fn pause_refresh(&mut self, port: PortId, gen: u32) {
         let p = &self.ports[port.idx()];
+        if p.pfc.is_some() {
+            return self.pfc_refresh(port, gen);
+        }
         if p.pause.gen == gen {
             let s = self.switch_of[p.node.idx()] as usize;
             let asserted = match self.switches[s].pause.cfg {
                 PauseIr::Global { .. } => self.switches[s].pause.xoff_global,
                 PauseIr::Selective { .. } => p.pause.xoff,
-                PauseIr::None => false,
+                PauseIr::None | PauseIr::Pfc(_) => false,
             };
             if asserted {
                 self.send_pause(port, true);
@@ -146,7 +169,7 @@ impl Network {
     /// and input partition `inp`.
     pub(crate) fn pause_check(&mut self, s: usize, out: PortId, inp: PortId) {
         match self.switches[s].pause.cfg {
-            PauseIr::None => {}
+            PauseIr::None | PauseIr::Pfc(_) => {}
             PauseIr::Global { high_bytes, low_bytes, .. } => {
                 let p = &mut self.ports[out.idx()];
                 let hi = p.q_bytes >= high_bytes;

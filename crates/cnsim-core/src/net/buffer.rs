@@ -18,8 +18,13 @@ pub enum DropReason {
     NoRoute = 3,
     /// Partitioned output buffer: the (input, output) partition is full.
     PartitionFull = 4,
+    /// PFC: a lossless priority's frame found the shared pool over its threshold and the headroom
+    /// of its (input, priority) full (the headroom was too small for what was on its way).
+    HeadroomFull = 5,
 }
-pub const DROP_REASONS: [&str; 5] = ["egress_full", "ingress_full", "shared_full", "no_route", "partition_full"];
+pub const DROP_REASONS: [&str; 6] = ["egress_full", "ingress_full", "shared_full", "no_route", "partition_full", "headroom_full"];
+/// Drop reasons listed in every summary; `headroom_full` only under PFC.
+pub const CLASSIC_DROP_REASONS: usize = 5;
 
 /// The size limit of the policy as the scheme sees it (`PortInfo::buffer_bytes`): BUF-OUT limit,
 /// partition size, or pool size.

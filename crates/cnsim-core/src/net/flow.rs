@@ -29,6 +29,8 @@ pub struct Flow {
     pub frame_bytes: u32,
     /// Index in the source host's flow list.
     pub local: u32,
+    /// 802.1p priority of its frames (0–7; PFC pauses per priority).
+    pub prio: u8,
     /// Number of saturated sources currently active on this flow (> 0 ⇒ always a frame ready).
     pub sat: u32,
     pub fifo: VecDeque<Chunk>,
@@ -62,6 +64,7 @@ impl Flow {
             dst,
             frame_bytes,
             local,
+            prio: 0,
             sat: 0,
             fifo: VecDeque::new(),
             backlog: 0,

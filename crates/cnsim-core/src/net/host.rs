@@ -2,7 +2,8 @@
 //! owning the flows' rate limiters, and the reflector for forward schemes (spec §1.2).
 //!
 //! The NIC serves control frames first, then round-robin over the flows that have a frame and
-//! whose rate limiter allows it (`next_allowed`). A host under PAUSE starts nothing new.
+//! whose rate limiter allows it (`next_allowed`). A host under PAUSE starts nothing new; under PFC
+//! it starts no frame of a paused priority (other priorities go on).
 
 use super::{rate_gap_ps, Network, NONE_U32};
 use crate::cm::{self, Emit, HostCtx, Reflector, ReactionPoint};
@@ -90,24 +91,39 @@ impl Network {
             }
             return;
         }
-        if paused_until > now {
+        // PFC: the priorities held now (their frames wait; the others go on); 0 without PFC
+        let mut held = 0u8;
+        if self.pfc_enabled {
+            let pf = self.ports[pid.idx()].pfc.as_ref().expect("PFC port");
+            for k in 0..crate::flowctl::PRIORITIES {
+                held |= (pf.holds(k, now) as u8) << k;
+            }
+        } else if paused_until > now {
             if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
                 self.ensure_host_wake(h, paused_until);
             }
             return;
         }
-        if let Some(fr) = self.hosts[h].ctrl_q.pop_front() {
-            self.host_transmit(h, fr);
-            return;
+        let mut min_blocked = u64::MAX;
+        if let Some(&fr) = self.hosts[h].ctrl_q.front() {
+            let k = self.frames.get(fr).prio;
+            if held == 0 || held >> k & 1 == 0 {
+                self.hosts[h].ctrl_q.pop_front();
+                self.host_transmit(h, fr);
+                return;
+            }
+            min_blocked = self.pfc_paused_until(pid, k);
         }
         if self.hosts[h].backlogged == 0 {
+            if min_blocked != u64::MAX {
+                self.ensure_host_wake(h, min_blocked);
+            }
             return;
         }
         // round robin over the flows with a frame, in local-index order from `rr_next`
         let n = self.hosts[h].flows.len();
         let start = self.hosts[h].rr_next;
         let mut pick = usize::MAX;
-        let mut min_blocked = u64::MAX;
         let host = &self.hosts[h];
         debug_assert_eq!(host.active.iter().map(|w| w.count_ones()).sum::<u32>(), host.backlogged);
         for i in set_bits(&host.active, start, n).chain(set_bits(&host.active, 0, start)) {
@@ -117,11 +133,14 @@ impl Network {
             if f.sent_bytes >= f.send_limit {
                 continue;
             }
-            if f.next_allowed <= now {
+            if held != 0 && held >> f.prio & 1 == 1 {
+                min_blocked = min_blocked.min(self.pfc_paused_until(pid, f.prio).max(f.next_allowed));
+            } else if f.next_allowed <= now {
                 pick = i;
                 break;
+            } else {
+                min_blocked = min_blocked.min(f.next_allowed);
             }
-            min_blocked = min_blocked.min(f.next_allowed);
         }
         if pick == usize::MAX {
             if min_blocked != u64::MAX {
@@ -150,6 +169,7 @@ impl Network {
             tag: Tag { flags, ..Tag::default() },
             msg: CmMsg::default(),
             quanta: 0,
+            prio: self.flows[fid.idx()].prio,
             seq,
         });
         if let Some(int) = self.int.as_mut() {
@@ -222,8 +242,13 @@ impl Network {
                 self.tcp_on_ack(flow, seq, flags & tag::ECE != 0);
             }
             FrameKind::Pause => {
+                let cev = self.frames.get(fr).prio;
                 self.frames.free(fr);
-                self.pause_receive(port, quanta);
+                if cev != 0 {
+                    self.pfc_receive(port, cev, quanta);
+                } else {
+                    self.pause_receive(port, quanta);
+                }
                 self.host_try_send(h);
             }
             FrameKind::Control => {
@@ -371,6 +396,8 @@ impl Network {
     /// A control frame from `src` (a host or a switch), counted as overhead at its origin.
     pub(crate) fn new_control_frame(&mut self, src: NodeId, e: Emit) -> FrameId {
         let size = if e.bytes > 0 { e.bytes } else { self.cfg.control_frame_bytes };
+        // the priority of the flow the message is about (CNP, CNM, BCN...), else 0
+        let prio = if e.msg.flow.is_none() { 0 } else { self.flows[e.msg.flow.idx()].prio };
         self.c.ctrl_generated.0 += 1;
         self.c.ctrl_generated.1 += size as u64;
         if let Some(k) = self.c.ctrl_by_kind.get_mut(e.msg.kind as usize) {
@@ -391,6 +418,7 @@ impl Network {
             tag: Tag::default(),
             msg: e.msg,
             quanta: 0,
+            prio,
             seq: 0,
         })
     }

@@ -11,7 +11,7 @@
 //! | [`flow`] | flows (FIFO + rate limiter), transfers, and the traffic sources that feed them |
 //! | [`tcp`] | TCP flows: segments from the window, ACK frames, RTO and delayed-ACK timers |
 //! | [`routing`] | shortest-path routes |
-//! | [`crate::flowctl`] | link-level flow control (802.3x PAUSE), a port/buffer policy |
+//! | [`crate::flowctl`] | link-level flow control (802.3x PAUSE, 802.1Qbb PFC), a port/buffer policy |
 //!
 //! The event loop ([`crate::sim`]) pops an event and calls the matching `Network` method; the
 //! observer ([`crate::observe`]) reads a `&Network`, never a mutable one.
@@ -24,7 +24,7 @@ pub mod routing;
 pub mod switch;
 pub mod tcp;
 
-pub use buffer::{DropReason, DROP_REASONS};
+pub use buffer::{DropReason, CLASSIC_DROP_REASONS, DROP_REASONS};
 pub use flow::{Chunk, Flow, Transfer};
 pub use host::Host;
 pub use port::{Port, HIST_BUCKET};
@@ -115,10 +115,15 @@ pub struct Network {
     pub has_rp: bool,
     /// Some switch generates PAUSE.
     pub pause_enabled: bool,
+    /// Every switch runs PFC (`flowctl::pfc`; ports have per-priority queues). Checked first on the
+    /// hot paths so that the one-FIFO path costs one test of this flag.
+    pub pfc_enabled: bool,
     /// Salt of the ECMP hash (from the master seed).
     pub(crate) ecmp_salt: u64,
     /// PAUSE watchdog of switch ports (None = off).
     pub(crate) watchdog: Option<crate::ir::WatchdogIr>,
+    /// PFC: wait-for cycles of paused queues seen forming (deadlock detection during the run).
+    pub pfc_cycles: crate::flowctl::pfc::CycleLog,
     pub c: Counters,
     /// Per-flow delivered bytes per time bin (observation probe, filled on delivery).
     pub(crate) flow_bins: FlowBins,
@@ -150,6 +155,11 @@ impl Network {
         for p in &mut self.ports {
             p.account_queue(end, w);
             p.pause.close(end, w);
+            if let Some(pf) = p.pfc.as_mut() {
+                for r in pf.rx.iter_mut() {
+                    r.close(end, w);
+                }
+            }
         }
     }
 }

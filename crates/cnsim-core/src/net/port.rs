@@ -8,7 +8,7 @@
 
 use super::{Network, NONE_U32};
 use crate::event::Event;
-use crate::flowctl::PortPause;
+use crate::flowctl::{PfcPort, PortPause};
 use crate::frame::{CmMsg, Frame, FrameId, FrameKind, Tag};
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::time::{tx_time_ps, SimTime, PS_PER_S};
@@ -42,8 +42,12 @@ pub struct Port {
     /// Pending PortWake time (dedupe), u64::MAX = none.
     pub wake_at: SimTime,
     pub tx_frame: FrameId,
-    /// Link-level flow control state of this port (both directions' roles).
+    /// Link-level flow control state of this port (both directions' roles). Under PFC it only
+    /// aggregates "some priority paused" (paused time, pause series).
     pub pause: PortPause,
+    /// PFC (802.1Qbb) state: per-priority queues, counters and pause state; None without PFC, and
+    /// then `queue` is the one egress FIFO.
+    pub pfc: Option<Box<PfcPort>>,
     // switch egress queue
     pub queue: VecDeque<FrameId>,
     pub q_bytes: u64,
@@ -54,7 +58,7 @@ pub struct Port {
     /// window, ps: each frame counts for the part of its serialisation that falls in the window,
     /// so utilisation = busy / window ≤ 1 by construction.
     pub busy_ps_window: u64,
-    pub drops: [u64; 5],
+    pub drops: [u64; 6],
     pub q_last_t: SimTime,
     pub q_area: u128,
     pub q_max: u64,
@@ -98,11 +102,12 @@ impl Port {
             wake_at: u64::MAX,
             tx_frame: FrameId(u32::MAX),
             pause: PortPause::default(),
+            pfc: None,
             queue: VecDeque::new(),
             q_bytes: 0,
             part_bytes: 0,
             busy_ps_window: 0,
-            drops: [0; 5],
+            drops: [0; 6],
             q_last_t: 0,
             q_area: 0,
             q_max: 0,
@@ -154,35 +159,15 @@ impl Network {
     /// stopped or pacing a hotspot) the head of its egress queue.
     pub(crate) fn port_try_send(&mut self, pid: PortId) {
         let now = self.now;
-        let wire = self.cfg.wire_overhead_bytes as u64;
-        let ctrl = self.cfg.control_frame_bytes;
         let p = &mut self.ports[pid.idx()];
         if p.busy {
             return;
         }
+        if self.pfc_enabled {
+            return self.pfc_try_send(pid);
+        }
         if let Some(quanta) = p.pause.pending.take() {
-            let (src, dst) = (p.node, p.peer_node);
-            let t_end = now + p.tx_ps(ctrl as u64 + wire);
-            p.busy = true;
-            p.busy_until = t_end;
-            let fr = self.frames.alloc(Frame {
-                kind: FrameKind::Pause,
-                size: ctrl,
-                src,
-                dst,
-                flow: FlowId::NONE,
-                transfer: NONE_U32,
-                ingress: PortId::NONE,
-                born: now,
-                tag: Tag::default(),
-                msg: CmMsg::default(),
-                quanta,
-                seq: 0,
-            });
-            self.ports[pid.idx()].tx_frame = fr;
-            self.c.pause_sent += 1;
-            self.schedule(t_end, Event::PortTxDone { port: pid });
-            return;
+            return self.port_send_pause_frame(pid, quanta, 0);
         }
         if p.pause.holds(now) {
             let mut wake = p.pause.paused_until;
@@ -218,6 +203,46 @@ impl Network {
             return;
         }
         let head = *p.queue.front().expect("non-empty");
+        self.port_start_data(pid, head);
+    }
+
+    /// Start serialising a MAC-control frame on idle port `pid`: an 802.3x PAUSE (`cev` = 0) or a
+    /// PFC frame enabling the classes of `cev`, with pause time `quanta` (0 = XON).
+    pub(crate) fn port_send_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) {
+        let now = self.now;
+        let wire = self.cfg.wire_overhead_bytes as u64;
+        let ctrl = self.cfg.control_frame_bytes;
+        let p = &mut self.ports[pid.idx()];
+        let (src, dst) = (p.node, p.peer_node);
+        let t_end = now + p.tx_ps(ctrl as u64 + wire);
+        p.busy = true;
+        p.busy_until = t_end;
+        let fr = self.frames.alloc(Frame {
+            kind: FrameKind::Pause,
+            size: ctrl,
+            src,
+            dst,
+            flow: FlowId::NONE,
+            transfer: NONE_U32,
+            ingress: PortId::NONE,
+            born: now,
+            tag: Tag::default(),
+            msg: CmMsg::default(),
+            quanta,
+            prio: cev,
+            seq: 0,
+        });
+        self.ports[pid.idx()].tx_frame = fr;
+        self.c.pause_sent += 1;
+        self.schedule(t_end, Event::PortTxDone { port: pid });
+    }
+
+    /// Start serialising queued data frame `head` on idle port `pid` (congestion-point hook, hotspot
+    /// pacing, utilisation).
+    pub(crate) fn port_start_data(&mut self, pid: PortId, head: FrameId) {
+        let now = self.now;
+        let wire = self.cfg.wire_overhead_bytes as u64;
+        let p = &self.ports[pid.idx()];
         let (line, service) = (p.rate_bps, p.service_bps);
         if self.cps[pid.idx()].is_some() {
             let mut frame = *self.frames.get(head);
@@ -255,21 +280,23 @@ impl Network {
             p.busy = false;
             p.tx_frame
         };
-        let (kind, size, ingress) = {
+        let (kind, size, ingress, prio) = {
             let f = self.frames.get(fr);
-            (f.kind, f.size as u64, f.ingress)
+            (f.kind, f.size as u64, f.ingress, f.prio as usize)
         };
         let (peer, prop, lat) = {
             let p = &self.ports[pid.idx()];
             (p.peer, p.prop_ps, p.peer_latency_ps)
         };
         if kind == FrameKind::Pause {
-            self.schedule(now + prop, Event::Arrive { port: peer, frame: fr });
+            // a PFC frame takes effect after the peer's response time
+            let response = if prio != 0 { self.pfc_response_ps(pid) } else { 0 };
+            self.schedule(now + prop + response, Event::Arrive { port: peer, frame: fr });
         } else {
             self.queue_change(pid);
             {
                 let p = &mut self.ports[pid.idx()];
-                let h = p.queue.pop_front();
+                let h = if self.pfc_enabled { p.pfc.as_mut().expect("PFC port").pop(prio, size) } else { p.queue.pop_front() };
                 debug_assert_eq!(h, Some(fr));
                 p.q_bytes -= size;
             }
@@ -285,7 +312,9 @@ impl Network {
                 let frame = *self.frames.get(fr);
                 self.cp_call(pid, |cp, ctx| cp.on_dequeue(ctx, &frame));
             }
-            if self.pause_enabled {
+            if self.pfc_enabled {
+                self.pfc_dequeued(s, ingress, prio, size);
+            } else if self.pause_enabled {
                 self.pause_check(s, pid, ingress);
             }
             self.schedule(now + prop + lat, Event::Arrive { port: peer, frame: fr });

@@ -1,6 +1,8 @@
-//! Switches: output-queued, shared memory, one traffic class (spec §1.3). An arriving frame is
-//! looked up, admitted or dropped by the buffer policy ([`super::buffer`]), enqueued FIFO at its
-//! egress port — the congestion point, whose hooks run here — and the port is kicked.
+//! Switches: output-queued, shared memory, one traffic class (spec §1.3) — or 8 under PFC. An
+//! arriving frame is looked up, admitted or dropped by the buffer policy ([`super::buffer`], or PFC's
+//! per-(input, priority) accounting, [`crate::flowctl::pfc`]), enqueued FIFO at its egress port (the
+//! queue of its priority under PFC) — the congestion point, whose hooks run here — and the port is
+//! kicked.
 
 use super::buffer::{admit, DropReason};
 use super::{Network, NONE_U32};
@@ -51,9 +53,13 @@ impl Network {
     pub(crate) fn switch_arrive(&mut self, s: usize, in_port: PortId, fr: FrameId) {
         let frame = self.frames.get(fr);
         if frame.kind == FrameKind::Pause {
-            let q = frame.quanta;
+            let (q, cev) = (frame.quanta, frame.prio);
             self.frames.free(fr);
-            self.pause_receive(in_port, q);
+            if cev != 0 {
+                self.pfc_receive(in_port, cev, q);
+            } else {
+                self.pause_receive(in_port, q);
+            }
             self.port_try_send(in_port);
             return;
         }
@@ -136,9 +142,21 @@ impl Network {
         }
         let size = self.frames.get(fr).size as u64;
         let cell = self.cell(s, in_port, out);
-        let occupied = cell.map_or(0, |c| self.switches[s].cells[c]);
-        let verdict = admit(&self.switches[s].buffer, &self.ports, self.switches[s].total_bytes, in_port, out, size, occupied);
+        let pfc = self.pfc_enabled;
+        let prio = if pfc { self.frames.get(fr).prio as usize } else { 0 };
+        let (verdict, head) = if pfc {
+            match self.pfc_admit(s, in_port, prio, size) {
+                Ok(head) => (None, head),
+                Err(reason) => (Some(reason), false),
+            }
+        } else {
+            let occupied = cell.map_or(0, |c| self.switches[s].cells[c]);
+            (admit(&self.switches[s].buffer, &self.ports, self.switches[s].total_bytes, in_port, out, size, occupied), false)
+        };
         if let Some(reason) = verdict {
+            if pfc && reason == DropReason::HeadroomFull {
+                self.pfc_headroom_drop(in_port, prio);
+            }
             if self.cps[out.idx()].is_some() {
                 let frame = *self.frames.get(fr);
                 self.cp_call(out, |cp, ctx| cp.on_drop(ctx, &frame));
@@ -159,7 +177,13 @@ impl Network {
         self.queue_change(out);
         {
             let p = &mut self.ports[out.idx()];
-            p.queue.push_back(fr);
+            if pfc {
+                let pf = p.pfc.as_mut().expect("PFC port");
+                pf.queues[prio].push_back(fr);
+                pf.q_bytes[prio] += size;
+            } else {
+                p.queue.push_back(fr);
+            }
             p.q_bytes += size;
             p.q_max = p.q_max.max(p.q_bytes);
         }
@@ -170,12 +194,15 @@ impl Network {
             self.switches[s].cells[c] += size;
         }
         self.switches[s].total_bytes += size;
+        if pfc {
+            self.pfc_enqueued(s, in_port, out, prio, size, head);
+        }
         if self.cps[out.idx()].is_some() {
             let mut frame = *self.frames.get(fr);
             self.cp_call(out, |cp, ctx| cp.on_enqueue(ctx, &mut frame));
             *self.frames.get_mut(fr) = frame;
         }
-        if self.pause_enabled {
+        if self.pause_enabled && !pfc {
             self.pause_check(s, out, in_port);
         }
         self.port_try_send(out);

@@ -166,7 +166,7 @@ impl Network {
     fn tcp_send_ack(&mut self, h: usize, fid: FlowId, ack: u64, ece: bool) {
         let f = &self.flows[fid.idx()];
         let size = f.tcp.as_ref().expect("tcp flow").ack_bytes;
-        let (src, dst) = (f.dst, f.src);
+        let (src, dst, prio) = (f.dst, f.src, f.prio);
         self.c.ack_generated.0 += 1;
         self.c.ack_generated.1 += size as u64;
         let fr = self.frames.alloc(Frame {
@@ -181,6 +181,7 @@ impl Network {
             tag: Tag { flags: if ece { tag::ECE } else { 0 }, ..Tag::default() },
             msg: CmMsg::default(),
             quanta: 0,
+            prio,
             seq: ack,
         });
         self.hosts[h].ctrl_q.push_back(fr);
