@@ -193,3 +193,22 @@ def test_pfc_errors_name_the_field():
         compile_ir(load_scenario({**incast(), "flow_control": {"mode": "global", "scheduler": "dwrr"}}))
     with pytest.raises(ConfigError, match="flow_control.high.*threshold = 'static'"):
         compile_ir(load_scenario(incast(threshold="dynamic", high="40KB")))
+
+
+@needs_core
+def test_the_run_summary_table_shows_the_deadlock_and_the_paused_priority():
+    """`cnsim run` prints what a PFC user looks for: which priority paused, the wait-for cycle found during
+    the run and the queues of the end-of-run deadlock."""
+    from rich.console import Console
+
+    from cnsim.cli import pfc_rows, summary_table
+
+    s = cnsim.run(ring()).summary
+    rows = dict(pfc_rows(s["pfc"]))
+    assert "PFC priority 3" in rows and not any(k.startswith("PFC priority ") and k != "PFC priority 3" for k in rows)
+    assert rows["PFC wait-for cycles"].startswith(f"{s['pfc']['cycles_detected']:,}; first at ")
+    console = Console(record=True, width=200)
+    console.print(summary_table(s))
+    text = console.export_text()
+    assert "PAUSE deadlock" in text and s["pause"]["deadlock"][0] in text and "PFC priority 3" in text
+    assert pfc_rows(None) == []

@@ -112,6 +112,28 @@ class ProgressReporter:
             self.progress.stop()
 
 
+def pfc_rows(pfc: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """Run-summary rows of 802.1Qbb PFC (summary ``pfc``): per priority that paused, frames sent /
+    received and the largest paused fraction of a port; watchdog, headroom drops, cycles."""
+    if not pfc:
+        return []
+    rows = []
+    sent, recv, frac = pfc.get("pause_sent", []), pfc.get("pause_received", []), pfc.get("max_paused_fraction", [])
+    for k, n in enumerate(sent):
+        if n or (k < len(recv) and recv[k]):
+            rows.append((f"PFC priority {k}", f"{n:,} sent / {recv[k]:,} received; a port paused up to "
+                         f"{100 * frac[k]:.2f} %"))
+    if not rows:
+        rows.append(("PFC", "no pause frames"))
+    if pfc.get("watchdog_trips") or pfc.get("headroom_drops"):
+        rows.append(("PFC watchdog / headroom drops", f"{pfc.get('watchdog_trips', 0):,} / {pfc.get('headroom_drops', 0):,}"))
+    if pfc.get("cycles_detected"):
+        first = pfc.get("first_cycle") or {}
+        rows.append(("PFC wait-for cycles", f"{pfc['cycles_detected']:,}; first at {1e3 * first.get('t_s', 0):.3f} ms: "
+                     + " → ".join(first.get("queues", [])[:6])))
+    return rows
+
+
 def summary_table(summary: dict[str, Any]) -> Table:
     """The headline metrics of a run as a rich table."""
     t = Table(title=f"cnsim — {summary.get('scenario')} (seed {summary.get('seed')})", show_header=False)
@@ -132,10 +154,17 @@ def summary_table(summary: dict[str, Any]) -> Table:
         t.add_row(f"queue {q.get('switch')} → {q.get('port')}",
                   f"mean {q.get('mean_bytes', 0) / 1e3:.1f} KB, p99 {q.get('p99_bytes', 0) / 1e3:.1f} KB, "
                   f"max {q.get('max_bytes', 0) / 1e3:.1f} KB, drops {q.get('drops', 0):,}")
+    marks = sum(q.get("ecn_marks", 0) for q in summary.get("queues", []))
+    if marks:
+        t.add_row("ECN marks", f"{marks:,}")
     pause = summary.get("pause", {})
     if pause:
         t.add_row("hosts paused", f"{100 * pause.get('host_paused_fraction', 0):.2f} % "
                   f"({pause.get('frames_sent', 0):,} PAUSE frames)")
+        if pause.get("deadlock"):
+            t.add_row("PAUSE deadlock", " → ".join(pause["deadlock"][:8]) + (" …" if len(pause["deadlock"]) > 8 else ""))
+    for row in pfc_rows(summary.get("pfc")):
+        t.add_row(*row)
     fct = summary.get("fct", {})
     if fct.get("count"):
         def us(k: str) -> str:
@@ -144,6 +173,9 @@ def summary_table(summary: dict[str, Any]) -> Table:
 
         t.add_row("FCT", f"n {fct['count']:,}: min {us('min_us')}, mean {us('mean_us')}, "
                   f"max {us('max_us')}, sd {us('std_us')} µs; bad {fct.get('bad_flows', 0):,}")
+    slow = (summary.get("fct_slowdown") or {}).get("all") or {}
+    if slow.get("n"):
+        t.add_row("FCT slowdown", f"n {slow['n']:,}: p50 {slow['p50']:.2f}, p95 {slow['p95']:.2f}, p99 {slow['p99']:.2f}")
     control = summary.get("control", {})
     if control.get("overhead_bps"):
         t.add_row("control overhead", f"{control['overhead_bps'] / 1e6:.3f} Mb/s")
