@@ -60,6 +60,22 @@ def test_md1_mean_queue_matches_pollaczek_khinchine():
     assert abs(mean - expected) / expected < 0.03, (mean, expected, per_run)
 
 
+def test_md1_queue_length_cdf_follows_the_queue_length_distribution():
+    """M/D/1 at rho = 0.8 (the queue counts the frame in service): P(N = 0) = 1 - rho = 0.2,
+    P(N <= 1) = (1 - rho) e^rho = 0.445, P(N <= 2) = 0.634 — so the 10 % quantile is the empty bucket
+    (0–64 B), the 25 % one a single frame (1 500 B, bucket edge 1 536) and the median two (3 008); the
+    table and the summary agree, and the 99 % point is the summary's p99."""
+    r = cnsim.run(SC / "baseline/md1.toml", plots=False)
+    q = bottleneck(r.summary)
+    cdf = dict((f, b) for f, b in q["cdf"])
+    assert (cdf[0.1], cdf[0.25], cdf[0.5]) == (64, 1536, 3008), cdf
+    assert cdf[0.99] == q["p99_bytes"] and cdf[1.0] == q["max_bytes"]
+    t = r.tables["queue_cdf"]
+    mine = t[(t["switch"] == q["switch"]) & (t["port"] == "sink")]
+    assert list(mine["quantile"]) == list(cdf) and list(mine["bytes"]) == list(cdf.values())
+    assert all((g["bytes"].diff().dropna() >= 0).all() for _, g in t.groupby(["switch", "port"]))
+
+
 def bottleneck(s: dict) -> dict:
     return next(q for q in s["queues"] if q["port"] == "sink")
 

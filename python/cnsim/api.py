@@ -168,11 +168,14 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, 
     from cnsim.results import TablesOnDisk, _write_parquet, commit_output
 
     stream.write_table(tmp / "throughput_ts.parquet", tables["throughput_ts"], None)
+    import pyarrow.parquet as pq
+
+    from cnsim.results import queue_cdf_table
+
+    pq.write_table(queue_cdf_table(result.summary), tmp / "queue_cdf.parquet")
     # without pandas (a short run starts and ends fast) unless FCT rows or uneven flow rows need it
     flows = stream.flows_table(tables["flows"], result.summary.get("flows", []))
     if flows is not None and not len(stream.column(tables["fct"]["transfer"])):
-        import pyarrow.parquet as pq
-
         pq.write_table(flows, tmp / "flows.parquet")
         stream.write_table(tmp / "fct.parquet", tables["fct"], None)
     else:

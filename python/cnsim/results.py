@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 if TYPE_CHECKING:  # pragma: no cover — pandas loads when a table is built, not at import
     import pandas as pd
 
-TABLES = ("queue_ts", "throughput_ts", "flow_tp", "rp_rate", "tcp_ts", "pause_ts", "fct", "flows")
+TABLES = ("queue_ts", "throughput_ts", "flow_tp", "rp_rate", "tcp_ts", "pause_ts", "fct", "flows", "queue_cdf")
 """Tables of a result, each written as ``<name>.parquet``."""
 
 
@@ -57,8 +57,26 @@ def frames_from_core(tables: Mapping[str, Mapping[str, Any]], summary: Mapping[s
         "pause_ts": _join(raw.get("pause_ts", empty), raw.get("links", empty), "link"),
         "fct": _join(raw.get("fct", empty), raw.get("flows", empty), "flow"),
         "flows": flows,
+        "queue_cdf": queue_cdf_table(summary).to_pandas(),
     }
     return out
+
+
+def queue_cdf_table(summary: Mapping[str, Any]) -> Any:
+    """The queue-length CDF of every switch egress queue (summary ``queues[].cdf``) as an Arrow table:
+    ``switch``, ``port``, ``quantile`` (fraction of the statistics window), ``bytes`` (the queue held at
+    most this much for that fraction of the time). Built without pandas (the streamed path writes it)."""
+    import pyarrow as pa
+
+    from cnsim.stream import _plain_column
+
+    rows = [(q["switch"], q["port"], float(f), int(b)) for q in summary.get("queues", []) for f, b in q.get("cdf", [])]
+    schema = pa.schema([("switch", pa.large_string()), ("port", pa.large_string()), ("quantile", pa.float64()),
+                        ("bytes", pa.int64())])
+    if not rows:
+        return schema.empty_table()
+    cols = [_plain_column([r[k] for r in rows]) for k in range(4)]
+    return pa.Table.from_arrays(cols, schema=schema)
 
 
 def _join(series: pd.DataFrame, names: pd.DataFrame, key: str) -> pd.DataFrame:

@@ -525,16 +525,8 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
     for &pid in &obs.queue_ports {
         let p = &net.ports[pid.idx()];
         let mean = (p.q_area as f64) / (end - w) as f64;
-        let total: u64 = p.q_hist.iter().sum();
-        let mut acc = 0u64;
-        let mut p99 = 0u64;
-        for (b, &v) in p.q_hist.iter().enumerate() {
-            acc += v;
-            if total > 0 && acc as f64 >= 0.99 * total as f64 {
-                p99 = ((b as u64 + 1) * HIST_BUCKET).min(p.q_max);
-                break;
-            }
-        }
+        let cdf = hist_quantiles(&p.q_hist, p.q_max);
+        let p99 = cdf[QUEUE_QUANTILES.iter().position(|&q| q == 0.99).expect("0.99 listed")];
         let mut dr = serde_json::Map::new();
         for (k, name) in DROP_REASONS.iter().enumerate() {
             by_reason[k] += p.drops[k];
@@ -549,6 +541,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
             "mean_bytes": mean,
             "max_bytes": p.q_max,
             "p99_bytes": p99,
+            "cdf": QUEUE_QUANTILES.iter().zip(&cdf).map(|(&q, &b)| json!([q, b])).collect::<Vec<_>>(),
             "drops": p.drops.iter().sum::<u64>(),
             "drops_by_reason": dr,
             "ecn_marks": p.ecn_marks,
@@ -711,6 +704,33 @@ pub fn flow_tp_rows(net: &Network, first: usize, count: usize) -> Table {
     Table { name: "flow_tp", columns: vec![("t_s", Column::F64(t)), ("flow", Column::U32(fl)), ("bps", Column::F64(bps))] }
 }
 
+/// Fractions of the statistics window at which `queues[].cdf` gives the occupancy (the queue-length
+/// CDF read as quantiles: the queue held at most `bytes` for fraction `q` of the time).
+pub const QUEUE_QUANTILES: [f64; 10] = [0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 0.9999, 1.0];
+
+/// Occupancy at each of [`QUEUE_QUANTILES`] from a time-at-occupancy histogram of
+/// [`HIST_BUCKET`]-byte buckets: the upper edge of the first bucket where the cumulative time
+/// reaches the fraction, capped at the largest occupancy seen (0 for an empty histogram).
+pub fn hist_quantiles(hist: &[u64], q_max: u64) -> Vec<u64> {
+    let total: u64 = hist.iter().sum();
+    let mut out = vec![0u64; QUEUE_QUANTILES.len()];
+    if total == 0 {
+        return out;
+    }
+    let (mut acc, mut k) = (0u64, 0usize);
+    for (b, &v) in hist.iter().enumerate() {
+        acc += v;
+        while k < QUEUE_QUANTILES.len() && acc as f64 >= QUEUE_QUANTILES[k] * total as f64 {
+            out[k] = ((b as u64 + 1) * HIST_BUCKET).min(q_max);
+            k += 1;
+        }
+    }
+    for v in out.iter_mut().skip(k) {
+        *v = q_max;
+    }
+    out
+}
+
 fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
     let mut pool = o.series_tables();
     pool.extend(static_tables(ir, net, o));
@@ -760,6 +780,22 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn queue_quantiles_read_the_time_at_occupancy_histogram() {
+        // 50 % of the time empty (bucket 0), 40 % in bucket 2 (128–192 B), 10 % in bucket 9
+        let mut hist = vec![0u64; 10];
+        hist[0] = 500;
+        hist[2] = 400;
+        hist[9] = 100;
+        let q = hist_quantiles(&hist, 600);
+        let at = |x: f64| q[QUEUE_QUANTILES.iter().position(|&v| v == x).unwrap()];
+        assert_eq!((at(0.1), at(0.5)), (64, 64), "half the time in the first bucket");
+        assert_eq!((at(0.75), at(0.9)), (192, 192));
+        assert_eq!((at(0.95), at(0.99), at(1.0)), (600, 600, 600), "capped at the largest occupancy");
+        assert!(q.windows(2).all(|w| w[0] <= w[1]), "a CDF is monotone");
+        assert_eq!(hist_quantiles(&[], 0), vec![0; QUEUE_QUANTILES.len()]);
+    }
+
     use super::*;
     use crate::ir::*;
     use crate::Simulation;
