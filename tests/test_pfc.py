@@ -212,3 +212,18 @@ def test_the_run_summary_table_shows_the_deadlock_and_the_paused_priority():
     text = console.export_text()
     assert "PAUSE deadlock" in text and s["pause"]["deadlock"][0] in text and "PFC priority 3" in text
     assert pfc_rows(None) == []
+
+
+@needs_core
+def test_per_priority_counters_reach_the_summary_table_and_sweep_metrics(tmp_path):
+    """The PFC counters per priority are columns of summary.parquet and sweep metrics, not only JSON lists."""
+    import pandas as pd
+
+    from cnsim.sweep import flat_metrics
+
+    r = cnsim.run(ring(), out=tmp_path / "r")
+    row = pd.read_parquet(tmp_path / "r" / "summary.parquet").iloc[0]
+    sent = r.summary["pfc"]["pause_sent"]
+    assert sent[3] > 0 and [row[f"pfc.pause_sent[{k}]"] for k in range(8)] == sent
+    m = flat_metrics(r.summary)
+    assert m["pfc.pause_sent[3]"] == sent[3] and m["pfc.max_paused_fraction[0]"] == 0.0

@@ -93,7 +93,8 @@ def summary_row(summary: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def flat_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The scalar entries of the summary, nested keys joined with '.', an empty statistic as NaN."""
+    """The scalar entries of the summary, nested keys joined with '.', an empty statistic as NaN, lists of
+    numbers by index (``pfc.pause_sent[3]``)."""
     flat: dict[str, Any] = {}
 
     def walk(prefix: str, value: Any) -> None:
@@ -102,6 +103,9 @@ def flat_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
                 walk(f"{prefix}.{k}" if prefix else str(k), v)
         elif not isinstance(value, list):
             flat[prefix] = math.nan if value is None else value  # an empty statistic (no FCT) is NaN, not 0
+        elif value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            for i, v in enumerate(value):  # per-priority counters: pfc.pause_sent[3]
+                flat[f"{prefix}[{i}]"] = v
 
     walk("", summary)
     return flat

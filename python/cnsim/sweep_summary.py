@@ -20,11 +20,18 @@ from cnsim.sweep import SWEEP_FILE, atomic_path, read_manifest
 NON_METRICS = {"seed", "replication", "wall_s", "scenario", "scheme", "sim_time_s", "warmup_s", "conservation.ok"}
 
 
+def _numbers(value: Any) -> bool:
+    """A non-empty list of plain numbers (PFC's per-priority counters)."""
+    return (isinstance(value, list) and bool(value)
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
+
+
 def flat_metrics(summary: Mapping[str, Any]) -> dict[str, float]:
     """Every numeric metric of a ``summary.json`` as ``name → value``.
 
     Scalars keep their dotted names (``fct.mean_us``); list entries are keyed by their names:
-    ``flows[h1>h9].throughput_bps``, ``queues[sw1>sw2].mean_bytes``, ``links[h1>sw1].paused_fraction``.
+    ``flows[h1>h9].throughput_bps``, ``queues[sw1>sw2].mean_bytes``, ``links[h1>sw1].paused_fraction``;
+    lists of numbers by index: ``pfc.pause_sent[3]`` (priority 3).
     Derived: ``throughput.aggregate_bps`` (sum over flows), ``throughput.min_bps``, ``throughput.max_bps``.
     """
     out: dict[str, float] = {}
@@ -37,6 +44,9 @@ def flat_metrics(summary: Mapping[str, Any]) -> dict[str, float]:
             out[prefix] = float(value)
         elif isinstance(value, (int, float)):
             out[prefix] = float(value)
+        elif _numbers(value):  # per-priority counters (pfc.pause_sent[3])
+            for i, v in enumerate(value):
+                out[f"{prefix}[{i}]"] = float(v)
 
     for key, value in summary.items():
         if key in ("flows", "queues", "links") and isinstance(value, list):
