@@ -107,6 +107,15 @@ def test_invalid_point_names_the_point(tmp_path):
     assert "defaults.buffer.size=100" in str(err.value) and "unit" in str(err.value)
 
 
+def test_a_point_over_an_engine_limit_is_refused_before_the_sweep_runs():
+    """The observation-size bound lives in the engine: a point that asks for 10^7 samples is named at
+    expansion (exit 2 before anything runs), not found failing in every one of its runs."""
+    with pytest.raises(ConfigError) as err:
+        sw.expand(spec(set={"run.duration": "10ms"}, parameters={"observe.sample_interval": ["10us", "1ns"]}))
+    msg = str(err.value)
+    assert "observe.sample_interval=1ns" in msg and "sample_interval_ps" in msg and "10us" not in msg
+
+
 def test_cli_dry_run_and_exit_2(tmp_path, cli):
     p = write_sweep(tmp_path)
     r = cli(["sweep", p, "-o", tmp_path / "out", "--dry-run"])

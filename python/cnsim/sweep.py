@@ -256,10 +256,11 @@ def expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) -> list
             problems += [Problem(f"[{where}] {p.path}", p.message, p.value) for p in exc.problems]
             continue
         data = sc.model_dump(mode="json", exclude_none=True)
-        from cnsim.compile import compile_ir
+        from cnsim.compile import compile_ir_once
 
         try:  # the engine input with every default resolved (seed and replication hashed apart)
-            ir = compile_ir(sc)
+            ir = compile_ir_once(sc)
+            _engine_check(ir)  # limits only the engine knows (observation size) fail here, not in every run
             ir.pop("seed", None), ir.pop("replication", None)
             digest = hashlib.sha256(json.dumps(ir, sort_keys=True, default=str).encode()).hexdigest()
         except ConfigError as exc:
@@ -274,6 +275,17 @@ def expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) -> list
     if problems:
         raise ConfigError(problems)
     return runs
+
+
+def _engine_check(ir: Mapping[str, Any]) -> None:
+    """The engine's own validation of one point's IR, as a ConfigError naming the field."""
+    from cnsim import api
+
+    engine = api.core()
+    try:
+        engine.validate(json.dumps(ir))
+    except engine.ScenarioError as exc:
+        raise api._scenario_error(exc) from None
 
 
 def run_dir(runs_dir: Path | str, rid: str) -> Path:
