@@ -149,3 +149,27 @@ def test_summaries_of_single_replications_raise_no_numpy_warning():
         warnings.simplefilter("error")
         t = summarize_frame(runs)
     assert list(t["n"]) == [1] and t["std"].isna().all()
+
+
+@pytest.mark.parametrize("where", ["cwd", "file", "foreign"])
+def test_sweep_output_must_be_new_empty_or_a_sweep(tmp_path, monkeypatch, where):
+    """`cnsim sweep -o .` (or a file, or a folder of other files) is refused with exit 2 before any run,
+    and nothing in it is touched."""
+    from typer.testing import CliRunner
+
+    from cnsim.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "SWEEP.toml"
+    spec.write_text(f'base = "{ROOT / "scenarios/baseline/fan-in-4.toml"}"\nreplications = 1\n'
+                    '[set]\n"run.duration" = "1ms"\n')
+    (tmp_path / "notes.txt").write_text("mine")
+    out = {"cwd": ".", "file": "notes.txt", "foreign": str(tmp_path)}[where]
+    if where == "foreign":
+        out = str(tmp_path / "data")
+        (tmp_path / "data").mkdir()
+        (tmp_path / "data" / "x.csv").write_text("1")
+    r = CliRunner().invoke(app, ["sweep", str(spec), "-o", out, "--no-progress"])
+    assert r.exit_code == 2, r.output
+    assert "--out" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "runs").exists() and (tmp_path / "notes.txt").read_text() == "mine"

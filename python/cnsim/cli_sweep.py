@@ -37,8 +37,10 @@ def sweep(
 @guarded
 def _sweep(spec_file, out, jobs, scheduler, force, dry_run, plots, no_progress, as_json) -> None:
     from cnsim import sweep as sw
+    from cnsim.outdir import check_sweep
 
     spec, root = sw.load_spec(spec_file)
+    check_sweep(out)
     if dry_run:
         runs = sw.expand(spec, root)
         todo = sw.plan(runs, out / "runs", force)

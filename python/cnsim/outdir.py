@@ -80,3 +80,22 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def check_sweep(out: str | os.PathLike[str], field: str = "--out") -> Path:
+    """Raise a :class:`ConfigError` naming ``field`` unless ``out`` may receive a sweep: a new folder,
+    an empty one or a previous sweep's (``sweep.json``) — never the current directory, one of its
+    parents, a file or a folder of other files (a sweep writes ``runs/`` and ``sweep.json`` into it)."""
+    out = Path(out)
+    target = out.resolve()
+    cwd = Path.cwd().resolve()
+    if target == cwd or target in cwd.parents:
+        raise ConfigError.single(field, "is the current directory or one of its parents; give a new or "
+                                 "previous-sweep folder", str(out))
+    if out.exists() and not out.is_dir():
+        raise ConfigError.single(field, "is a file, not a directory; nothing was overwritten", str(out))
+    marks = ("sweep.json", "sweep.lock", "runs")  # a sweep folder, also one interrupted before sweep.json
+    if out.is_dir() and not any((out / m).exists() for m in marks) and any(out.iterdir()):
+        raise ConfigError.single(field, "is a non-empty folder that is not a cnsim sweep; choose another folder",
+                                 str(out))
+    return out
