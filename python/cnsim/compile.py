@@ -582,18 +582,19 @@ def compile_ir(scenario: Scenario) -> dict[str, Any]:
 _LAST: tuple[int, str, dict[str, Any]] | None = None
 
 
-def compile_ir_once(scenario: Scenario) -> dict[str, Any]:
+def compile_ir_once(scenario: Scenario, keep: bool = False) -> dict[str, Any]:
     """:func:`compile_ir`, reusing the previous result when called again on the same scenario with the
     same content (loading a scenario compiles it to check whole-scenario rules; a run then needs the
-    same IR — on a 1 024-host fabric with 10^6 host pairs that is seconds). A result is reused once
-    and then forgotten, so no IR outlives its run. The caller must not modify the returned IR."""
+    same IR — on a 1 024-host fabric with 10^6 host pairs that is seconds). Only a call with ``keep``
+    (the loader's) stores its result, one at a time, and a stored result is handed out once and then
+    forgotten: the returned IR is the caller's to keep or modify."""
     global _LAST
     key = scenario.model_dump_json()
     if _LAST is not None and _LAST[0] == id(scenario) and _LAST[1] == key:
         ir, _LAST = _LAST[2], None
         return ir
     ir = compile_ir(scenario)
-    _LAST = (id(scenario), key, ir)
+    _LAST = (id(scenario), key, ir) if keep else None
     return ir
 
 

@@ -117,7 +117,7 @@ def load_scenario(source: str | Path | Mapping[str, Any], overrides: Mapping[str
         scenario = Scenario.model_validate(data)
     except ValidationError as err:
         raise ConfigError(problems_from(err, Scenario, union_tags=frozenset(TRAFFIC_KINDS))) from None
-    compile_ir_once(scenario)  # whole-scenario rules (the IR is kept for the run that follows)
+    compile_ir_once(scenario, keep=True)  # whole-scenario rules (the IR is kept for the run that follows)
     return scenario
 
 
