@@ -120,9 +120,10 @@ def pfc_rows(pfc: dict[str, Any] | None) -> list[tuple[str, str]]:
     rows = []
     sent, recv, frac = pfc.get("pause_sent", []), pfc.get("pause_received", []), pfc.get("max_paused_fraction", [])
     for k, n in enumerate(sent):
-        if n or (k < len(recv) and recv[k]):
-            rows.append((f"PFC priority {k}", f"{n:,} sent / {recv[k]:,} received; a port paused up to "
-                         f"{100 * frac[k]:.2f} %"))
+        got = recv[k] if k < len(recv) else 0
+        if n or got:
+            rows.append((f"PFC priority {k}", f"{n:,} sent / {got:,} received; a port paused up to "
+                         f"{100 * (frac[k] if k < len(frac) else 0.0):.2f} %"))
     if not rows:
         rows.append(("PFC", "no pause frames"))
     if pfc.get("watchdog_trips") or pfc.get("headroom_drops"):
