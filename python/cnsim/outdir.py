@@ -27,19 +27,26 @@ def umask() -> int:
     return m
 
 
+def _neither_cwd_nor_file(out: Path, field: str, kind: str) -> Path:
+    """``out`` resolved, after refusing the current directory, its parents and a file (``kind``: what
+    folder the message suggests instead)."""
+    target = out.resolve()
+    cwd = Path.cwd().resolve()
+    if target == cwd or target in cwd.parents:
+        raise ConfigError.single(field, f"is the current directory or one of its parents; give a new or "
+                                 f"{kind} folder", str(out))
+    if out.exists() and not out.is_dir():
+        raise ConfigError.single(field, "is a file, not a directory; nothing was overwritten", str(out))
+    return target
+
+
 def check(out: str | os.PathLike[str], force: bool = False, scenario: str | os.PathLike[str] | None = None,
           field: str = "--out") -> Path:
     """Raise a :class:`ConfigError` naming ``field`` unless ``out`` may receive a run's outputs."""
     out = Path(out)
-    target = out.resolve()
-    cwd = Path.cwd().resolve()
-    if target == cwd or target in cwd.parents:
-        raise ConfigError.single(field, "is the current directory or one of its parents; give a new or "
-                                 "previous-result folder", str(out))
-    if scenario is not None and Path(scenario).resolve() == target:
+    if scenario is not None and Path(scenario).resolve() == out.resolve():
         raise ConfigError.single(field, "is the scenario file itself", str(out))
-    if out.exists() and not out.is_dir():
-        raise ConfigError.single(field, "is a file, not a directory; nothing was overwritten", str(out))
+    target = _neither_cwd_nor_file(out, field, "previous-result")
     if out.is_dir():
         if (out / "sweep.json").exists():
             raise ConfigError.single(field, "is a sweep folder; write single runs elsewhere", str(out))
@@ -87,13 +94,7 @@ def check_sweep(out: str | os.PathLike[str], field: str = "--out") -> Path:
     an empty one or a previous sweep's (``sweep.json``) — never the current directory, one of its
     parents, a file or a folder of other files (a sweep writes ``runs/`` and ``sweep.json`` into it)."""
     out = Path(out)
-    target = out.resolve()
-    cwd = Path.cwd().resolve()
-    if target == cwd or target in cwd.parents:
-        raise ConfigError.single(field, "is the current directory or one of its parents; give a new or "
-                                 "previous-sweep folder", str(out))
-    if out.exists() and not out.is_dir():
-        raise ConfigError.single(field, "is a file, not a directory; nothing was overwritten", str(out))
+    _neither_cwd_nor_file(out, field, "previous-sweep")
     marks = ("sweep.json", "sweep.lock", "runs")  # a sweep folder, also one interrupted before sweep.json
     if out.is_dir() and not any((out / m).exists() for m in marks) and any(out.iterdir()):
         raise ConfigError.single(field, "is a non-empty folder that is not a cnsim sweep; choose another folder",
