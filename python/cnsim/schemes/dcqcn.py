@@ -72,6 +72,9 @@ class Params(BaseModel):
     clamp_target_rate: bool = Field(False, description="mellanox: TR = CR at every decrease, also in timer stage 0")
     rate_on_first_cnp: float = Field(1.0, gt=0, le=1, description="mellanox: CR = TR = this fraction of the "
                                      "rate at the first CNP")
+    new_flow_line_rate: bool = Field(False, description="a transfer starting on an idle flow is a new connection "
+                                     "(RoCE: a new QP) and starts at line rate with fresh state, instead of "
+                                     "inheriting the rate of the previous transfer between the same hosts")
 
     def resolved(self, name: str) -> Any:
         """Field ``name`` with the variant default filled in."""
@@ -101,4 +104,6 @@ def to_ir(params: Params) -> dict[str, Any]:
         "rate_decrease_interval_ps": p.rate_decrease_interval,
         "clamp_target_rate": p.clamp_target_rate,
         "rate_on_first_cnp": p.rate_on_first_cnp,
+        # only when on: existing IRs (and their run ids) stay as they were
+        **({"new_flow_line_rate": True} if p.new_flow_line_rate else {}),
     }

@@ -103,6 +103,11 @@ pub struct Params {
     pub clamp_target_rate: bool,
     /// Mellanox: CR = TR = this fraction of the current rate at the first CNP (1.0).
     pub rate_on_first_cnp: f64,
+    /// A transfer that starts on an idle flow is a new connection (RoCE: a new QP): its rate state
+    /// starts afresh at line rate instead of inheriting the previous transfer's (false; absent from
+    /// the IR when false).
+    #[serde(default)]
+    pub new_flow_line_rate: bool,
 }
 
 impl Params {
@@ -127,6 +132,7 @@ impl Params {
             rate_decrease_interval_ps: 4_000_000,
             clamp_target_rate: false,
             rate_on_first_cnp: 1.0,
+            new_flow_line_rate: false,
         }
     }
     /// Defaults of the ns-3 reference code, "Mellanox version" (spec §7).
@@ -591,6 +597,18 @@ impl ReactionPoint for DcqcnRp {
     fn rate_bps(&self, local: u32) -> Option<f64> {
         self.flows.get(local as usize).filter(|f| f.active).map(|f| f.cr)
     }
+    fn on_flow_start(&mut self, ctx: &mut HostCtx, local: u32) {
+        // a new connection on an idle flow: fresh state at line rate (older timers go stale)
+        if !self.p.new_flow_line_rate {
+            return;
+        }
+        let Some(f) = self.flows.get_mut(local as usize) else { return };
+        let was_active = f.active;
+        *f = FlowRp { rate_gen: f.rate_gen.wrapping_add(1), alpha_gen: f.alpha_gen.wrapping_add(1), ..FlowRp::default() };
+        if was_active {
+            ctx.set_rate(local, None);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -750,6 +768,32 @@ mod tests {
         assert!((tr_before - (tr6 + 5.0 * 40e6)).abs() < 1e-3, "T = 1..5: additive (BC > F, T <= F)");
         h.advance(&mut rp, 6 * 55 * US);
         assert!((rp.flows[0].tr - (tr_before + 400e6)).abs() < 1e-3, "T = 6: hyper");
+    }
+
+    #[test]
+    fn a_new_transfer_on_an_idle_flow_starts_at_line_rate_only_when_asked() {
+        for on in [false, true] {
+            let p = Params { new_flow_line_rate: on, ..Params::paper() };
+            let mut h = new_host();
+            let mut rp = DcqcnRp::new(&p, &h.info);
+            rp.on_feedback(&mut h.ctx(), &cnp());
+            let cut = rp.rate_bps(0).expect("limited after a CNP");
+            assert!(cut < G10);
+            h.rates.clear();
+            rp.on_flow_start(&mut h.ctx(), 0);
+            if on {
+                assert_eq!(rp.rate_bps(0), None, "a new connection: no limiter");
+                assert_eq!(h.rates.last().map(|r| r.rate_bps), Some(None));
+                assert!(!rp.flows[0].started, "α starts afresh at the next CNP");
+                // the old rate timer is stale: advancing time sets no rate
+                h.rates.clear();
+                h.advance(&mut rp, 1_000 * US);
+                assert!(h.rates.is_empty(), "stale timers of the old connection do nothing");
+            } else {
+                assert_eq!(rp.rate_bps(0), Some(cut), "the pair keeps its rate");
+                assert!(h.rates.is_empty());
+            }
+        }
     }
 
     #[test]

@@ -242,6 +242,9 @@ pub trait ReactionPoint: Send {
     fn on_transmit(&mut self, _ctx: &mut HostCtx, _local: u32, _frame: &mut Frame) {}
     /// A timer set with [`HostCtx::set_timer`] fired.
     fn on_timer(&mut self, _ctx: &mut HostCtx, _token: u64) {}
+    /// A transfer (one workload flow) starts on local flow `local` while it has no frame waiting:
+    /// schemes whose state belongs to a connection may start it afresh.
+    fn on_flow_start(&mut self, _ctx: &mut HostCtx, _local: u32) {}
     /// Current limiter rate of a local flow (bit/s), for the rate time series; `None` = no limiter.
     fn rate_bps(&self, _local: u32) -> Option<f64> {
         None

@@ -226,6 +226,12 @@ impl Network {
             // the application's data: frames × MSS bytes; segments are counted as they are sent
             return self.tcp_write(fid, frames, transfer);
         }
+        if transfer != NONE_U32 && !self.flows[fid.idx()].has_frame() {
+            let (h, local) = (self.host_of[self.flows[fid.idx()].src.idx()] as usize, self.flows[fid.idx()].local);
+            if self.hosts[h].rp.is_some() {
+                self.rp_call(h, |rp, ctx| rp.on_flow_start(ctx, local));
+            }
+        }
         let f = &mut self.flows[fid.idx()];
         let had = f.has_frame();
         match f.fifo.back_mut() {
