@@ -597,11 +597,11 @@ impl ReactionPoint for DcqcnRp {
     fn rate_bps(&self, local: u32) -> Option<f64> {
         self.flows.get(local as usize).filter(|f| f.active).map(|f| f.cr)
     }
+    fn wants_flow_start(&self) -> bool {
+        self.p.new_flow_line_rate
+    }
     fn on_flow_start(&mut self, ctx: &mut HostCtx, local: u32) {
         // a new connection on an idle flow: fresh state at line rate (older timers go stale)
-        if !self.p.new_flow_line_rate {
-            return;
-        }
         let Some(f) = self.flows.get_mut(local as usize) else { return };
         let was_active = f.active;
         *f = FlowRp { rate_gen: f.rate_gen.wrapping_add(1), alpha_gen: f.alpha_gen.wrapping_add(1), ..FlowRp::default() };
@@ -780,7 +780,10 @@ mod tests {
             let cut = rp.rate_bps(0).expect("limited after a CNP");
             assert!(cut < G10);
             h.rates.clear();
-            rp.on_flow_start(&mut h.ctx(), 0);
+            assert_eq!(rp.wants_flow_start(), on, "the engine calls the hook only when it is on");
+            if rp.wants_flow_start() {
+                rp.on_flow_start(&mut h.ctx(), 0);
+            }
             if on {
                 assert_eq!(rp.rate_bps(0), None, "a new connection: no limiter");
                 assert_eq!(h.rates.last().map(|r| r.rate_bps), Some(None));

@@ -242,6 +242,10 @@ pub trait ReactionPoint: Send {
     fn on_transmit(&mut self, _ctx: &mut HostCtx, _local: u32, _frame: &mut Frame) {}
     /// A timer set with [`HostCtx::set_timer`] fired.
     fn on_timer(&mut self, _ctx: &mut HostCtx, _token: u64) {}
+    /// Whether [`Self::on_flow_start`] does anything (the engine skips the call otherwise).
+    fn wants_flow_start(&self) -> bool {
+        false
+    }
     /// A transfer (one workload flow) starts on local flow `local` while it has no frame waiting:
     /// schemes whose state belongs to a connection may start it afresh.
     fn on_flow_start(&mut self, _ctx: &mut HostCtx, _local: u32) {}

@@ -437,17 +437,11 @@ impl Network {
             }
             return self.port_send_pause_frame(pid, quanta, cev);
         }
-        if p.service_bps == 0 || p.q_bytes == 0 {
+        if p.service_bps == 0 || p.q_bytes == 0 || self.in_pacing_gap(pid) {
             return;
         }
-        if p.data_ready_at > now {
-            if p.wake_at != p.data_ready_at {
-                p.wake_at = p.data_ready_at;
-                let t = p.wake_at;
-                self.schedule(t, Event::PortWake { port: pid });
-            }
-            return;
-        }
+        let p = &mut self.ports[pid.idx()];
+        let pf = p.pfc.as_mut().expect("PFC port");
         let (mut eligible, mut wake, mut trips) = (0u8, u64::MAX, 0);
         for k in 0..PRIORITIES {
             if pf.queues[k].is_empty() {

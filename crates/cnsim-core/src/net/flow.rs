@@ -228,7 +228,7 @@ impl Network {
         }
         if transfer != NONE_U32 && !self.flows[fid.idx()].has_frame() {
             let (h, local) = (self.host_of[self.flows[fid.idx()].src.idx()] as usize, self.flows[fid.idx()].local);
-            if self.hosts[h].rp.is_some() {
+            if self.hosts[h].rp.as_ref().is_some_and(|rp| rp.wants_flow_start()) {
                 self.rp_call(h, |rp, ctx| rp.on_flow_start(ctx, local));
             }
         }

@@ -191,19 +191,27 @@ impl Network {
         if p.pause.paused_until <= now {
             p.pause.paused_since = None;
         }
-        if p.service_bps == 0 || p.queue.is_empty() {
+        if p.service_bps == 0 || p.queue.is_empty() || self.in_pacing_gap(pid) {
             return;
         }
-        if p.data_ready_at > now {
-            if p.wake_at != p.data_ready_at {
-                p.wake_at = p.data_ready_at;
-                let t = p.wake_at;
-                self.schedule(t, Event::PortWake { port: pid });
-            }
-            return;
-        }
-        let head = *p.queue.front().expect("non-empty");
+        let head = *self.ports[pid.idx()].queue.front().expect("non-empty");
         self.port_start_data(pid, head);
+    }
+
+    /// Output-generated hotspot: true while the gap after the port's last data frame runs (a
+    /// wake-up at its end is scheduled once).
+    pub(crate) fn in_pacing_gap(&mut self, pid: PortId) -> bool {
+        let now = self.now;
+        let p = &mut self.ports[pid.idx()];
+        if p.data_ready_at <= now {
+            return false;
+        }
+        if p.wake_at != p.data_ready_at {
+            p.wake_at = p.data_ready_at;
+            let t = p.wake_at;
+            self.schedule(t, Event::PortWake { port: pid });
+        }
+        true
     }
 
     /// Start serialising a MAC-control frame on idle port `pid`: an 802.3x PAUSE (`cev` = 0) or a
