@@ -451,9 +451,14 @@ class Compiler:
             return {"kind": "flow_arrivals", "mean_gap_ps": max(1, round(gap)), "cdf": [list(p_) for p_ in cdf]}
         assert isinstance(g, ParetoOnOff)
         xm, alpha = g.pareto()
-        return {"kind": "pareto_on_off", "xm_ps": xm, "alpha": alpha, "off_mean_ps": g.off_mean(),
-                "line_rate_bps": g.line_rate if g.line_rate is not None else line_bps, "cap_ps": g.max_on,
-                "shifted": g.distribution == "lomax"}
+        ir = {"kind": "pareto_on_off", "xm_ps": xm, "alpha": alpha, "off_mean_ps": g.off_mean(),
+              "line_rate_bps": g.line_rate if g.line_rate is not None else line_bps, "cap_ps": g.max_on,
+              "shifted": g.distribution == "lomax"}
+        if g.loop == "open":
+            ir["nic_buffer_frames"] = U64_MAX if g.nic_buffer is None else g.nic_buffer // frame
+        elif g.loop == "rl_queue":
+            ir["rl_release"] = True
+        return ir
 
     # ---- hotspots ---------------------------------------------------------------------------
     def hotspot_ir(self) -> list[dict]:

@@ -164,6 +164,21 @@ class ParetoOnOff(_Generator):
     distribution: Literal["pareto", "lomax"] = Field(
         "pareto", description="pareto: ON >= xm (spec §12 D2); lomax: shifted Pareto ON = lambda (U^(-1/alpha) - 1) "
         "with lambda = mean_on (alpha - 1), ON times from 0 (spec §12 R2; flows stay whole frames >= 1)")
+    loop: Literal["closed", "open", "rl_queue"] = Field(
+        "closed", description="closed: the OFF period starts when the transfer has left the NIC (spec §12 D9); "
+        "open: it starts when the ON period has passed in time and the source's frames waiting in the host fit "
+        "nic_buffer (unbounded by default: a pure open loop); rl_queue: closed on the NIC's default queue only — "
+        "a transfer whose flow has an active rate limiter waits in that RL's queue and the source goes on "
+        "after its ON time (the BCN/ECM NIC of default and RL queues)")
+    nic_buffer: Size | None = Field(
+        None, description="with loop = 'open': the source's NIC transmit buffer; the generator waits while more "
+        "of its frames than fit wait in the host (back-pressure). Default none = unbounded")
+
+    @model_validator(mode="after")
+    def _loop(self):
+        if self.nic_buffer is not None and self.loop != "open":
+            raise ValueError("nic_buffer needs loop = 'open' (a closed loop waits for the whole transfer)")
+        return self
 
     @model_validator(mode="after")
     def _shape(self):

@@ -7,7 +7,7 @@ use crate::event::{Event, EventQueue};
 use crate::flowctl::SwitchPause;
 use crate::frame::FramePool;
 use crate::ids::{FlowId, NodeId, PortId};
-use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, TransportIr};
+use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, ProcessIr, TransportIr};
 use crate::net::tcp::TcpFlow;
 use crate::net::buffer::policy_bytes;
 use crate::net::{adjacency, compute_ecmp, compute_routes, ecmp_salt, flow_paths, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
@@ -185,6 +185,9 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
             slot: 0,
             sat_on: false,
             busy: false,
+            queued: 0,
+            on_end: 0,
+            waiting: u32::MAX,
         })
         .collect();
     let mut hotspots = Vec::new();
@@ -224,6 +227,9 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         flows,
         sources,
         transfers: Vec::new(),
+        release_checks: ir.sources.iter().any(|s| {
+            matches!(s.process, ProcessIr::ParetoOnOff { nic_buffer_frames: Some(_), .. } | ProcessIr::ParetoOnOff { rl_release: true, .. })
+        }),
         hotspots,
         scheme,
         has_rp,

@@ -284,9 +284,11 @@ pub enum ProcessIr {
     Bernoulli { slot_ps: u64, p: f64 },
     /// Poisson arrivals of frames with mean gap `mean_gap_ps`.
     Poisson { mean_gap_ps: u64 },
-    /// Closed-loop Pareto-ON / exponential-OFF flows (CN-SIM). Each ON period creates one
-    /// transfer of max(1, round(t_on * line_rate / frame)) frames to a flow chosen uniformly; the
-    /// OFF period starts when its last frame has left the NIC.
+    /// Pareto-ON / exponential-OFF flows (CN-SIM). Each ON period creates one transfer of
+    /// max(1, round(t_on * line_rate / frame)) frames to a flow chosen uniformly. Closed loop
+    /// (default): the OFF period starts when its last frame has left the NIC. With a NIC buffer
+    /// (`nic_buffer_frames`): it starts when the ON time has passed and at most that many frames of
+    /// the source's transfers still wait in the host (u64::MAX = open loop).
     ParetoOnOff {
         /// Pareto scale x_m, ps.
         xm_ps: u64,
@@ -304,6 +306,16 @@ pub enum ProcessIr {
         /// mean x_m/(α − 1); `xm_ps` is then the Lomax scale λ. Absent/false = plain Pareto.
         #[serde(default)]
         shifted: bool,
+        /// NIC transmit buffer of the source, frames (issue 11, §12 D9 alternatives): the source
+        /// is released for its OFF period once the ON time has passed and no more than this many
+        /// of its frames wait in the host. u64::MAX = open loop. Absent = closed loop (§12 D9).
+        #[serde(default)]
+        nic_buffer_frames: Option<u64>,
+        /// Closed loop on the NIC's default queue only (issue 11, §12 D9 alternatives): a transfer
+        /// whose flow has an active rate limiter is in that RL's queue, and the source is released
+        /// (no earlier than the end of its ON time). Absent/false = plain closed loop.
+        #[serde(default)]
+        rl_release: bool,
     },
     /// Open-loop flow arrivals (data-center workloads, issue 13): flows start as a Poisson process
     /// of mean gap `mean_gap_ps`, each to a flow (destination) chosen uniformly, of a size drawn from

@@ -762,6 +762,10 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
             ("flow", Column::U32(tr.iter().map(|(_, t)| t.flow.0).collect())),
             ("start_s", Column::F64(tr.iter().map(|(_, t)| to_s(t.start)).collect())),
             (
+                "first_tx_s",
+                Column::F64(tr.iter().map(|(_, t)| if t.first_tx == u64::MAX { f64::NAN } else { to_s(t.first_tx) }).collect()),
+            ),
+            (
                 "end_s",
                 Column::F64(tr.iter().map(|(_, t)| if t.end == u64::MAX { f64::NAN } else { to_s(t.end) }).collect()),
             ),

@@ -21,8 +21,15 @@ pub struct Source {
     pub slot: u64,
     /// Saturated: whether the source currently marks its flows.
     pub sat_on: bool,
-    /// Pareto: a transfer is being sent (closed loop, no timed event until it leaves the NIC).
+    /// Pareto: a transfer is being sent (closed loop, no timed event until it leaves the NIC;
+    /// with a NIC buffer, until its backlog fits the buffer).
     pub busy: bool,
+    /// Pareto with a NIC buffer: frames of this source's transfers not yet taken by the NIC.
+    pub queued: u64,
+    /// Pareto with a NIC buffer or RL release: the end of the current ON period.
+    pub on_end: SimTime,
+    /// Pareto: the transfer the source waits for (u32::MAX = none).
+    pub waiting: u32,
 }
 
 /// What a source does when it fires.
@@ -151,7 +158,7 @@ impl Source {
                 let gap = libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64;
                 (a, Some(now + gap.max(1)))
             }
-            ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, shifted, .. } => {
+            ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, shifted, nic_buffer_frames, rl_release, .. } => {
                 let t_on = self.rng.pareto(xm_ps as f64, alpha);
                 // Lomax (spec §12 R2): the same draw shifted to start at 0 (flows keep ≥ 1 frame)
                 let t_on = if shifted { t_on - xm_ps as f64 } else { t_on };
@@ -159,17 +166,46 @@ impl Source {
                 let flow = self.pick_flow();
                 let on_bits = t_on * line_rate_bps as f64 / PS_PER_S as f64;
                 self.busy = true;
+                if nic_buffer_frames.is_some() || rl_release {
+                    // the ON period is time too: the source is released no earlier than its end
+                    self.on_end = now.saturating_add(libm::round(t_on) as u64);
+                }
                 (Action::Transfer { flow, on_bits }, None)
             }
         };
         (act, next.filter(|&t| t < self.stop))
     }
 
-    /// Pareto: the transfer's last frame leaves the NIC at `t_end`; draw the OFF period.
-    pub fn transfer_done(&mut self, t_end: SimTime) -> Option<SimTime> {
-        self.busy = false;
+    /// Pareto with a NIC buffer or RL release, at `now`: if the source waits and its backlog fits
+    /// the buffer, or its transfer's flow is rate limited (`limited`), it is released: the OFF
+    /// period starts at max(now, end of ON).
+    pub fn release_check(&mut self, now: SimTime, limited: bool) -> Option<SimTime> {
+        if !self.busy {
+            return None;
+        }
         match self.process {
-            ProcessIr::ParetoOnOff { off_mean_ps, .. } => {
+            ProcessIr::ParetoOnOff { off_mean_ps, nic_buffer_frames, rl_release, .. }
+                if nic_buffer_frames.is_some_and(|b| self.queued <= b) || (rl_release && limited) =>
+            {
+                self.waiting = u32::MAX;
+                self.busy = false;
+                let off = libm::round(self.rng.exponential(off_mean_ps as f64)) as u64;
+                Some(now.max(self.on_end).saturating_add(off)).filter(|&t| t < self.stop)
+            }
+            _ => None,
+        }
+    }
+
+    /// Pareto: the transfer's last frame leaves the NIC at `t_end`; a closed-loop source draws the
+    /// OFF period (one with a NIC buffer was released by [`Source::release_check`]).
+    pub fn transfer_done(&mut self, transfer: u32, t_end: SimTime) -> Option<SimTime> {
+        if self.waiting != transfer {
+            return None; // released earlier (NIC buffer, RL queue)
+        }
+        match self.process {
+            ProcessIr::ParetoOnOff { off_mean_ps, nic_buffer_frames: None, .. } => {
+                self.busy = false;
+                self.waiting = u32::MAX;
                 let off = libm::round(self.rng.exponential(off_mean_ps as f64)) as u64;
                 Some(t_end + off).filter(|&t| t < self.stop)
             }
@@ -207,8 +243,8 @@ mod tests {
 
     /// Mean ON time of `n` transfers drawn by a ParetoOnOff source, µs.
     fn mean_on_us(shifted: bool, xm_ps: u64, alpha: f64, n: usize) -> (f64, f64) {
-        let process = ProcessIr::ParetoOnOff { xm_ps, alpha, off_mean_ps: 1, line_rate_bps: 10_000_000_000, cap_ps: None, shifted };
-        let mut s = Source { flows: vec![FlowId(0)], start: 0, stop: u64::MAX, gate: None, process, rng: Stream::new(7, 0, 1), slot: 0, sat_on: false, busy: false };
+        let process = ProcessIr::ParetoOnOff { xm_ps, alpha, off_mean_ps: 1, line_rate_bps: 10_000_000_000, cap_ps: None, shifted, nic_buffer_frames: None, rl_release: false };
+        let mut s = Source { flows: vec![FlowId(0)], start: 0, stop: u64::MAX, gate: None, process, rng: Stream::new(7, 0, 1), slot: 0, sat_on: false, busy: false, queued: 0, on_end: 0, waiting: u32::MAX };
         let (mut sum, mut min) = (0.0, f64::INFINITY);
         for _ in 0..n {
             let (act, _) = s.fire(0);

@@ -85,7 +85,7 @@ fn one_frame_store_and_forward_timing_is_exact() {
     // One 1500-B frame: 1.2 µs host serialisation + 0.5 µs + 1 µs switch + 1.2 µs + 0.5 µs = 4.4 µs.
     let mut ir = fan_in(1, ProcessIr::Saturated, BufferIr::Egress { egress_bytes: 150_000 }, PauseIr::None, 100 * US);
     // one-frame transfers (x_m = 1 ps), the first created at t ≈ 0
-    ir.sources[0].process = ProcessIr::ParetoOnOff { xm_ps: 1, alpha: 50.0, off_mean_ps: 1, line_rate_bps: G10, cap_ps: None, shifted: false };
+    ir.sources[0].process = ProcessIr::ParetoOnOff { xm_ps: 1, alpha: 50.0, off_mean_ps: 1, line_rate_bps: G10, cap_ps: None, shifted: false, nic_buffer_frames: None, rl_release: false };
     ir.sources[0].start_ps = 0;
     let r = run(ir);
     let start = r.f64_column("fct", "start_s").unwrap()[0];

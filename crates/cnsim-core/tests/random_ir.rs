@@ -86,7 +86,25 @@ fn random_ir(r: &mut Stream) -> Ir {
             1 => ProcessIr::Cbr { interval_ps: 1 + r.below(5 * US), phase_ps: r.below(US), random_phase: r.bernoulli(0.5) },
             2 => ProcessIr::Bernoulli { slot_ps: 1_200_000, p: 0.01 + 0.99 * r.uniform() },
             3 => ProcessIr::Poisson { mean_gap_ps: 1 + r.below(3 * US) },
-            _ => ProcessIr::ParetoOnOff { xm_ps: 1_200_000, alpha: 1.05 + r.uniform(), off_mean_ps: 15 * US, line_rate_bps: 10_000_000_000, cap_ps: r.bernoulli(0.5).then_some(30_000 * US), shifted: r.bernoulli(0.3) },
+            _ => {
+                // closed loop, NIC buffer (bounded or open loop), or release by a rate limiter
+                let (nic_buffer_frames, rl_release) = match r.below(4) {
+                    0 => (Some(r.below(200)), false),
+                    1 => (Some(u64::MAX), false),
+                    2 => (None, true),
+                    _ => (None, false),
+                };
+                ProcessIr::ParetoOnOff {
+                    xm_ps: 1_200_000,
+                    alpha: 1.05 + r.uniform(),
+                    off_mean_ps: 15 * US,
+                    line_rate_bps: 10_000_000_000,
+                    cap_ps: r.bernoulli(0.5).then_some(30_000 * US),
+                    shifted: r.bernoulli(0.3),
+                    nic_buffer_frames,
+                    rl_release,
+                }
+            }
         };
         let gate = r.bernoulli(0.2).then(|| GateIr { on_ps: 1 + r.below(300 * US), off_ps: 1 + r.below(300 * US), start_on: r.bernoulli(0.5) });
         sources.push(SourceIr { stream_id: k as u64, flows: fl, start_ps: r.below(100 * US), stop_ps: u64::MAX, gate, process });

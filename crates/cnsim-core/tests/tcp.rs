@@ -158,7 +158,7 @@ fn tcp_runs_are_deterministic() {
 fn transfers_complete_when_their_last_byte_is_acknowledged() {
     // a CBR application writing one segment every 12 µs: light load, every segment acknowledged
     let mut ir = incast(1, CcIr::NewReno, 150_000, PauseIr::None, None, 5 * MS);
-    ir.sources[0].process = ProcessIr::ParetoOnOff { xm_ps: 12 * US, alpha: 2.5, off_mean_ps: 50 * US, line_rate_bps: G10, cap_ps: None, shifted: false };
+    ir.sources[0].process = ProcessIr::ParetoOnOff { xm_ps: 12 * US, alpha: 2.5, off_mean_ps: 50 * US, line_rate_bps: G10, cap_ps: None, shifted: false, nic_buffer_frames: None, rl_release: false };
     let s = run(ir).summary;
     let fct = &s["fct"];
     assert!(u(&fct["count"]) > 20, "transfers complete: {fct}");

@@ -129,6 +129,8 @@ pub struct Transfer {
     pub bad: bool,
     /// The closed-loop source that created it.
     pub source: u32,
+    /// When its first frame started transmission at the host (u64::MAX = not yet).
+    pub first_tx: SimTime,
 }
 
 impl Network {
@@ -167,8 +169,17 @@ impl Network {
                     delivered: 0,
                     bad: false,
                     source: si as u32,
+                    first_tx: u64::MAX,
                 });
+                self.sources[si].waiting = tid;
+                // counted before the NIC can take the first frame (inside enqueue_at_host)
+                if self.release_checks && self.flows[fid.idx()].tcp.is_none() {
+                    self.sources[si].queued += frames;
+                }
                 self.enqueue_at_host(fid, frames, tid);
+                if self.release_checks {
+                    self.source_release_check(si, fid);
+                }
             }
             Action::Saturate(on) => {
                 if on != self.sources[si].sat_on {
@@ -271,13 +282,33 @@ impl Network {
         if !f.has_frame() {
             self.adjust_backlogged(h, fid, true, false);
         }
+        if transfer != NONE_U32 {
+            let t = &mut self.transfers[transfer as usize];
+            t.first_tx = t.first_tx.min(self.now);
+        }
+        if self.release_checks && transfer != NONE_U32 {
+            let si = self.transfers[transfer as usize].source as usize;
+            self.sources[si].queued -= 1;
+            if self.sources[si].waiting == transfer {
+                self.source_release_check(si, fid);
+            }
+        }
         (transfer, size, last)
+    }
+
+    /// A source with a NIC buffer or RL release may be released for its OFF period (its backlog
+    /// changed, or its transfer's flow `fid` may be rate limited).
+    fn source_release_check(&mut self, si: usize, fid: FlowId) {
+        let limited = self.flows[fid.idx()].rl_rate.is_some();
+        if let Some(t) = self.sources[si].release_check(self.now, limited) {
+            self.schedule(t, Event::SourceFire { source: si as u32 });
+        }
     }
 
     /// The last frame of `transfer` left the NIC at `t_end`: its closed-loop source draws OFF.
     pub(crate) fn transfer_left_nic(&mut self, transfer: u32, t_end: SimTime) {
         let src = self.transfers[transfer as usize].source as usize;
-        if let Some(t) = self.sources[src].transfer_done(t_end) {
+        if let Some(t) = self.sources[src].transfer_done(transfer, t_end) {
             self.schedule(t, Event::SourceFire { source: src as u32 });
         }
     }

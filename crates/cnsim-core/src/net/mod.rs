@@ -108,6 +108,8 @@ pub struct Network {
     pub flows: Vec<Flow>,
     pub(crate) sources: Vec<Source>,
     pub transfers: Vec<Transfer>,
+    /// Some Pareto source has a NIC buffer or RL release (checked as its frames are taken).
+    pub(crate) release_checks: bool,
     /// Output-generated hotspots: (egress port, (time, service rate) steps).
     pub(crate) hotspots: Vec<(PortId, Vec<(u64, u64)>)>,
     pub scheme: Box<dyn Scheme>,

@@ -204,7 +204,7 @@ impl Network {
             tr.delivered = tr.frames;
             let src = tr.source as usize;
             // closed-loop sources draw their OFF period when the transfer is complete
-            if let Some(next) = self.sources[src].transfer_done(now) {
+            if let Some(next) = self.sources[src].transfer_done(tid, now) {
                 self.schedule(next, Event::SourceFire { source: src as u32 });
             }
         }
