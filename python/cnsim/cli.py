@@ -11,11 +11,9 @@ import sys
 import warnings
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from cnsim.exceptions import CnsimError, ConfigError
 from cnsim.loader import load_scenario, parse_value
@@ -24,6 +22,9 @@ from cnsim.scenario import Scenario
 from cnsim.cli_common import err_console, fail as _fail, guarded, out_console
 from cnsim.cli_sweep import register as register_sweep_commands
 from cnsim.cli_model import register as register_model_commands
+
+if TYPE_CHECKING:  # pragma: no cover — rich loads when a table is printed, not at import
+    from rich.table import Table
 
 class _LazyModule:
     """A module loaded on first use (``cnsim.api`` brings pyarrow): `--help`, `validate`, `describe`
@@ -102,7 +103,8 @@ class ProgressReporter:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
             self.progress = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.fields[sim]}"),
-                                     TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=True)
+                                     TimeElapsedColumn(), TimeRemainingColumn(), console=err_console.console,
+                                     transient=True)
             self.progress.start()
             self.task = self.progress.add_task("run", total=self.duration_s, sim="")
         self.progress.update(self.task, completed=sim_s, sim=f"{sim_s * 1e3:.1f} / {self.duration_s * 1e3:.1f} ms")
@@ -137,6 +139,8 @@ def pfc_rows(pfc: dict[str, Any] | None) -> list[tuple[str, str]]:
 
 def summary_table(summary: dict[str, Any]) -> Table:
     """The headline metrics of a run as a rich table."""
+    from rich.table import Table
+
     t = Table(title=f"cnsim — {summary.get('scenario')} (seed {summary.get('seed')})", show_header=False)
     t.add_column("metric", style="bold")
     t.add_column("value", justify="right")
@@ -242,6 +246,9 @@ def validate(files: list[Path] = typer.Argument(..., metavar="SCENARIO", help="s
 @guarded
 def describe_cmd(topic: Optional[str] = typer.Argument(None, metavar="[TOPIC]", help="section (run, traffic.cbr, ...), preset or scheme")) -> None:
     """Parameters, units, defaults and descriptions of a section, preset or scheme."""
+    from rich.markup import escape
+    from rich.table import Table
+
     topics = describe_mod.topics()
     if topic is None:
         t = Table(title="cnsim describe TOPIC", show_header=True)
@@ -269,6 +276,8 @@ def describe_cmd(topic: Optional[str] = typer.Argument(None, metavar="[TOPIC]", 
 @guarded
 def list_cmd() -> None:
     """Congestion-management schemes, topology presets and scenario files."""
+    from rich.table import Table
+
     try:
         engine_schemes = list(api.core().schemes())
         where = "engine"
