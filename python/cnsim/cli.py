@@ -420,7 +420,8 @@ def _exit(code: Any) -> None:
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:
+                stream.flush()
         except Exception:  # noqa: BLE001 — e.g. a closed pipe: Python exits with 120 then
             status = status or 120
     os._exit(status & 0xFF)

@@ -44,6 +44,8 @@ class LazyConsole:
         return self._console
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # not set up (a copy): no console to forward to
+            raise AttributeError(name)
         return getattr(self.console, name)
 
 
