@@ -66,3 +66,28 @@ def test_committed_reference_is_current():
 
     assert (ROOT / "docs/reference/scenario.md").read_text() == reference_markdown(), \
         "docs/reference/scenario.md is stale: run `cnsim docs --out docs/reference`"
+
+
+def test_cli_import_leaves_heavy_modules_for_later():
+    """`import cnsim.cli` (every command's start) loads no table, plotting or console library and no
+    scheme module: a short run pays only for what it uses."""
+    code = ("import sys, cnsim.cli; print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('pyarrow', 'numpy', 'pandas', 'polars', 'matplotlib', 'scipy', 'rich') "
+            "or m.startswith('cnsim.schemes.'))))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == []
+
+
+def test_console_entry_exit_status_and_atexit():
+    """main() ends the process without the interpreter's teardown but keeps what an exit does: the
+    status, flushed output, atexit handlers."""
+    code = ("import atexit, sys; atexit.register(lambda: print('atexit ran')); sys.argv = ['cnsim'] + sys.argv[1:]; "
+            "from cnsim.cli import main; main()")
+    ok = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=60)
+    lines = ok.stdout.splitlines()
+    assert ok.returncode == 0 and lines[0].startswith("cnsim ") and lines[1:] == ["atexit ran"]
+    bad = subprocess.run([sys.executable, "-c", code, "validate", str(ROOT / "no-such-file.toml")],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "no-such-file.toml" in bad.stderr and "Traceback" not in bad.stderr
+    assert "atexit ran" in bad.stdout

@@ -67,6 +67,29 @@ def git_describe() -> str | None:
     return out.stdout.strip() or None
 
 
+def _provenance_in_background() -> Callable[[], dict[str, Any]]:
+    """``git_describe()`` and ``platform.platform()`` (each runs a subprocess: ``git describe``,
+    ``uname -p``) in a thread while the run goes on; the returned function waits for them."""
+    import threading
+
+    found: dict[str, Any] = {}
+
+    def work() -> None:
+        found["git_describe"] = git_describe()
+        found["platform"] = platform.platform()
+
+    thread = threading.Thread(target=work, name="cnsim-provenance", daemon=True)
+    thread.start()
+
+    def result() -> dict[str, Any]:
+        thread.join()
+        if len(found) < 2:  # the thread failed: the same calls here, where an error is seen
+            return {"git_describe": git_describe(), "platform": platform.platform()}
+        return found
+
+    return result
+
+
 def _scenario_error(exc: Exception) -> ConfigError:
     """The engine's ``ScenarioError("path: message")`` as a ConfigError."""
     problems = []
@@ -93,6 +116,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         from cnsim.outdir import check
 
         check(out, force=force, scenario=scenario if isinstance(scenario, (str, os.PathLike)) else None, field="out")
+    provenance = _provenance_in_background()
     engine = core()
     if sc.cm.scheme not in engine.schemes():
         raise ConfigError.single("cm.scheme", f"not available in this engine build; known: "
@@ -132,9 +156,9 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         "replication": sc.run.replication,
         "tool_version": __version__,
         "core_version": engine.version(),
-        "git_describe": git_describe(),
+        "git_describe": provenance()["git_describe"],
         "python": sys.version.split()[0],
-        "platform": platform.platform(),
+        "platform": provenance()["platform"],
         "started_at": started.isoformat(timespec="seconds"),
         "wall_s": wall,
         "events": summary.get("events"),

@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from cnsim.cli_common import LazyConsole
 from cnsim.compile import compile_ir
 
-console = Console()
+console = LazyConsole()
 
 
 def _fmt(quantity: str, value: float) -> str:
@@ -65,6 +64,8 @@ def register(app: typer.Typer) -> None:
             table.to_csv(out / "model.csv", index=False)
             plot_model_vs_sim(table, out / "model_vs_sim.png")
             plot_fluid(fluid, out / "fluid.png")
+            from rich.table import Table
+
             t = Table(title=f"model vs simulation — {scenario.name}")
             for c in table.columns:
                 t.add_column(c, justify="left" if c in ("quantity", "item") else "right")

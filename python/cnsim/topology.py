@@ -90,6 +90,8 @@ class LinkSpec(Strict):
 class Elements(BaseModel):
     """An explicit topology as produced by a preset (all element lists, in order)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     hosts: list[HostSpec] = []
     switches: list[SwitchSpec] = []
     links: list[LinkSpec] = []

@@ -3,22 +3,20 @@
 Each scheme is one module in this package defining ``Params`` — a pydantic model (``extra="forbid"``)
 whose fields carry units, defaults (the seeds' baseline) and descriptions — and ``to_ir(params)``,
 which returns the scheme's IR parameters in base units (the JSON object the Rust scheme
-deserialises). Adding a scheme = one module + one line in :data:`SCHEMES`. The Rust registry
+deserialises). Adding a scheme = one module + its tag in ``_MODULES``. The Rust registry
 (``cnsim._core.schemes()``) is the authority at run time; this one drives validation and docs.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
-from cnsim.schemes import none, bcn, ecm
-from cnsim.schemes import becn, fecn  # explicit-rate schemes (issue 4)
-from cnsim.schemes import qcn, dcqcn  # 802.1Qau QCN and DCQCN (issue 5)
-from cnsim.schemes import hpcc  # HPCC, the modern reference (issue 13)
+if TYPE_CHECKING:  # pragma: no cover
+    from pydantic import BaseModel
 
 
 @dataclass(frozen=True)
@@ -35,9 +33,47 @@ class Scheme:
         return self.module.to_ir(params)
 
 
-SCHEMES: dict[str, Scheme] = {
-    mod.TAG: Scheme(mod.TAG, mod.SUMMARY, mod.Params, mod) for mod in (none, bcn, ecm, becn, fecn, qcn, dcqcn, hpcc)
-}
+_MODULES: tuple[str, ...] = (
+    "none", "bcn", "ecm",
+    "becn", "fecn",  # explicit-rate schemes (issue 4)
+    "qcn", "dcqcn",  # 802.1Qau QCN and DCQCN (issue 5)
+    "hpcc",  # HPCC, the modern reference (issue 13)
+)
+"""Tag → module ``cnsim.schemes.<tag>`` (each module's ``TAG`` is its name: tests/test_registries.py)."""
+
+
+class _Registry(Mapping[str, Scheme]):
+    """Tag → :class:`Scheme`; a scheme's module is imported when it is first looked up, so that a run
+    builds the parameter model of its own scheme only (the tags are known without importing)."""
+
+    def __init__(self, tags: tuple[str, ...]):
+        self._tags = tags
+        self._loaded: dict[str, Scheme] = {}
+
+    def __getitem__(self, tag: str) -> Scheme:
+        scheme = self._loaded.get(tag)
+        if scheme is None:
+            if tag not in self._tags:
+                raise KeyError(tag)
+            mod = importlib.import_module(f"{__name__}.{tag}")
+            scheme = self._loaded[tag] = Scheme(mod.TAG, mod.SUMMARY, mod.Params, mod)
+        return scheme
+
+    def __contains__(self, tag: object) -> bool:
+        return tag in self._tags
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tags)
+
+    def __len__(self) -> int:
+        return len(self._tags)
+
+    def __repr__(self) -> str:
+        return f"SCHEMES({', '.join(self._tags)})"
+
+
+SCHEMES: Mapping[str, Scheme] = _Registry(_MODULES)
+"""Every registered scheme by tag, in registration order."""
 
 
 def get(tag: str) -> Scheme:
@@ -46,3 +82,10 @@ def get(tag: str) -> Scheme:
         return SCHEMES[tag]
     except KeyError:
         raise KeyError(f"unknown scheme {tag!r}; known: {', '.join(sorted(SCHEMES))}") from None
+
+
+def __getattr__(name: str) -> ModuleType:
+    """``cnsim.schemes.bcn`` and the other scheme modules as attributes, imported on first use."""
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

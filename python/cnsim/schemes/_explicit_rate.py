@@ -21,7 +21,7 @@ PAGE = 64
 class SwitchFields(BaseModel):
     """The per-port explicit-rate computation (spec §5.3); defaults are overridden per scheme."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
     interval: Duration = Field(description="switch measurement interval T (also the FECN probe interval)")
     qeq: Size = Field(24_000, description="queue equilibrium Qeq (375 pages = 24KB, every seed)")

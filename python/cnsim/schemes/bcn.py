@@ -27,7 +27,7 @@ PAGE = 64
 class Params(BaseModel):
     """BCN parameters (spec §2.1); units as written, converted to base units in the IR."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
     # --- congestion point -------------------------------------------------------------------
     sampling: Literal["random_bytes", "bernoulli", "periodic"] = Field(

@@ -40,7 +40,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
 class Params(BaseModel):
     """DCQCN parameters (spec §7); fields left at None take the variant's default."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
     variant: Literal["paper", "mellanox"] = Field(
         "paper", description="'paper': SIGCOMM 2015 algorithm (timer + byte counter, alpha updated at each CNP); "

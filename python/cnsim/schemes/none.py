@@ -13,7 +13,7 @@ SUMMARY = "No congestion management; drop-tail queues, optionally with PAUSE."
 class Params(BaseModel):
     """The scheme takes no parameters."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 def to_ir(params: Params) -> dict[str, Any]:

@@ -30,7 +30,7 @@ MARK_TABLE = [150_000, 75_000, 50_000, 37_500, 30_000, 25_000, 21_500, 18_500]
 class Params(BaseModel):
     """QCN parameters (spec §6.1 CP, §6.2 RP); units as written, base units in the IR."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
     # --- congestion point -------------------------------------------------------------------
     qeq: Size = Field(26_000, description="equilibrium queue Qeq (standard 26KB, spec §12 Q3; Stanford/Linux "
