@@ -1,6 +1,7 @@
 """Runs through the engine: conservation, determinism, M/D/1, fan-in, PAUSE, hotspot, CLI outputs."""
 
 import json
+import tomllib
 
 import numpy as np
 import pytest
@@ -191,3 +192,15 @@ def test_cli_run_draws_plots_only_on_request(cli, tmp_path):
     r = cli(["run", FAN_IN_4, "--set", "run.duration=2ms", "--out", out, "-q"])
     assert r.exit_code == 0, r.output
     assert (out / "queue_ts.parquet").is_file() and not (out / "plots").exists()
+
+
+def test_none_override_inside_scheme_params_means_the_default():
+    # TOML has no null: a None in the free-form cm.params is left out of resolved-config.toml (the
+    # scheme's default), instead of failing to serialise after the run
+    from cnsim.loader import load_scenario
+
+    path = ROOT / "scenarios" / "seed-004" / "og-multistage-bcn-q32.toml"
+    r = cnsim.run(path, seed=1, overrides={"run.duration": "2ms", "cm.params.initial_rate": None})
+    assert "initial_rate" not in r.config_toml
+    again = load_scenario(tomllib.loads(r.config_toml))
+    assert again.cm.params.get("initial_rate") is None

@@ -132,5 +132,16 @@ def name_from_file(stem: str) -> str:
 
 
 def dump_toml(scenario: Scenario) -> str:
-    """The scenario with every default filled in, as TOML that loads back into the same scenario."""
-    return tomli_w.dumps(scenario.model_dump(mode="json", exclude_none=True))
+    """The scenario with every default filled in, as TOML that loads back into the same scenario.
+
+    TOML has no null: unset fields are left out, also inside free-form tables (``cm.params``), where a
+    ``None`` means the scheme's default, which leaving the key out gives too."""
+    return tomli_w.dumps(_drop_none(scenario.model_dump(mode="json", exclude_none=True)))
+
+
+def _drop_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
