@@ -146,12 +146,16 @@ class OgMultistageParams(Strict):
     """Parameters of ``og_multistage``."""
 
     buffer: Size = Field(600_000, description="BUF-OUT limit per egress port (600KB; 4 ports = 2.4MB)")
+    buffer_policy: Literal["egress", "shared"] = Field(
+        "egress", description="egress: a static 600-KB limit per egress port (spec §12 E1); shared: the "
+        "alternative reading of [E]'s 'shared memory, total = 4·B', one pool of 4 × buffer per switch")
     link_delay: Time = Field(1_000_000, description="propagation delay of every link (1us: 16-us loop, spec §12 E8)")
 
 
 def og_multistage(p: OgMultistageParams) -> Elements:
     """Edges ``e1{n1-n3}``, ``e2{n4-n6}``, ``e3{n7-n9}`` under core ``s0`` which also holds ``n10`` (T6)."""
-    buffer = BufferSpec(policy="egress", size=_q(p.buffer, "size"))
+    size = p.buffer if p.buffer_policy == "egress" else 4 * p.buffer
+    buffer = BufferSpec(policy=p.buffer_policy, size=_q(size, "size"))
     switches = [SwitchSpec(name=n, buffer=buffer) for n in ("e1", "e2", "e3", "s0")]
     hosts = _hosts("n", 1, 10)
     links: list[LinkSpec] = []
