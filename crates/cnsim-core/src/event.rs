@@ -78,38 +78,79 @@ impl Ord for Entry {
     }
 }
 
-/// Binary-heap event queue with a (time, class, sequence) total order.
+/// Event queue with a (time, class, sequence) total order, kept in two binary heaps: the link and
+/// transmitter events (classes 0 and 1: frames in flight, transmissions ending, NIC and port
+/// wake-ups — few pending, due soon) and everything else (traffic sources, timers, sampling — one
+/// or more per source or flow, due later). The next event is the smaller of the two tops, so the
+/// order is exactly that of one heap; but the frequent short-lived events sift through a heap of a
+/// few entries instead of one holding every source's next firing.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    near: BinaryHeap<Entry>,
+    far: BinaryHeap<Entry>,
     seq: u64,
 }
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(n), seq: 0 }
+        EventQueue { near: BinaryHeap::with_capacity(n), far: BinaryHeap::with_capacity(n), seq: 0 }
     }
     /// Schedule `ev` at `t`.
     #[inline]
     pub fn push(&mut self, t: SimTime, ev: Event) {
         self.seq += 1;
-        let low = (ev.class() << 60) | (self.seq & ((1 << 60) - 1));
-        self.heap.push(Entry { key: ((t as u128) << 64) | low as u128, ev });
+        let class = ev.class();
+        let low = (class << 60) | (self.seq & ((1 << 60) - 1));
+        let e = Entry { key: ((t as u128) << 64) | low as u128, ev };
+        if class <= 1 {
+            self.near.push(e)
+        } else {
+            self.far.push(e)
+        }
+    }
+    /// Key of the next event.
+    #[inline]
+    fn next_key(&self) -> Option<u128> {
+        match (self.near.peek(), self.far.peek()) {
+            (Some(a), Some(b)) => Some(a.key.min(b.key)),
+            (Some(a), None) => Some(a.key),
+            (None, b) => b.map(|e| e.key),
+        }
     }
     /// Time of the next event.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| (e.key >> 64) as u64)
+        self.next_key().map(|k| (k >> 64) as u64)
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap.pop().map(|e| ((e.key >> 64) as u64, e.ev))
+        let near_first = match (self.near.peek(), self.far.peek()) {
+            (Some(a), Some(b)) => a.key < b.key,
+            (a, _) => a.is_some(),
+        };
+        let e = if near_first { self.near.pop() } else { self.far.pop() };
+        e.map(|e| ((e.key >> 64) as u64, e.ev))
+    }
+    /// The next event if its time is before `limit`.
+    #[inline]
+    pub fn pop_before(&mut self, limit: SimTime) -> Option<(SimTime, Event)> {
+        let (near_first, key) = match (self.near.peek(), self.far.peek()) {
+            (Some(a), Some(b)) => (a.key < b.key, a.key.min(b.key)),
+            (Some(a), None) => (true, a.key),
+            (None, Some(b)) => (false, b.key),
+            (None, None) => return None,
+        };
+        if (key >> 64) as u64 >= limit {
+            return None;
+        }
+        let e = if near_first { self.near.pop() } else { self.far.pop() };
+        e.map(|e| ((e.key >> 64) as u64, e.ev))
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.near.len() + self.far.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.near.is_empty() && self.far.is_empty()
     }
 }
 
@@ -150,5 +191,40 @@ mod tests {
             assert_eq!(q.pop(), Some((7, Event::SourceFire { source: i })));
         }
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn two_heaps_pop_in_the_order_of_one() {
+        // random pushes of every class interleaved with pops: the same order as a sorted list
+        let mut rng = crate::rng::Stream::new(11, 0, 0);
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(u64, u64, u64, Event)> = Vec::new(); // (time, class, seq, event)
+        let (mut seq, mut now) = (0u64, 0u64);
+        for i in 0..20_000u32 {
+            if rng.below(3) > 0 {
+                let t = now + rng.below(50);
+                let ev = match rng.below(4) {
+                    0 => Event::Arrive { port: PortId(i), frame: FrameId(i) },
+                    1 => Event::PortTxDone { port: PortId(i) },
+                    2 => Event::SourceFire { source: i },
+                    _ => Event::Sample,
+                };
+                seq += 1;
+                q.push(t, ev);
+                reference.push((t, ev.class(), seq, ev));
+            } else if let Some((t, ev)) = q.pop_before(now + 25) {
+                reference.sort_by_key(|r| std::cmp::Reverse((r.0, r.1, r.2)));
+                let r = reference.pop().expect("same length");
+                assert_eq!((t, ev), (r.0, r.3));
+                now = t;
+            }
+        }
+        assert_eq!(q.len(), reference.len());
+        reference.sort_by_key(|r| std::cmp::Reverse((r.0, r.1, r.2)));
+        while let Some((t, ev)) = q.pop() {
+            let r = reference.pop().expect("same length");
+            assert_eq!((t, ev), (r.0, r.3));
+        }
+        assert!(reference.is_empty());
     }
 }
