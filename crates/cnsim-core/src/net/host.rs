@@ -34,26 +34,47 @@ pub struct Host {
     pub info_idx: usize,
 }
 
-/// Indices of the set bits of `bits` in `[from, to)`, ascending.
-#[inline]
-fn set_bits(bits: &[u64], from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
-    let (w0, w1) = (from / 64, to.div_ceil(64));
-    (w0..w1).flat_map(move |w| {
-        let mut word = bits[w];
-        if w == w0 {
-            word &= !0u64 << (from % 64);
+/// Indices of the set bits of `bits` in round-robin order from `start`: those in `[start, n)`,
+/// then those in `[0, start)`, each part ascending (bits at `n` and above are never set).
+struct RoundRobin<'a> {
+    bits: &'a [u64],
+    /// Word being scanned and what is left of it.
+    w: usize,
+    word: u64,
+    /// Words still to load; the last is the start word again, masked below `start`.
+    steps: usize,
+    low_mask: u64,
+}
+
+impl<'a> RoundRobin<'a> {
+    #[inline]
+    fn new(bits: &'a [u64], start: usize) -> Self {
+        let w = start / 64;
+        RoundRobin { bits, w, word: bits[w] & (!0u64 << (start % 64)), steps: bits.len(), low_mask: (1u64 << (start % 64)) - 1 }
+    }
+}
+
+impl Iterator for RoundRobin<'_> {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        loop {
+            if self.word != 0 {
+                let b = self.word.trailing_zeros() as usize;
+                self.word &= self.word - 1;
+                return Some(self.w * 64 + b);
+            }
+            if self.steps == 0 {
+                return None;
+            }
+            self.steps -= 1;
+            self.w = if self.w + 1 == self.bits.len() { 0 } else { self.w + 1 };
+            self.word = self.bits[self.w];
+            if self.steps == 0 {
+                self.word &= self.low_mask;
+            }
         }
-        if w + 1 == w1 && to % 64 != 0 {
-            word &= !0u64 >> (64 - to % 64);
-        }
-        std::iter::from_fn(move || {
-            (word != 0).then(|| {
-                let b = word.trailing_zeros() as usize;
-                word &= word - 1;
-                w * 64 + b
-            })
-        })
-    })
+    }
 }
 
 impl Network {
@@ -126,7 +147,7 @@ impl Network {
         let mut pick = usize::MAX;
         let host = &self.hosts[h];
         debug_assert_eq!(host.active.iter().map(|w| w.count_ones()).sum::<u32>(), host.backlogged);
-        for i in set_bits(&host.active, start, n).chain(set_bits(&host.active, 0, start)) {
+        for i in RoundRobin::new(&host.active, start) {
             let f = &self.flows[host.flows[i].idx()];
             debug_assert!(f.has_frame(), "active bit of a flow without a frame");
             // a flow held by its window waits for the hook that moves the limit (no wake-up)
@@ -347,7 +368,16 @@ impl Network {
     }
 
     /// Carry out what a host hook asked for: timers, rate-limiter changes, control frames.
+    #[inline]
     fn apply_host_effects(&mut self, h: usize, kick: bool) {
+        if self.timers.is_empty() && self.rate_changes.is_empty() && self.limit_changes.is_empty() && self.emits.is_empty() {
+            // nothing asked for (always so without a scheme): only the INT frame is forgotten
+            return self.set_int_current(None);
+        }
+        self.apply_host_effects_slow(h, kick)
+    }
+
+    fn apply_host_effects_slow(&mut self, h: usize, kick: bool) {
         let now = self.now;
         let node = self.hosts[h].node;
         for k in 0..self.timers.len() {
@@ -426,18 +456,21 @@ impl Network {
 
 #[cfg(test)]
 mod tests {
-    use super::set_bits;
+    use super::RoundRobin;
 
     #[test]
-    fn set_bits_lists_exactly_the_set_bits_in_range() {
+    fn round_robin_lists_the_set_bits_from_start_then_from_zero() {
         let mut rng = crate::rng::Stream::new(3, 0, 0);
         for n in [1usize, 63, 64, 65, 130, 1023] {
-            let words: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.next_u64()).collect();
+            let mut words: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.next_u64()).collect();
+            if n % 64 != 0 {
+                *words.last_mut().unwrap() &= (1u64 << (n % 64)) - 1; // no bit at n or above
+            }
             let bit = |i: usize| words[i / 64] >> (i % 64) & 1 == 1;
-            for (from, to) in [(0, n), (n / 3, n), (0, n / 2), (n / 2, n / 2), (n - 1, n)] {
-                let got: Vec<usize> = set_bits(&words, from, to).collect();
-                let want: Vec<usize> = (from..to).filter(|&i| bit(i)).collect();
-                assert_eq!(got, want, "n {n} [{from}, {to})");
+            for start in [0, n / 3, n / 2, n - 1] {
+                let got: Vec<usize> = RoundRobin::new(&words, start).collect();
+                let want: Vec<usize> = (start..n).chain(0..start).filter(|&i| bit(i)).collect();
+                assert_eq!(got, want, "n {n} start {start}");
             }
         }
     }
