@@ -234,6 +234,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         pfc_cycles: Default::default(),
         c: Counters { ctrl_by_kind: vec![0; n_kinds], ..Default::default() },
         flow_bins,
+        q_watch: Default::default(),
         int: scheme_wants_int.then(|| IntTable::new(n_ports)),
         emits: Vec::new(),
         rate_changes: Vec::new(),

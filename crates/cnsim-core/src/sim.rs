@@ -37,6 +37,7 @@ impl Simulation {
         let mut net = crate::build::build(&ir)?;
         let obs = Observer::new(&ir, &net);
         if obs.sample_interval > 0 {
+            net.q_watch.threshold = obs.q_threshold;
             net.schedule(0, Event::Sample);
         }
         Ok(Simulation { ir, net, obs, events: 0, finished: false })
@@ -100,11 +101,7 @@ impl Simulation {
     /// Process every event with time < min(t, duration). Returns true when the run has reached its end.
     pub fn run_until(&mut self, t: SimTime) -> bool {
         let limit = t.min(self.ir.duration_ps);
-        while let Some(te) = self.net.q.peek_time() {
-            if te >= limit {
-                break;
-            }
-            let (te, ev) = self.net.q.pop().expect("peeked");
+        while let Some((te, ev)) = self.net.q.pop_before(limit) {
             debug_assert!(te >= self.net.now, "event in the past");
             self.net.now = te;
             self.events += 1;

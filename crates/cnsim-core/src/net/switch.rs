@@ -185,7 +185,10 @@ impl Network {
                 p.queue.push_back(fr);
             }
             p.q_bytes += size;
-            p.q_max = p.q_max.max(p.q_bytes);
+            if p.q_bytes > p.q_max {
+                self.q_watch.on_max(out, p.q_max, p.q_bytes);
+                p.q_max = p.q_bytes;
+            }
         }
         if !in_port.is_none() {
             self.ports[in_port.idx()].part_bytes += size;
