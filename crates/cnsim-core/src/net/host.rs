@@ -171,6 +171,12 @@ impl Network {
         }
         self.hosts[h].rr_next = if pick + 1 == n { 0 } else { pick + 1 };
         let fid = self.hosts[h].flows[pick];
+        self.host_send_data(h, pid, fid);
+    }
+
+    /// Start the next data frame of flow `fid` on host `h`'s idle NIC (port `pid`).
+    fn host_send_data(&mut self, h: usize, pid: PortId, fid: FlowId) {
+        let now = self.now;
         let (transfer, size, last_of_transfer, seq, flags) = if self.flows[fid.idx()].tcp.is_some() {
             let (seg, size, ecn) = self.tcp_take_segment(fid);
             (NONE_U32, size, false, seg.seq, if ecn { tag::ECT } else { 0 })
@@ -178,11 +184,15 @@ impl Network {
             let (transfer, size, last) = self.take_frame(h, fid);
             (transfer, size, last, 0, 0)
         };
+        let (dst, prio, local) = {
+            let f = &self.flows[fid.idx()];
+            (f.dst, f.prio, f.local)
+        };
         let fr = self.frames.alloc(Frame {
             kind: FrameKind::Data,
             size,
             src: self.hosts[h].node,
-            dst: self.flows[fid.idx()].dst,
+            dst,
             flow: fid,
             transfer,
             ingress: PortId::NONE,
@@ -190,13 +200,13 @@ impl Network {
             tag: Tag { flags, ..Tag::default() },
             msg: CmMsg::default(),
             quanta: 0,
-            prio: self.flows[fid.idx()].prio,
+            prio,
             seq,
         });
         if let Some(int) = self.int.as_mut() {
             int.reset(fr);
         }
-        let local = self.flows[fid.idx()].local;
+        let mut size = size;
         if self.hosts[h].rp.is_some() {
             let mut rp = self.hosts[h].rp.take().expect("checked");
             {
@@ -206,8 +216,8 @@ impl Network {
                 *self.frames.get_mut(fr) = frame;
             }
             self.hosts[h].rp = Some(rp);
+            size = self.frames.get(fr).size;
         }
-        let size = self.frames.get(fr).size;
         {
             let f = &mut self.flows[fid.idx()];
             f.sent_frames += 1;
@@ -222,7 +232,7 @@ impl Network {
         }
         self.c.data_sent.0 += 1;
         self.c.data_sent.1 += size as u64;
-        let t_end = self.host_transmit(h, fr);
+        let t_end = self.host_put_on_wire(h, pid, fr, size);
         if last_of_transfer {
             self.transfer_left_nic(transfer, t_end);
         }
@@ -231,9 +241,14 @@ impl Network {
 
     /// Put frame `fr` on the host's wire now; returns the end of serialisation.
     pub(crate) fn host_transmit(&mut self, h: usize, fr: FrameId) -> SimTime {
+        let (pid, size) = (self.hosts[h].port, self.frames.get(fr).size);
+        self.host_put_on_wire(h, pid, fr, size)
+    }
+
+    /// [`Network::host_transmit`] of frame `fr` of `size` bytes on host `h`'s port `pid`.
+    #[inline]
+    fn host_put_on_wire(&mut self, h: usize, pid: PortId, fr: FrameId, size: u32) -> SimTime {
         let now = self.now;
-        let pid = self.hosts[h].port;
-        let size = self.frames.get(fr).size;
         let wire = self.cfg.wire_overhead_bytes as u64;
         let (w, end) = (self.cfg.warmup_ps, self.cfg.duration_ps);
         let p = &mut self.ports[pid.idx()];
@@ -243,7 +258,8 @@ impl Network {
         let arrive = t_end + p.prop_ps + p.peer_latency_ps;
         let peer = p.peer;
         self.schedule(arrive, Event::Arrive { port: peer, frame: fr });
-        if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
+        let host = &self.hosts[h];
+        if !host.ctrl_q.is_empty() || host.backlogged > 0 {
             self.ensure_host_wake(h, t_end);
         }
         t_end
