@@ -208,6 +208,8 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
             wire_overhead_bytes: ir.wire_overhead_bytes,
         },
         now: 0,
+        run_limit: 0,
+        folded_events: 0,
         q: EventQueue::with_capacity(1024),
         frames: FramePool::default(),
         ports,

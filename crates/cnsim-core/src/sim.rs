@@ -49,7 +49,7 @@ impl Simulation {
     }
     /// Events processed so far.
     pub fn events(&self) -> u64 {
-        self.events
+        self.events + self.net.folded_events
     }
     /// End of the run, ps.
     pub fn duration(&self) -> SimTime {
@@ -101,6 +101,7 @@ impl Simulation {
     /// Process every event with time < min(t, duration). Returns true when the run has reached its end.
     pub fn run_until(&mut self, t: SimTime) -> bool {
         let limit = t.min(self.ir.duration_ps);
+        self.net.run_limit = limit;
         while let Some((te, ev)) = self.net.q.pop_before(limit) {
             debug_assert!(te >= self.net.now, "event in the past");
             self.net.now = te;
@@ -130,7 +131,8 @@ impl Simulation {
             self.net.now = end;
             self.net.close_statistics(end);
         }
-        crate::observe::collect(&self.ir, &self.net, &mut self.obs, self.events)
+        let events = self.events();
+        crate::observe::collect(&self.ir, &self.net, &mut self.obs, events)
     }
 
     #[inline]

@@ -89,6 +89,11 @@ pub struct Network {
     pub cfg: NetConfig,
     /// Current simulated time (set by the event loop before each event).
     pub now: SimTime,
+    /// End (exclusive) of the current `run_until`: events before it are processed in this call.
+    pub(crate) run_limit: SimTime,
+    /// Arrivals delivered without an event of their own ([`Network::deliver_direct`]), counted
+    /// with the events.
+    pub(crate) folded_events: u64,
     pub(crate) q: EventQueue,
     pub frames: FramePool,
     pub ports: Vec<Port>,
