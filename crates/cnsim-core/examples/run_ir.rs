@@ -5,9 +5,10 @@
 //! valgrind --tool=callgrind target/profiling/examples/run_ir /tmp/ir.json
 //!
 //! Prints events, wall time of the run and the conservation check; `--summary` adds the summary JSON
-//! (to compare two engine builds on the same IR).
+//! (to compare two engine builds on the same IR); `--tables` a line per result table with its rows
+//! and a 64-bit FNV-1a digest of its names and values (the tables of two builds compared cheaply).
 
-use cnsim_core::Simulation;
+use cnsim_core::{Column, Simulation, Table};
 use std::time::Instant;
 
 fn main() {
@@ -24,4 +25,33 @@ fn main() {
     if std::env::args().any(|a| a == "--summary") {
         println!("{s}");
     }
+    if std::env::args().any(|a| a == "--tables") {
+        for t in &res.tables {
+            println!("table {} rows={} fnv={:016x}", t.name, t.columns.first().map_or(0, |c| c.1.len()), digest(t));
+        }
+    }
+}
+
+/// FNV-1a over a table's name, column names and values (floats by their bits).
+fn digest(t: &Table) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    eat(t.name.as_bytes());
+    for (name, c) in &t.columns {
+        eat(name.as_bytes());
+        match c {
+            Column::U32(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+            Column::U64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+            Column::F64(v) => v.iter().for_each(|x| eat(&x.to_bits().to_le_bytes())),
+            Column::Str(v) => v.iter().for_each(|x| {
+                eat(x.as_bytes());
+                eat(&[0]);
+            }),
+        }
+    }
+    h
 }

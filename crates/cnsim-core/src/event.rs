@@ -78,38 +78,135 @@ impl Ord for Entry {
     }
 }
 
-/// Binary-heap event queue with a (time, class, sequence) total order.
+/// New events are placed into a lane's sorted run when their key falls among its last
+/// `RUN_WINDOW` entries (an insertion moves at most that many); the others go to its heap.
+const RUN_WINDOW: usize = 2;
+/// "No event" (no real key is this large: classes stop at 4).
+const NO_KEY: u128 = u128::MAX;
+
+/// Pending events of one group: a sorted run (keys ascending) holding the events scheduled in
+/// about the order they fall due — a CBR source's next firing, a transmission ending after the
+/// frames already in flight — at O(1) per event, and a binary heap for the others.
+#[derive(Default)]
+struct Lane {
+    /// The run is `run[head..]`; the entries before `head` have been taken.
+    run: Vec<Entry>,
+    head: usize,
+    heap: BinaryHeap<Entry>,
+}
+
+impl Lane {
+    #[inline]
+    fn push(&mut self, e: Entry) {
+        let n = self.run.len();
+        let lo = self.head.max(n.saturating_sub(RUN_WINDOW));
+        let mut i = n;
+        while i > lo && self.run[i - 1].key > e.key {
+            i -= 1;
+        }
+        if i == n {
+            self.run.push(e)
+        } else if i > self.head && self.run[i - 1].key > e.key {
+            self.heap.push(e) // belongs before the window
+        } else {
+            self.run.insert(i, e)
+        }
+    }
+    /// Key of the run's first event, or `NO_KEY`.
+    #[inline]
+    fn run_key(&self) -> u128 {
+        self.run.get(self.head).map_or(NO_KEY, |e| e.key)
+    }
+    /// Key of the lane's next event, or `NO_KEY`.
+    #[inline]
+    fn min_key(&self) -> u128 {
+        self.run_key().min(self.heap.peek().map_or(NO_KEY, |e| e.key))
+    }
+    /// Remove the lane's next event (the lane is not empty).
+    #[inline]
+    fn pop(&mut self) -> Entry {
+        if self.run_key() < self.heap.peek().map_or(NO_KEY, |e| e.key) {
+            let e = Entry { key: self.run[self.head].key, ev: self.run[self.head].ev };
+            self.head += 1;
+            if self.head == self.run.len() {
+                self.run.clear();
+                self.head = 0;
+            } else if self.head >= 1024 && 2 * self.head >= self.run.len() {
+                self.run.drain(..self.head); // amortised: a run that never empties stays small
+                self.head = 0;
+            }
+            e
+        } else {
+            self.heap.pop().expect("a pending event")
+        }
+    }
+    fn len(&self) -> usize {
+        self.run.len() - self.head + self.heap.len()
+    }
+}
+
+/// Event queue with a (time, class, sequence) total order, in two lanes: the link and transmitter
+/// events (classes 0 and 1: frames in flight, transmissions ending, NIC and port wake-ups — few
+/// pending, due soon) and everything else (traffic sources, timers, sampling — one or more per
+/// source or flow, due later). Each lane is a sorted run plus a heap ([`Lane`]); the next event is
+/// the smallest of their fronts, so the order is exactly that of one heap, but most events are
+/// neither sifted in nor out of one.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    near: Lane,
+    far: Lane,
     seq: u64,
 }
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(n), seq: 0 }
+        let lane = || Lane { run: Vec::with_capacity(n), head: 0, heap: BinaryHeap::with_capacity(n) };
+        EventQueue { near: lane(), far: lane(), seq: 0 }
     }
     /// Schedule `ev` at `t`.
     #[inline]
     pub fn push(&mut self, t: SimTime, ev: Event) {
         self.seq += 1;
-        let low = (ev.class() << 60) | (self.seq & ((1 << 60) - 1));
-        self.heap.push(Entry { key: ((t as u128) << 64) | low as u128, ev });
+        let class = ev.class();
+        let low = (class << 60) | (self.seq & ((1 << 60) - 1));
+        let e = Entry { key: ((t as u128) << 64) | low as u128, ev };
+        if class <= 1 {
+            self.near.push(e)
+        } else {
+            self.far.push(e)
+        }
     }
     /// Time of the next event.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| (e.key >> 64) as u64)
+        let k = self.near.min_key().min(self.far.min_key());
+        (k != NO_KEY).then_some((k >> 64) as u64)
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap.pop().map(|e| ((e.key >> 64) as u64, e.ev))
+        let (a, b) = (self.near.min_key(), self.far.min_key());
+        if a.min(b) == NO_KEY {
+            return None;
+        }
+        let e = if a < b { self.near.pop() } else { self.far.pop() };
+        Some(((e.key >> 64) as u64, e.ev))
+    }
+    /// The next event if its time is before `limit`.
+    #[inline]
+    pub fn pop_before(&mut self, limit: SimTime) -> Option<(SimTime, Event)> {
+        let (a, b) = (self.near.min_key(), self.far.min_key());
+        let key = a.min(b);
+        if key == NO_KEY || (key >> 64) as u64 >= limit {
+            return None;
+        }
+        let e = if a < b { self.near.pop() } else { self.far.pop() };
+        Some(((e.key >> 64) as u64, e.ev))
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.near.len() + self.far.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -150,5 +247,41 @@ mod tests {
             assert_eq!(q.pop(), Some((7, Event::SourceFire { source: i })));
         }
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn the_lanes_pop_in_the_order_of_one_heap() {
+        // random pushes of every class interleaved with pops: the same order as a sorted list
+        let mut rng = crate::rng::Stream::new(11, 0, 0);
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(u64, u64, u64, Event)> = Vec::new(); // (time, class, seq, event)
+        let (mut seq, mut now) = (0u64, 0u64);
+        for i in 0..20_000u32 {
+            if rng.below(3) > 0 {
+                // mostly in about the order they fall due (the runs), some anywhere (the heaps)
+                let t = if rng.below(4) == 0 { now + rng.below(50) } else { now + 40 + i as u64 / 4 - rng.below(6).min(i as u64 / 4) };
+                let ev = match rng.below(4) {
+                    0 => Event::Arrive { port: PortId(i), frame: FrameId(i) },
+                    1 => Event::PortTxDone { port: PortId(i) },
+                    2 => Event::SourceFire { source: i },
+                    _ => Event::Sample,
+                };
+                seq += 1;
+                q.push(t, ev);
+                reference.push((t, ev.class(), seq, ev));
+            } else if let Some((t, ev)) = q.pop_before(now + 25) {
+                reference.sort_by_key(|r| std::cmp::Reverse((r.0, r.1, r.2)));
+                let r = reference.pop().expect("same length");
+                assert_eq!((t, ev), (r.0, r.3));
+                now = t;
+            }
+        }
+        assert_eq!(q.len(), reference.len());
+        reference.sort_by_key(|r| std::cmp::Reverse((r.0, r.1, r.2)));
+        while let Some((t, ev)) = q.pop() {
+            let r = reference.pop().expect("same length");
+            assert_eq!((t, ev), (r.0, r.3));
+        }
+        assert!(reference.is_empty());
     }
 }

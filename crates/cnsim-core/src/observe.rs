@@ -6,6 +6,7 @@ use crate::error::RunError;
 use crate::frame::FrameKind;
 use crate::ids::PortId;
 use crate::ir::{Ir, NodeIr};
+use crate::probe::QueueSeries;
 use crate::net::{Network, CLASSIC_DROP_REASONS, DROP_REASONS, HIST_BUCKET};
 use crate::time::{to_s, PS_PER_S};
 use crate::transport::tcp::TcpStats;
@@ -81,6 +82,8 @@ pub struct Observer {
     /// has been seen holding at least `q_threshold` bytes (its earlier samples of the current
     /// chunk are then filled in with zeros); `None` = never so far, `Some` stays `Some`.
     pub q_samples: Vec<Option<Vec<u64>>>,
+    /// Which queues have a series and which may get one.
+    q_track: QueueSeries,
     /// One largest data frame: queues that only ever hold control frames (BCN, CNM, ACK) at the
     /// sample instants are not recorded.
     pub q_threshold: u64,
@@ -116,6 +119,7 @@ impl Observer {
         Observer {
             sample_interval: ir.observe.sample_interval_ps,
             q_samples: vec![None; queue_ports.len()],
+            q_track: QueueSeries::default(),
             q_threshold: net.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(1).max(1),
             queue_ports,
             sample_t: Vec::new(),
@@ -143,18 +147,8 @@ impl Observer {
         let t = to_s(net.now);
         let k = self.sample_t.len();
         self.sample_t.push(t);
-        for (slot, &p) in self.q_samples.iter_mut().zip(&self.queue_ports) {
-            let q = net.ports[p.idx()].q_bytes;
-            match slot {
-                Some(v) => v.push(q),
-                None if q >= self.q_threshold => {
-                    let mut v = vec![0; k];
-                    v.push(q);
-                    *slot = Some(v);
-                }
-                None => {}
-            }
-        }
+        let queue_bytes = |p: PortId| net.ports[p.idx()].q_bytes;
+        self.q_track.sample(k, self.q_threshold, &self.queue_ports, &net.q_watch, queue_bytes, &mut self.q_samples);
         if net.has_rp {
             for (fi, f) in net.flows.iter().enumerate().take(self.flow_limit) {
                 let h = &net.hosts[net.host_of[f.src.idx()] as usize];

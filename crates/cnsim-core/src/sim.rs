@@ -37,6 +37,7 @@ impl Simulation {
         let mut net = crate::build::build(&ir)?;
         let obs = Observer::new(&ir, &net);
         if obs.sample_interval > 0 {
+            net.q_watch.threshold = obs.q_threshold;
             net.schedule(0, Event::Sample);
         }
         Ok(Simulation { ir, net, obs, events: 0, finished: false })
@@ -48,7 +49,7 @@ impl Simulation {
     }
     /// Events processed so far.
     pub fn events(&self) -> u64 {
-        self.events
+        self.events + self.net.folded_events
     }
     /// End of the run, ps.
     pub fn duration(&self) -> SimTime {
@@ -100,11 +101,8 @@ impl Simulation {
     /// Process every event with time < min(t, duration). Returns true when the run has reached its end.
     pub fn run_until(&mut self, t: SimTime) -> bool {
         let limit = t.min(self.ir.duration_ps);
-        while let Some(te) = self.net.q.peek_time() {
-            if te >= limit {
-                break;
-            }
-            let (te, ev) = self.net.q.pop().expect("peeked");
+        self.net.run_limit = limit;
+        while let Some((te, ev)) = self.net.q.pop_before(limit) {
             debug_assert!(te >= self.net.now, "event in the past");
             self.net.now = te;
             self.events += 1;
@@ -133,7 +131,8 @@ impl Simulation {
             self.net.now = end;
             self.net.close_statistics(end);
         }
-        crate::observe::collect(&self.ir, &self.net, &mut self.obs, self.events)
+        let events = self.events();
+        crate::observe::collect(&self.ir, &self.net, &mut self.obs, events)
     }
 
     #[inline]

@@ -35,7 +35,7 @@ use crate::cm::{CongestionPoint, Emit, HostInfo, RateChange, Scheme};
 use crate::event::{Event, EventQueue};
 use crate::frame::FramePool;
 use crate::ids::{NodeId, PortId};
-use crate::probe::FlowBins;
+use crate::probe::{FlowBins, QueueWatch};
 use crate::rng::Stream;
 use crate::time::{SimTime, PS_PER_S};
 use crate::traffic::Source;
@@ -89,6 +89,11 @@ pub struct Network {
     pub cfg: NetConfig,
     /// Current simulated time (set by the event loop before each event).
     pub now: SimTime,
+    /// End (exclusive) of the current `run_until`: events before it are processed in this call.
+    pub(crate) run_limit: SimTime,
+    /// Arrivals delivered without an event of their own ([`Network::deliver_direct`]), counted
+    /// with the events.
+    pub(crate) folded_events: u64,
     pub(crate) q: EventQueue,
     pub frames: FramePool,
     pub ports: Vec<Port>,
@@ -129,6 +134,8 @@ pub struct Network {
     pub c: Counters,
     /// Per-flow delivered bytes per time bin (observation probe, filled on delivery).
     pub(crate) flow_bins: FlowBins,
+    /// Queues that reached the observer's threshold (observation probe, filled on enqueue).
+    pub(crate) q_watch: QueueWatch,
     /// In-band telemetry stacks, only when the scheme wants INT ([`crate::int`]).
     pub int: Option<crate::int::IntTable>,
     // scratch buffers reused by hooks (no allocation in the hot path)

@@ -325,7 +325,9 @@ impl Network {
             } else if self.pause_enabled {
                 self.pause_check(s, pid, ingress);
             }
-            self.schedule(now + prop + lat, Event::Arrive { port: peer, frame: fr });
+            if !self.deliver_direct(peer, fr, now + prop + lat) {
+                self.schedule(now + prop + lat, Event::Arrive { port: peer, frame: fr });
+            }
         }
         self.port_try_send(pid);
     }

@@ -36,7 +36,11 @@ pub fn compute_ecmp(
     let mut sets: Vec<Vec<Vec<PortId>>> = (0..n_nodes).map(|v| if is_switch[v] { vec![Vec::new(); n_nodes] } else { Vec::new() }).collect();
     let mut dist = vec![u32::MAX; n_nodes];
     let mut q = VecDeque::new();
+    let stubs = stub_hosts(is_switch, adj);
     for dst in 0..n_nodes {
+        if stubs[dst] != NONE {
+            continue; // below, from its switch's sets
+        }
         bfs_to(dst, is_switch, adj, &mut dist, &mut q, |_, _| {});
         for v in 0..n_nodes {
             if !is_switch[v] || v == dst || routes[v][dst] == PortId::NONE {
@@ -53,6 +57,15 @@ pub fn compute_ecmp(
             }
             sets[v][dst] = set;
         }
+    }
+    // toward a host on one link to switch s: every other switch's choices toward s (its distances
+    // are s's plus one), and s's single port toward it
+    for dst in (0..n_nodes).filter(|&d| stubs[d] != NONE) {
+        let s = stubs[dst];
+        for v in (0..n_nodes).filter(|&v| is_switch[v] && v != s) {
+            sets[v][dst] = sets[v][s].clone();
+        }
+        sets[s][dst] = vec![routes[s][dst]];
     }
     for v in 0..n_nodes {
         if !is_switch[v] || sets[v].iter().all(|s| s.len() <= 1) {
@@ -136,7 +149,11 @@ pub fn compute_routes(
     let mut routes = vec![vec![PortId::NONE; n_nodes]; n_nodes];
     let mut dist = vec![u32::MAX; n_nodes];
     let mut q = VecDeque::new();
+    let stubs = stub_hosts(is_switch, adj);
     for dst in 0..n_nodes {
+        if stubs[dst] != NONE {
+            continue; // below, from its switch's routes
+        }
         bfs_to(dst, is_switch, adj, &mut dist, &mut q, |v, u| {
             // v's next hop toward dst is u: v's port toward u (first in link order)
             if let Some(&(_, p)) = adj[v].iter().find(|(w, _)| w.idx() == u) {
@@ -144,7 +161,30 @@ pub fn compute_routes(
             }
         });
     }
+    // Toward a host on one link to switch s, the search from the host reaches s first and then
+    // runs exactly as the search from s (the host never forwards): every node but the two routes
+    // as toward s, and s takes its first port toward the host.
+    for dst in (0..n_nodes).filter(|&d| stubs[d] != NONE) {
+        let s = stubs[dst];
+        for v in (0..n_nodes).filter(|&v| v != dst && v != s) {
+            routes[v][dst] = routes[v][s];
+        }
+        routes[s][dst] = adj[s].iter().find(|(w, _)| w.idx() == dst).expect("linked").1;
+    }
     routes
+}
+
+const NONE: usize = usize::MAX;
+
+/// For every node: the switch it hangs off if it is a host with exactly one link, to a switch
+/// (routes toward it follow from that switch's), else `NONE`.
+fn stub_hosts(is_switch: &[bool], adj: &[Vec<(NodeId, PortId)>]) -> Vec<usize> {
+    (0..adj.len())
+        .map(|d| match adj[d].as_slice() {
+            [(s, _)] if !is_switch[d] && is_switch[s.idx()] => s.idx(),
+            _ => NONE,
+        })
+        .collect()
 }
 
 /// Breadth-first search from `dst` over the links, never through hosts (they do not forward):
@@ -174,5 +214,36 @@ fn bfs_to(
                 q.push_back(v);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_toward_stub_hosts_equal_a_search_from_each_host() {
+        // two switches (0, 1) linked twice; hosts 2, 3 on switch 0, host 4 on both switches,
+        // host 5 on switch 1, host 6 linked only to host 5
+        let links = [(0, 1), (0, 2), (3, 0), (1, 0), (4, 0), (4, 1), (1, 5), (5, 6)];
+        let n = 7;
+        let mut adj: Vec<Vec<(NodeId, PortId)>> = vec![Vec::new(); n];
+        for (j, &(a, b)) in links.iter().enumerate() {
+            adj[a].push((NodeId(b as u32), PortId(2 * j as u32)));
+            adj[b].push((NodeId(a as u32), PortId(2 * j as u32 + 1)));
+        }
+        let is_switch: Vec<bool> = (0..n).map(|v| v < 2).collect();
+        let routes = compute_routes(n, &is_switch, &adj);
+        let (mut dist, mut q) = (vec![0; n], VecDeque::new());
+        for dst in 0..n {
+            let mut want = vec![PortId::NONE; n];
+            bfs_to(dst, &is_switch, &adj, &mut dist, &mut q, |v, u| {
+                want[v] = adj[v].iter().find(|(w, _)| w.idx() == u).expect("linked").1;
+            });
+            for v in 0..n {
+                assert_eq!(routes[v][dst], want[v], "node {v} toward {dst}");
+            }
+        }
+        assert_eq!(stub_hosts(&is_switch, &adj), vec![NONE, NONE, 0, 0, NONE, NONE, NONE]); // 4, 5: two links; 6: to a host
     }
 }

@@ -111,21 +111,24 @@ impl Network {
     }
 
     pub(crate) fn drop_frame(&mut self, s: usize, port: PortId, fr: FrameId, reason: DropReason) {
-        let f = *self.frames.get(fr);
+        let (kind, size, flow, transfer) = {
+            let f = self.frames.get(fr);
+            (f.kind, f.size as u64, f.flow, f.transfer)
+        };
         self.frames.free(fr);
         self.switches[s].drops += 1;
         if !port.is_none() {
             self.ports[port.idx()].drops[reason as usize] += 1;
         }
-        match f.kind {
+        match kind {
             FrameKind::Data => {
                 self.c.data_dropped.0 += 1;
-                self.c.data_dropped.1 += f.size as u64;
-                let fl = &mut self.flows[f.flow.idx()];
+                self.c.data_dropped.1 += size;
+                let fl = &mut self.flows[flow.idx()];
                 fl.dropped_frames += 1;
-                fl.dropped_bytes += f.size as u64;
-                if f.transfer != NONE_U32 {
-                    self.transfers[f.transfer as usize].bad = true;
+                fl.dropped_bytes += size;
+                if transfer != NONE_U32 {
+                    self.transfers[transfer as usize].bad = true;
                 }
             }
             FrameKind::Control => self.c.ctrl_dropped += 1,
@@ -185,7 +188,10 @@ impl Network {
                 p.queue.push_back(fr);
             }
             p.q_bytes += size;
-            p.q_max = p.q_max.max(p.q_bytes);
+            if p.q_bytes > p.q_max {
+                self.q_watch.on_max(out, p.q_max, p.q_bytes);
+                p.q_max = p.q_bytes;
+            }
         }
         if !in_port.is_none() {
             self.ports[in_port.idx()].part_bytes += size;
