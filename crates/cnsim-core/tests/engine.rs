@@ -321,6 +321,8 @@ fn a_run_in_slices_gives_the_results_of_one_run() {
             line_rate_bps: 10_000_000_000,
             cap_ps: None,
             shifted: false,
+            nic_buffer_frames: None,
+            rl_release: false,
         }));
         ir
     };
