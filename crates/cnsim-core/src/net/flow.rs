@@ -245,6 +245,13 @@ impl Network {
         }
         let f = &mut self.flows[fid.idx()];
         let had = f.has_frame();
+        if frames == 1 && transfer == NONE_U32 && !had {
+            let h = self.host_of[f.src.idx()] as usize;
+            if self.host_send_lone(h, fid) {
+                return;
+            }
+        }
+        let f = &mut self.flows[fid.idx()];
         match f.fifo.back_mut() {
             Some(c) if c.transfer == transfer && transfer == NONE_U32 => c.frames += frames,
             _ => f.fifo.push_back(Chunk { transfer, frames }),

@@ -174,16 +174,54 @@ impl Network {
         self.host_send_data(h, pid, fid);
     }
 
+    /// A lone frame (no transfer) for UDP flow `fid` of host `h`, which has no frame waiting:
+    /// when `host_try_send` would pick it at once — the NIC idle and not paused (no PFC), no
+    /// control frame and no other flow waiting, the flow's window and rate limiter open — it is
+    /// sent here without passing through the flow's FIFO, the host's active set and the round
+    /// robin (same counters, same `rr_next`, same frame). Returns whether it was sent.
+    #[inline]
+    pub(crate) fn host_send_lone(&mut self, h: usize, fid: FlowId) -> bool {
+        let now = self.now;
+        let host = &self.hosts[h];
+        let p = &self.ports[host.port.idx()];
+        let f = &self.flows[fid.idx()];
+        if p.busy_until > now
+            || p.pause.paused_until > now
+            || self.pfc_enabled
+            || host.backlogged != 0
+            || !host.ctrl_q.is_empty()
+            || f.sent_bytes >= f.send_limit
+            || f.next_allowed > now
+        {
+            return false;
+        }
+        let (pid, n, size, local) = (host.port, host.flows.len(), f.frame_bytes, f.local as usize);
+        self.flows[fid.idx()].generated_frames += 1;
+        self.c.data_generated.0 += 1;
+        self.c.data_generated.1 += size as u64;
+        self.hosts[h].rr_next = if local + 1 == n { 0 } else { local + 1 };
+        self.host_start_frame(h, pid, fid, (NONE_U32, size, false, 0, 0));
+        true
+    }
+
     /// Start the next data frame of flow `fid` on host `h`'s idle NIC (port `pid`).
     fn host_send_data(&mut self, h: usize, pid: PortId, fid: FlowId) {
-        let now = self.now;
-        let (transfer, size, last_of_transfer, seq, flags) = if self.flows[fid.idx()].tcp.is_some() {
+        let taken = if self.flows[fid.idx()].tcp.is_some() {
             let (seg, size, ecn) = self.tcp_take_segment(fid);
             (NONE_U32, size, false, seg.seq, if ecn { tag::ECT } else { 0 })
         } else {
             let (transfer, size, last) = self.take_frame(h, fid);
             (transfer, size, last, 0, 0)
         };
+        self.host_start_frame(h, pid, fid, taken)
+    }
+
+    /// Start a data frame of flow `fid` taken from it (transfer, size, last frame of its
+    /// transfer, TCP sequence number, tag flags) on host `h`'s idle NIC (port `pid`).
+    #[inline]
+    fn host_start_frame(&mut self, h: usize, pid: PortId, fid: FlowId, taken: (u32, u32, bool, u64, u8)) {
+        let now = self.now;
+        let (transfer, size, last_of_transfer, seq, flags) = taken;
         let (dst, prio, local) = {
             let f = &self.flows[fid.idx()];
             (f.dst, f.prio, f.local)
