@@ -86,27 +86,45 @@ const NO_KEY: u128 = u128::MAX;
 
 /// Pending events of one group: a sorted run (keys ascending) holding the events scheduled in
 /// about the order they fall due — a CBR source's next firing, a transmission ending after the
-/// frames already in flight — at O(1) per event, and a binary heap for the others.
-#[derive(Default)]
+/// frames already in flight — at O(1) per event, and a binary heap for the others. The smallest
+/// key is kept at hand (`min`), so choosing between lanes reads two numbers.
 struct Lane {
     /// The run is `run[head..]`; the entries before `head` have been taken.
     run: Vec<Entry>,
     head: usize,
     heap: BinaryHeap<Entry>,
+    /// Key of the lane's next event, or `NO_KEY`.
+    min: u128,
+}
+
+impl Default for Lane {
+    fn default() -> Self {
+        Lane { run: Vec::new(), head: 0, heap: BinaryHeap::new(), min: NO_KEY }
+    }
 }
 
 impl Lane {
     #[inline]
     fn push(&mut self, e: Entry) {
+        if e.key < self.min {
+            self.min = e.key;
+        }
+        // the common case: due after every event of the run (or the run is empty)
+        if self.run.last().is_none_or(|l| l.key < e.key) {
+            return self.run.push(e);
+        }
+        self.insert(e)
+    }
+    /// [`Lane::push`] of an event due before the run's last one.
+    #[inline]
+    fn insert(&mut self, e: Entry) {
         let n = self.run.len();
         let lo = self.head.max(n.saturating_sub(RUN_WINDOW));
-        let mut i = n;
+        let mut i = n - 1;
         while i > lo && self.run[i - 1].key > e.key {
             i -= 1;
         }
-        if i == n {
-            self.run.push(e)
-        } else if i > self.head && self.run[i - 1].key > e.key {
+        if i > self.head && self.run[i - 1].key > e.key {
             self.heap.push(e) // belongs before the window
         } else {
             self.run.insert(i, e)
@@ -117,15 +135,10 @@ impl Lane {
     fn run_key(&self) -> u128 {
         self.run.get(self.head).map_or(NO_KEY, |e| e.key)
     }
-    /// Key of the lane's next event, or `NO_KEY`.
-    #[inline]
-    fn min_key(&self) -> u128 {
-        self.run_key().min(self.heap.peek().map_or(NO_KEY, |e| e.key))
-    }
     /// Remove the lane's next event (the lane is not empty).
     #[inline]
     fn pop(&mut self) -> Entry {
-        if self.run_key() < self.heap.peek().map_or(NO_KEY, |e| e.key) {
+        let e = if self.run_key() == self.min {
             let e = Entry { key: self.run[self.head].key, ev: self.run[self.head].ev };
             self.head += 1;
             if self.head == self.run.len() {
@@ -138,7 +151,9 @@ impl Lane {
             e
         } else {
             self.heap.pop().expect("a pending event")
-        }
+        };
+        self.min = self.run_key().min(self.heap.peek().map_or(NO_KEY, |e| e.key));
+        e
     }
     fn len(&self) -> usize {
         self.run.len() - self.head + self.heap.len()
@@ -160,7 +175,7 @@ pub struct EventQueue {
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
-        let lane = || Lane { run: Vec::with_capacity(n), head: 0, heap: BinaryHeap::with_capacity(n) };
+        let lane = || Lane { run: Vec::with_capacity(n), head: 0, heap: BinaryHeap::with_capacity(n), min: NO_KEY };
         EventQueue { near: lane(), far: lane(), seq: 0 }
     }
     /// Schedule `ev` at `t`.
@@ -179,12 +194,12 @@ impl EventQueue {
     /// Time of the next event.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        let k = self.near.min_key().min(self.far.min_key());
+        let k = self.near.min.min(self.far.min);
         (k != NO_KEY).then_some((k >> 64) as u64)
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        let (a, b) = (self.near.min_key(), self.far.min_key());
+        let (a, b) = (self.near.min, self.far.min);
         if a.min(b) == NO_KEY {
             return None;
         }
@@ -194,7 +209,7 @@ impl EventQueue {
     /// The next event if its time is before `limit`.
     #[inline]
     pub fn pop_before(&mut self, limit: SimTime) -> Option<(SimTime, Event)> {
-        let (a, b) = (self.near.min_key(), self.far.min_key());
+        let (a, b) = (self.near.min, self.far.min);
         let key = a.min(b);
         if key == NO_KEY || (key >> 64) as u64 >= limit {
             return None;
