@@ -51,7 +51,8 @@ pub struct CmMsg {
     pub v: [f64; 3],
 }
 
-/// One frame in flight or queued.
+/// One frame in flight or queued: a 64-byte record (a control frame's [`CmMsg`] is kept beside
+/// it in the pool, [`FramePool::msg`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Frame {
     pub kind: FrameKind,
@@ -68,7 +69,6 @@ pub struct Frame {
     /// Time the frame started transmission at its source.
     pub born: SimTime,
     pub tag: Tag,
-    pub msg: CmMsg,
     /// PAUSE frames: pause time in quanta (0 = XON); for a PFC frame, of every class it enables.
     pub quanta: u16,
     /// 802.1p priority (0–7) of a data, ACK or control frame (its flow's). PFC frames (802.1Qbb):
@@ -78,6 +78,9 @@ pub struct Frame {
     /// acknowledgement. 0 otherwise.
     pub seq: u64,
 }
+
+// the record stays one cache line (the control message lives in the pool)
+const _: () = assert!(std::mem::size_of::<Frame>() == 64);
 
 impl Frame {
     pub fn is_data(&self) -> bool {
@@ -93,6 +96,8 @@ pub struct FrameId(pub u32);
 #[derive(Default)]
 pub struct FramePool {
     slots: Vec<Frame>,
+    /// The message of the control frame in the same slot (stale for other frames).
+    msgs: Vec<CmMsg>,
     alive: Vec<bool>,
     free: Vec<u32>,
     live: usize,
@@ -107,9 +112,25 @@ impl FramePool {
             FrameId(i)
         } else {
             self.slots.push(f);
+            self.msgs.push(CmMsg::default());
             self.alive.push(true);
             FrameId((self.slots.len() - 1) as u32)
         }
+    }
+    /// A control frame carrying `msg`.
+    pub fn alloc_control(&mut self, f: Frame, msg: CmMsg) -> FrameId {
+        let id = self.alloc(f);
+        self.msgs[id.0 as usize] = msg;
+        id
+    }
+    /// A copy of frame `id` (with its message).
+    pub fn alloc_copy(&mut self, id: FrameId) -> FrameId {
+        let (f, msg) = (self.slots[id.0 as usize], self.msgs[id.0 as usize]);
+        self.alloc_control(f, msg)
+    }
+    /// The message of control frame `id`.
+    pub fn msg(&self, id: FrameId) -> CmMsg {
+        self.msgs[id.0 as usize]
     }
     pub fn free(&mut self, id: FrameId) {
         debug_assert!(self.alive[id.0 as usize], "double free of frame {id:?}");

@@ -2,7 +2,7 @@
 //! driven directly (one clause of the control law per test) without building a network.
 
 use super::{CpCtx, Emit, HostCtx, HostInfo, RateChange, ReactionPoint};
-use crate::frame::{CmMsg, Frame, FrameKind, Tag};
+use crate::frame::{Frame, FrameKind, Tag};
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::rng::Stream;
 use crate::time::SimTime;
@@ -122,7 +122,6 @@ pub fn data_frame(src: u32, dst: u32, flow: u32, size: u32) -> Frame {
         ingress: PortId::NONE,
         born: 0,
         tag: Tag::default(),
-        msg: CmMsg::default(),
         quanta: 0,
         prio: 0,
         seq: 0,

@@ -8,7 +8,7 @@
 use super::{rate_gap_ps, Network, NONE_U32};
 use crate::cm::{self, Emit, HostCtx, Reflector, ReactionPoint};
 use crate::event::Event;
-use crate::frame::{tag, CmMsg, Frame, FrameId, FrameKind, Tag};
+use crate::frame::{tag, Frame, FrameId, FrameKind, Tag};
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::time::SimTime;
 use std::collections::VecDeque;
@@ -236,7 +236,6 @@ impl Network {
             ingress: PortId::NONE,
             born: now,
             tag: Tag { flags, ..Tag::default() },
-            msg: CmMsg::default(),
             quanta: 0,
             prio,
             seq,
@@ -402,7 +401,7 @@ impl Network {
     /// A control frame delivered to `host` takes effect (after the response delay).
     pub(crate) fn host_feedback(&mut self, host: NodeId, frame: FrameId) {
         let h = self.host_of[host.idx()] as usize;
-        let msg = self.frames.get(frame).msg;
+        let msg = self.frames.msg(frame);
         self.c.ctrl_delivered += 1;
         self.set_int_current(Some(frame));
         self.rp_call(h, |rp, ctx| rp.on_feedback(ctx, &msg));
@@ -520,7 +519,7 @@ impl Network {
         if self.now >= self.cfg.warmup_ps {
             self.c.ctrl_bytes_window += size as u64;
         }
-        self.frames.alloc(Frame {
+        let frame = Frame {
             kind: FrameKind::Control,
             size,
             src,
@@ -530,11 +529,11 @@ impl Network {
             ingress: PortId::NONE,
             born: self.now,
             tag: Tag::default(),
-            msg: e.msg,
             quanta: 0,
             prio,
             seq: 0,
-        })
+        };
+        self.frames.alloc_control(frame, e.msg)
     }
 }
 

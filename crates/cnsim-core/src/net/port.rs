@@ -9,7 +9,7 @@
 use super::{Network, NONE_U32};
 use crate::event::Event;
 use crate::flowctl::{PfcPort, PortPause};
-use crate::frame::{CmMsg, Frame, FrameId, FrameKind, Tag};
+use crate::frame::{Frame, FrameId, FrameKind, Tag};
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::time::{tx_time_ps, SimTime, PS_PER_S};
 use std::collections::VecDeque;
@@ -235,7 +235,6 @@ impl Network {
             ingress: PortId::NONE,
             born: now,
             tag: Tag::default(),
-            msg: CmMsg::default(),
             quanta,
             prio: cev,
             seq: 0,

@@ -104,7 +104,7 @@ impl Network {
             if out == in_port {
                 continue;
             }
-            let copy = if first { fr } else { self.frames.alloc(*self.frames.get(fr)) };
+            let copy = if first { fr } else { self.frames.alloc_copy(fr) };
             first = false;
             self.switch_enqueue(s, out, copy, in_port);
         }

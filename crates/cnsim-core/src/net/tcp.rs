@@ -13,7 +13,7 @@
 
 use super::{Network, NONE_U32};
 use crate::event::Event;
-use crate::frame::{tag, CmMsg, Frame, FrameKind, Tag};
+use crate::frame::{tag, Frame, FrameKind, Tag};
 use crate::ids::{FlowId, PortId};
 use crate::ir::{CcIr, TcpIr};
 use crate::time::SimTime;
@@ -179,7 +179,6 @@ impl Network {
             ingress: PortId::NONE,
             born: self.now,
             tag: Tag { flags: if ece { tag::ECE } else { 0 }, ..Tag::default() },
-            msg: CmMsg::default(),
             quanta: 0,
             prio,
             seq: ack,
