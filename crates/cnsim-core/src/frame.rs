@@ -104,6 +104,7 @@ pub struct FramePool {
 }
 
 impl FramePool {
+    #[inline(always)]
     pub fn alloc(&mut self, f: Frame) -> FrameId {
         self.live += 1;
         if let Some(i) = self.free.pop() {
@@ -111,11 +112,16 @@ impl FramePool {
             self.alive[i as usize] = true;
             FrameId(i)
         } else {
-            self.slots.push(f);
-            self.msgs.push(CmMsg::default());
-            self.alive.push(true);
-            FrameId((self.slots.len() - 1) as u32)
+            self.grow(f)
         }
+    }
+    /// [`FramePool::alloc`] with no free slot.
+    #[inline(never)]
+    fn grow(&mut self, f: Frame) -> FrameId {
+        self.slots.push(f);
+        self.msgs.push(CmMsg::default());
+        self.alive.push(true);
+        FrameId((self.slots.len() - 1) as u32)
     }
     /// A control frame carrying `msg`.
     pub fn alloc_control(&mut self, f: Frame, msg: CmMsg) -> FrameId {
@@ -132,6 +138,7 @@ impl FramePool {
     pub fn msg(&self, id: FrameId) -> CmMsg {
         self.msgs[id.0 as usize]
     }
+    #[inline]
     pub fn free(&mut self, id: FrameId) {
         debug_assert!(self.alive[id.0 as usize], "double free of frame {id:?}");
         self.alive[id.0 as usize] = false;
