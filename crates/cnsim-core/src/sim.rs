@@ -135,7 +135,7 @@ impl Simulation {
         crate::observe::collect(&self.ir, &self.net, &mut self.obs, events)
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         let net = &mut self.net;
         match ev {
