@@ -105,6 +105,7 @@ impl Source {
 
     /// Fire at `now`; returns the action and the next firing time (None = no timed event; for
     /// Pareto the next one is scheduled when the transfer has left the NIC).
+    #[inline]
     pub fn fire(&mut self, now: SimTime) -> (Action, Option<SimTime>) {
         let (act, next) = match self.process {
             ProcessIr::Saturated => {

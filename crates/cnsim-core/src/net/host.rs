@@ -283,7 +283,7 @@ impl Network {
     }
 
     /// [`Network::host_transmit`] of frame `fr` of `size` bytes on host `h`'s port `pid`.
-    #[inline]
+    #[inline(always)]
     fn host_put_on_wire(&mut self, h: usize, pid: PortId, fr: FrameId, size: u32) -> SimTime {
         let now = self.now;
         let wire = self.cfg.wire_overhead_bytes as u64;

@@ -73,7 +73,7 @@ impl Network {
 
     /// The egress port of switch `s` toward `dst` for a frame of flow key `key` (ECMP: a hash of
     /// the key among the equal-cost next hops; else the single route).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn out_port(&self, s: usize, dst: NodeId, key: u64) -> PortId {
         let sw = &self.switches[s];
         if sw.ecmp_offsets.is_empty() {
