@@ -218,7 +218,7 @@ impl Network {
 
     /// Start a data frame of flow `fid` taken from it (transfer, size, last frame of its
     /// transfer, TCP sequence number, tag flags) on host `h`'s idle NIC (port `pid`).
-    #[inline]
+    #[inline(always)]
     fn host_start_frame(&mut self, h: usize, pid: PortId, fid: FlowId, taken: (u32, u32, bool, u64, u8)) {
         let now = self.now;
         let (transfer, size, last_of_transfer, seq, flags) = taken;

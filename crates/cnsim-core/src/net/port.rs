@@ -246,6 +246,7 @@ impl Network {
 
     /// Start serialising queued data frame `head` on idle port `pid` (congestion-point hook, hotspot
     /// pacing, utilisation).
+    #[inline]
     pub(crate) fn port_start_data(&mut self, pid: PortId, head: FrameId) {
         let now = self.now;
         let wire = self.cfg.wire_overhead_bytes as u64;

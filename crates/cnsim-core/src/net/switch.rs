@@ -110,6 +110,7 @@ impl Network {
         }
     }
 
+    #[inline]
     pub(crate) fn drop_frame(&mut self, s: usize, port: PortId, fr: FrameId, reason: DropReason) {
         let (kind, size, flow, transfer) = {
             let f = self.frames.get(fr);
