@@ -179,7 +179,7 @@ impl EventQueue {
         EventQueue { near: lane(), far: lane(), seq: 0 }
     }
     /// Schedule `ev` at `t`.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, t: SimTime, ev: Event) {
         self.seq += 1;
         let class = ev.class();

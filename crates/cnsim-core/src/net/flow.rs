@@ -232,6 +232,7 @@ impl Network {
     }
 
     /// Add `frames` frames (of `transfer`, or none) to flow `fid`'s FIFO and kick its host.
+    #[inline(always)]
     pub(crate) fn enqueue_at_host(&mut self, fid: FlowId, frames: u64, transfer: u32) {
         if self.flows[fid.idx()].tcp.is_some() {
             // the application's data: frames × MSS bytes; segments are counted as they are sent
