@@ -337,7 +337,7 @@ impl Network {
     /// Data frame `fr` (of `size` bytes, `flow`, `transfer`, TCP `seq`, tag `flags`) reaches host `h`
     /// at `t`: counted, handed to TCP and the reflector, freed.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn host_deliver_data(&mut self, h: usize, fr: FrameId, t: SimTime, size: u32, flow: FlowId, transfer: u32, seq: u64, flags: u8) {
         self.c.data_delivered.0 += 1;
         self.c.data_delivered.1 += size as u64;

@@ -157,6 +157,7 @@ impl Network {
 
     /// A switch port's transmitter looks for work: a pending PAUSE first, then (unless paused,
     /// stopped or pacing a hotspot) the head of its egress queue.
+    #[inline]
     pub(crate) fn port_try_send(&mut self, pid: PortId) {
         let now = self.now;
         let p = &mut self.ports[pid.idx()];
