@@ -110,7 +110,9 @@ def test_ctrl_c_in_a_parallel_sweep_prints_one_line(tmp_path):
     """SIGINT to the whole process group, as a terminal's Ctrl-C does: the Dask workers ignore it, the
     sweep stops, keeps its finished runs and says so in one line (issue 14: it printed ≈ 65 lines)."""
     spec = tmp_path / "long.toml"
-    spec.write_text(f'base = "{FAN100}"\nreplications = 10\nset = {{ "run.duration" = "2s" }}\n'
+    # long enough that the sweep cannot finish in the second between its first result and the signal
+    # (with a faster engine 20 runs of 2 s did, and the sweep then exited 0)
+    spec.write_text(f'base = "{FAN100}"\nreplications = 40\nset = {{ "run.duration" = "4s" }}\n'
                     '[parameters]\n"traffic.senders.rate" = ["0.1Gbps", "0.2Gbps"]\n')
     out = tmp_path / "out"
     p = subprocess.Popen([sys.executable, "-m", "cnsim", "sweep", str(spec), "-o", str(out), "-j", "2",
