@@ -69,7 +69,7 @@ def git_describe() -> str | None:
 
 def _provenance_in_background() -> Callable[[], dict[str, Any]]:
     """``git_describe()`` and ``platform.platform()`` (each runs a subprocess: ``git describe``,
-    ``uname -p``) in a thread while the run goes on; the returned function waits for them."""
+    ``uname -p``) in a thread while the results are prepared; the returned function waits for them."""
     import threading
 
     found: dict[str, Any] = {}
@@ -116,7 +116,6 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         from cnsim.outdir import check
 
         check(out, force=force, scenario=scenario if isinstance(scenario, (str, os.PathLike)) else None, field="out")
-    provenance = _provenance_in_background()
     engine = core()
     if sc.cm.scheme not in engine.schemes():
         raise ConfigError.single("cm.scheme", f"not available in this engine build; known: "
@@ -144,6 +143,8 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
             raise InvariantError(str(exc)) from None
         raise
     wall = time.perf_counter() - t0
+    # after the run, not during it: the subprocesses' fork would compete with the engine (wall_s)
+    provenance = _provenance_in_background()
     summary = json.loads(summary_json)
     summary["wall_s"] = wall
     from cnsim import __version__
