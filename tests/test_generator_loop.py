@@ -38,6 +38,11 @@ def test_open_loop_generation_does_not_depend_on_the_network():
         assert r.summary["conservation"]["ok"]
     # and the same transfers: sizes in generation order
     assert list(hot.fct.sort_values("transfer")["frames"]) == list(base.fct.sort_values("transfer")["frames"])
+    # fct.first_tx_s: a transfer starts transmission after it is generated and ends after that; held by
+    # PAUSE, open-loop transfers wait in the host, so some start well after they were generated
+    done = hot.fct[hot.fct["completed"] == 1]
+    assert (done["first_tx_s"] >= done["start_s"]).all() and (done["end_s"] > done["first_tx_s"]).all()
+    assert (done["first_tx_s"] - done["start_s"]).max() > 1e-3
 
 
 def test_buffered_sources_lie_between_closed_and_open_loop():

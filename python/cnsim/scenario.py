@@ -144,7 +144,7 @@ DEFAULT_MEAN_OFF_PS = 15 * 10**6
 
 
 class ParetoOnOff(_Generator):
-    """PARETO-ONOFF-FLOWS (CN-SIM, spec §1.5, §12 D2/D9): closed-loop flows of Pareto ON length."""
+    """PARETO-ONOFF-FLOWS (CN-SIM, spec §1.5, §12 D2/D9): flows of Pareto ON length, closed loop by default."""
 
     kind: Literal["pareto_onoff"]
     mean_on: Duration = Field(45 * 10**6, description="mean ON period; fixes alpha from xm (or xm from alpha)")

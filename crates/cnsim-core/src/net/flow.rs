@@ -20,6 +20,8 @@ use std::collections::VecDeque;
 pub struct Chunk {
     pub transfer: u32,
     pub frames: u64,
+    /// No frame of it has been taken yet (its transfer's first transmission is still to come).
+    pub fresh: bool,
 }
 
 /// A (source, destination) flow: FIFO at the source host, rate limiter, statistics.
@@ -255,7 +257,7 @@ impl Network {
         let f = &mut self.flows[fid.idx()];
         match f.fifo.back_mut() {
             Some(c) if c.transfer == transfer && transfer == NONE_U32 => c.frames += frames,
-            _ => f.fifo.push_back(Chunk { transfer, frames }),
+            _ => f.fifo.push_back(Chunk { transfer, frames, fresh: true }),
         }
         f.backlog += frames;
         f.generated_frames += frames;
@@ -271,10 +273,11 @@ impl Network {
     pub(crate) fn take_frame(&mut self, h: usize, fid: FlowId) -> (u32, u32, bool) {
         let f = &mut self.flows[fid.idx()];
         let mut transfer = NONE_U32;
-        let mut last = false;
+        let (mut first, mut last) = (false, false);
         if f.backlog > 0 {
             let c = f.fifo.front_mut().expect("backlog implies a chunk");
             transfer = c.transfer;
+            first = std::mem::take(&mut c.fresh);
             c.frames -= 1;
             if c.frames == 0 {
                 f.fifo.pop_front();
@@ -290,9 +293,8 @@ impl Network {
         if !f.has_frame() {
             self.adjust_backlogged(h, fid, true, false);
         }
-        if transfer != NONE_U32 {
-            let t = &mut self.transfers[transfer as usize];
-            t.first_tx = t.first_tx.min(self.now);
+        if first && transfer != NONE_U32 {
+            self.transfers[transfer as usize].first_tx = self.now;
         }
         if self.release_checks && transfer != NONE_U32 {
             let si = self.transfers[transfer as usize].source as usize;

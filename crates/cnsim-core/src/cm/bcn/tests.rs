@@ -57,18 +57,7 @@ impl CpH {
     }
     /// Enqueue `f` with the queue (incl. f) at `q` bytes; returns the messages sent.
     fn enqueue(&mut self, q: u64, f: &mut Frame) -> Vec<Emit> {
-        let hosts = [NodeId(0)];
-        let mut ctx = CpCtx {
-            now: 0,
-            queue_bytes: q,
-            service_rate_bps: 10_000_000_000,
-            rng: &mut self.rng,
-            out: &mut self.out,
-            hosts: &hosts,
-            sources: &hosts,
-        };
-        self.cp.on_enqueue(&mut ctx, f);
-        std::mem::take(&mut self.out)
+        self.offer(0, q, f, false)
     }
     /// Offer `f` at time `now` with the queue at `q` bytes: enqueued, or refused by admission.
     fn offer(&mut self, now: SimTime, q: u64, f: &mut Frame, refused: bool) -> Vec<Emit> {
