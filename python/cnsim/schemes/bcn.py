@@ -111,6 +111,10 @@ class Params(BaseModel):
     rl_timeout_event: Literal["no_feedback", "idle"] = Field(
         "no_feedback", description="what keeps an RL alive for rl_timeout: 'no_feedback' = a BCN received (spec §12 "
         "D4); 'idle' = a frame sent or waiting (spec §12 R4, FECN's meaning of [D]'s words)")
+    rl_scope: Literal["pair", "transfer"] = Field(
+        "pair", description="what one rate limiter belongs to: 'pair' = the (source, destination) pair, kept across "
+        "its transfers (spec §3); 'transfer' = one transfer ([D]'s 'flow'): each transfer starts unregulated with "
+        "fresh state")
     self_increase: float | None = Field(None, gt=0, description="RP self-increase factor I (1/s): R += R*I*tau "
                                         "every tau (spec §4.3); none = off")
     self_increase_interval: Duration = Field(10**9, description="self-increase period tau (spec §12 E6: 1ms)")
@@ -197,6 +201,7 @@ def to_ir(params: Params) -> dict[str, Any]:
         "drift_random_phase": p.drift_random_phase,
         "rl_timeout_ps": p.rl_timeout,
         "rl_timeout_event": p.rl_timeout_event,
+        "rl_per_transfer": p.rl_scope == "transfer",
         "self_increase": p.self_increase,
         "self_increase_interval_ps": p.self_increase_interval,
     }

@@ -49,6 +49,10 @@ class Params(SwitchFields):
     efecn: bool = Field(False, description="E-FECN add-on ([PROPOSED], spec §5.6): above qsc a data arrival "
                         "sends its source (once per T) a backward message with the port's rate")
     qsc: Size = Field(83_200, description="E-FECN severe-congestion threshold Qsc ([D] 1300 pages = 83.2KB)")
+    rl_scope: Literal["pair", "transfer"] = Field(
+        "pair", description="what one rate limiter belongs to: 'pair' = the (source, destination) pair, kept across "
+        "its transfers until rl_timeout; 'transfer' = one transfer ([D]'s 'flow'): each transfer starts at R0 with a "
+        "probe")
 
     @model_validator(mode="after")
     def _qsc(self):
@@ -68,4 +72,5 @@ def to_ir(params: Params) -> dict[str, Any]:
         "tag_bytes": p.tag_bytes,
         "efecn": p.efecn,
         "qsc_bytes": p.qsc,
+        "rl_per_transfer": p.rl_scope == "transfer",
     }

@@ -195,6 +195,11 @@ pub struct Params {
     /// What "without activity" means: no BCN received (§12 D4) or no frame sent (§12 R4, FECN's
     /// meaning of the same words in [D]).
     pub rl_timeout_event: TimeoutEvent,
+    /// What one rate limiter belongs to: the (source, destination) pair, kept across its transfers
+    /// (`false`, spec §3), or one transfer — [D]'s "flow" — so each transfer starts unregulated
+    /// with fresh state (`true`, issue 11).
+    #[serde(default)]
+    pub rl_per_transfer: bool,
     /// Self-increase factor I (1/s): R += R·I·τ every τ; null = off (spec §4.3).
     pub self_increase: Option<f64>,
     pub self_increase_interval_ps: u64,

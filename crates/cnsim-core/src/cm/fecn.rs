@@ -45,6 +45,10 @@ pub struct Params {
     pub efecn: bool,
     /// E-FECN threshold Qsc, bytes.
     pub qsc_bytes: u64,
+    /// One RL per transfer ([D]'s "flow"): each transfer starts again at R0 with a probe, instead
+    /// of inheriting the (source, destination) pair's RL (issue 11).
+    #[serde(default)]
+    pub rl_per_transfer: bool,
 }
 
 /// Probe rule of the one-probe-per-T mode (spec §12 R7: which rule [D]'s overhead column supports).
@@ -94,6 +98,7 @@ impl Scheme for Fecn {
             last_source_probe: None,
             timeout: self.p.rl_timeout_ps,
             tag_bytes: self.p.tag_bytes,
+            per_transfer: self.p.rl_per_transfer,
             rl: vec![Rl::default(); n],
         }))
     }
@@ -218,6 +223,7 @@ pub struct FecnRp {
     last_source_probe: Option<SimTime>,
     timeout: u64,
     tag_bytes: u32,
+    per_transfer: bool,
     pub rl: Vec<Rl>,
 }
 
@@ -310,6 +316,20 @@ impl ReactionPoint for FecnRp {
     fn rate_bps(&self, local: u32) -> Option<f64> {
         self.rl.get(local as usize).filter(|r| r.active).map(|r| r.rate)
     }
+
+    fn wants_flow_start(&self) -> bool {
+        self.per_transfer
+    }
+
+    /// `rl_per_transfer`: a transfer on an idle pair is a new flow; its first frame creates a new RL
+    /// at R0 and probes (the former RL's timer is ignored by its generation).
+    fn on_flow_start(&mut self, ctx: &mut HostCtx, local: u32) {
+        let Some(rl) = self.rl.get_mut(local as usize) else { return };
+        if rl.active {
+            *rl = Rl { gen: rl.gen.wrapping_add(1), ..Rl::default() };
+            ctx.set_rate(local, None);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -337,7 +357,7 @@ mod tests {
     }
 
     fn params(tag_probability: Option<f64>) -> Params {
-        Params { switch: sw(1000, 200.0), tag_probability, probe_rule: ProbeRule::PerFlow, rl_timeout_ps: 2 * MS, tag_bytes: 0, efecn: false, qsc_bytes: 83_200 }
+        Params { switch: sw(1000, 200.0), tag_probability, probe_rule: ProbeRule::PerFlow, rl_timeout_ps: 2 * MS, tag_bytes: 0, efecn: false, qsc_bytes: 83_200, rl_per_transfer: false }
     }
 
     fn data(src: u32, dst: u32, flow: u32) -> Frame {
@@ -397,6 +417,29 @@ mod tests {
         assert_eq!(env.out[0].dst, NodeId(1));
         assert_eq!(env.out[0].msg.v[0], 2.5e9);
         assert_eq!(env.out[0].msg.flow, FlowId(7));
+    }
+
+    #[test]
+    fn rl_per_transfer_restarts_each_transfer_at_r0_with_a_probe() {
+        let mut env = host_env();
+        let p = Params { rl_per_transfer: true, ..params(None) };
+        let mut rp = Fecn { p }.reaction_point(&env.info).unwrap();
+        assert!(rp.wants_flow_start());
+        let mut f = data(1, 2, 7);
+        rp.on_transmit(&mut env.ctx_at(0), 0, &mut f);
+        let reply = CmMsg { kind: KIND_REPLY, flow: FlowId(7), cpid: 1, v: [4e9, 0.0, 0.0] };
+        rp.on_feedback(&mut env.ctx_at(10 * US), &reply);
+        assert_eq!(rp.rate_bps(0), Some(4e9));
+        // the pair's next transfer, 100 us later: a new RL at R0 and a probe, not the 4 Gb/s RL
+        rp.on_flow_start(&mut env.ctx_at(100 * US), 0);
+        assert_eq!(rp.rate_bps(0), None);
+        let mut g = data(1, 2, 7);
+        rp.on_transmit(&mut env.ctx_at(100 * US), 0, &mut g);
+        assert_eq!(g.tag.flags & tag::RD, tag::RD, "the first frame of the new RL probes");
+        assert_eq!(rp.rate_bps(0), Some(50e6));
+        // pair scope (default): the engine does not call the hook, the RL is inherited
+        let rp = Fecn { p: params(None) }.reaction_point(&env.info).unwrap();
+        assert!(!rp.wants_flow_start());
     }
 
     #[test]

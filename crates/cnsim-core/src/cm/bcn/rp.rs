@@ -281,4 +281,23 @@ impl ReactionPoint for Rp {
     fn rate_bps(&self, local: u32) -> Option<f64> {
         self.rl(local).map(|rl| if rl.stopped { 0.0 } else { rl.rate })
     }
+
+    fn wants_flow_start(&self) -> bool {
+        self.p.rl_per_transfer
+    }
+
+    /// `rl_per_transfer`: a new transfer on an idle pair is a new flow, with no RL and fresh state;
+    /// the generations move on so the former RL's timers are ignored.
+    fn on_flow_start(&mut self, ctx: &mut HostCtx, local: u32) {
+        let Some(fs) = self.flows.get_mut(local as usize) else { return };
+        let had_rl = fs.rl.is_some();
+        *fs = FlowState {
+            restart_gen: fs.restart_gen.wrapping_add(1),
+            timeout_gen: fs.timeout_gen.wrapping_add(1),
+            ..FlowState::default()
+        };
+        if had_rl {
+            self.push_rate(ctx, local);
+        }
+    }
 }

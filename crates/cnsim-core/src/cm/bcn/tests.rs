@@ -788,6 +788,30 @@ fn ecm_idle_timeout_keeps_a_sending_rl_and_deletes_an_idle_one() {
     assert_eq!(h.last_set(0), Some(None));
 }
 
+#[test]
+fn rl_per_transfer_starts_each_transfer_unregulated_and_ignores_the_old_timer() {
+    // pair scope (default): the engine is not asked, the RL outlives the transfer
+    let h = RpH::new(params_with(json!({"rl_timeout_ps": 2 * PS_PER_MS})), 1);
+    assert!(!h.rp.wants_flow_start());
+    // transfer scope: a new transfer on the idle pair deletes the RL and tells the host
+    let mut h = RpH::new(params_with(json!({"rl_timeout_ps": 2 * PS_PER_MS, "rl_per_transfer": true})), 2);
+    assert!(h.rp.wants_flow_start());
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    h.msg(MSG_NEGATIVE, 1, CPID, -1875.0);
+    assert!(close(h.rate(0).unwrap(), 5e9));
+    h.with(|rp, ctx| rp.on_flow_start(ctx, 0));
+    assert_eq!(h.rate(0), None);
+    assert_eq!(h.last_set(0), Some(None));
+    assert!(h.rate(1).is_some(), "only the pair whose transfer starts");
+    // negative feedback creates a fresh RL; the first RL's timeout (due at 2 ms) must not delete it
+    h.advance(PS_PER_MS);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    h.advance(2 * PS_PER_MS + PS_PER_US);
+    assert!(h.rate(0).is_some(), "the former RL's timer is stale");
+    h.advance(3 * PS_PER_MS + PS_PER_US);
+    assert_eq!(h.rate(0), None, "the new RL's own timeout still works");
+}
+
 // ---------------------------------------------------------------- self-increase (§4.3)
 
 #[test]
