@@ -63,3 +63,17 @@ def test_nic_buffer_needs_the_open_loop():
         ParetoOnOff(kind="pareto_onoff", name="f", src="h1", dst="h2", nic_buffer="150KB")
     g = ParetoOnOff(kind="pareto_onoff", name="f", src="h1", dst="h2", loop="open", nic_buffer="150KB")
     assert g.nic_buffer == 150_000
+
+
+def test_tcp_transfers_have_a_first_transmission_time():
+    # TCP transfers share one byte stream per connection: the first segment carrying a transfer's first byte
+    # sets fct.first_tx_s (it was NaN for every TCP transfer before); a transfer queued behind another on the
+    # same connection starts transmission later than it was generated
+    r = cnsim.run(ROOT / "scenarios" / "datacenter" / "leaf-spine-incast.toml", seed=1, overrides={"run.duration": "5ms"})
+    f = r.fct
+    done = f[f["completed"] == 1]
+    assert len(done) > 100 and not done["first_tx_s"].isna().any()
+    assert (done["first_tx_s"] >= done["start_s"]).all() and (done["end_s"] > done["first_tx_s"]).all()
+    assert (done["first_tx_s"] > done["start_s"]).any()
+    # a transfer can be without a first transmission only when it has not completed
+    assert f[f["first_tx_s"].isna()]["completed"].eq(0).all()

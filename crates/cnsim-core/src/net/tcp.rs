@@ -34,6 +34,9 @@ pub struct TcpFlow {
     pub ecn: bool,
     /// Transfers not yet fully acknowledged: (end offset in the byte stream, transfer id).
     pub pending: VecDeque<(u64, u32)>,
+    /// Transfers none of whose bytes has been sent yet: (start offset in the byte stream, transfer
+    /// id), for `fct.first_tx_s`.
+    pub unsent: VecDeque<(u64, u32)>,
     /// Time of the scheduled RTO / delayed-ACK event, if any (one pending event each).
     rto_event: Option<SimTime>,
     delack_event: Option<SimTime>,
@@ -67,6 +70,7 @@ impl TcpFlow {
             ack_bytes: ir.ack_bytes,
             ecn,
             pending: VecDeque::new(),
+            unsent: VecDeque::new(),
             rto_event: None,
             delack_event: None,
             goodput_bytes_window: 0,
@@ -108,10 +112,12 @@ impl Network {
             t.sender.set_unbounded();
         } else {
             let bytes = frames * t.mss();
+            let start = t.sender.written();
             t.sender.write(bytes);
             if transfer != NONE_U32 {
                 let end = t.sender.written();
                 t.pending.push_back((end, transfer));
+                t.unsent.push_back((start, transfer));
             }
         }
         self.tcp_refresh_ready(fid);
@@ -131,6 +137,16 @@ impl Network {
         let now = self.now;
         let t = self.flows[fid.idx()].tcp.as_mut().expect("tcp flow");
         let seg = t.sender.send(now).expect("a ready TCP flow has a segment");
+        // new data goes out in stream order: every transfer starting before this segment's end has
+        // now had its first byte sent
+        while let Some(&(start, tid)) = t.unsent.front() {
+            if start >= seg.seq + seg.len as u64 {
+                break;
+            }
+            t.unsent.pop_front();
+            self.transfers[tid as usize].first_tx = now;
+        }
+        let t = self.flows[fid.idx()].tcp.as_mut().expect("tcp flow");
         let size = seg.len + t.header_bytes;
         let ecn = t.ecn;
         self.c.data_generated.0 += 1;
