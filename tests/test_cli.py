@@ -110,38 +110,3 @@ def test_disabled_pydantic_plugins_skip_their_discovery():
                         env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": ""})
     assert on.returncode == 0, on.stderr
     assert on.stdout.split()[1:] == ["()", "pydantic"]
-
-
-def test_plain_run_command_lines_skip_typer():
-    """`cnsim run` with options in their spaced form is parsed without typer; anything else is left to
-    typer (None), which parses it as before."""
-    from pathlib import Path
-
-    from cnsim.cli_run import parse_plain_run
-
-    got = parse_plain_run(["run", "s.toml", "--seed", "7", "--set", "a=1", "--set", "b=x", "-o", "d", "-q",
-                           "--json", "--force", "--plots"])
-    assert got == {"scenario": Path("s.toml"), "seed": 7, "sets": ["a=1", "b=x"], "out": Path("d"), "quiet": True,
-                   "as_json": True, "force": True, "plots": True}
-    assert parse_plain_run(["run", "s.toml"])["out"] is None
-    for argv in (["validate", "s.toml"], ["run"], ["run", "-h"], ["run", "s.toml", "--help"], ["run", "a", "b"],
-                 ["run", "s.toml", "--set=a=1"], ["run", "s.toml", "--seed", "x"], ["run", "s.toml", "--seed", "-1"],
-                 ["run", "s.toml", "--seed", "1", "--seed", "2"], ["run", "s.toml", "-o"], ["run", "s.toml", "-qo", "d"],
-                 ["run", "s.toml", "--set", "--force"], ["run", "--", "s.toml"], ["run", ""], ["--version"]):
-        assert parse_plain_run(argv) is None, argv
-
-
-def test_plain_run_imports_no_typer(tmp_path):
-    """The console entry runs a plain `cnsim run` without importing typer or click; an invalid value
-    still gives the command's one-line message and exit status 2."""
-    code = ("import atexit, sys; atexit.register(lambda: print(sorted(m for m in sys.modules if m.split('.')[0] "
-            "in ('typer', 'click')))); sys.argv = ['cnsim'] + sys.argv[1:]; from cnsim.cli_run import main; main()")
-    scenario = str(ROOT / "scenarios/baseline/fan-in-4.toml")
-    ok = subprocess.run([sys.executable, "-c", code, "run", scenario, "--set", "run.duration=1ms", "-o",
-                         str(tmp_path / "out"), "-q"], capture_output=True, text=True, timeout=120)
-    assert ok.returncode == 0, ok.stderr
-    assert ok.stdout.strip() == "[]" and (tmp_path / "out" / "manifest.json").exists()
-    bad = subprocess.run([sys.executable, "-c", code, "run", scenario, "--set", "run.duration=-1ms", "-o",
-                          str(tmp_path / "bad"), "-q"], capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "run.duration" in bad.stderr and "Traceback" not in bad.stderr
-    assert not (tmp_path / "bad").exists()

@@ -1,5 +1,5 @@
 """``python -m cnsim`` = the ``cnsim`` command."""
 
-from cnsim.cli_run import main
+from cnsim.cli import main
 
 main()
