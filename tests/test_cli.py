@@ -1,6 +1,7 @@
 """T18 — front-end contract: --help for every command, schema, describe, list, docs, validate."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -91,3 +92,21 @@ def test_console_entry_exit_status_and_atexit():
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "no-such-file.toml" in bad.stderr and "Traceback" not in bad.stderr
     assert "atexit ran" in bad.stdout
+
+
+def test_disabled_pydantic_plugins_skip_their_discovery():
+    """With plugins disabled (the CLI's default), a run does not import importlib.metadata for
+    pydantic's plugin loader; the loader still answers "no plugins" and any other name comes from
+    the real module. With plugins enabled (`PYDANTIC_DISABLE_PLUGINS=` empty) the real loader is used."""
+    code = ("import sys, os; os.environ.setdefault('PYDANTIC_DISABLE_PLUGINS', '__all__'); import cnsim.cli as c; "
+            "c._no_plugin_discovery(); from cnsim.loader import load_scenario; "
+            f"load_scenario({str(ROOT / 'scenarios/baseline/fan-in-4.toml')!r}); "
+            "import pydantic.plugin._loader as L; print('importlib.metadata' in sys.modules, tuple(L.get_plugins()), "
+            "L.PYDANTIC_ENTRY_POINT_GROUP)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "()", "pydantic"]
+    on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                        env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": ""})
+    assert on.returncode == 0, on.stderr
+    assert on.stdout.split()[1:] == ["()", "pydantic"]

@@ -376,6 +376,7 @@ def _main() -> None:
     # first model (5-10 ms of a short run); cnsim uses none. `PYDANTIC_DISABLE_PLUGINS=` (empty)
     # in the environment turns them back on.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    _no_plugin_discovery()
     signal.signal(signal.SIGTERM, _terminate)
     warnings.showwarning = _show_config_warning
     try:
@@ -393,6 +394,38 @@ def _main() -> None:
         err_console.print(f"error: {type(exc).__name__}: {exc}" + (f" (details in {log})" if log else ""),
                           markup=False, highlight=False, soft_wrap=True)
         sys.exit(1)
+
+
+def _no_plugin_discovery() -> None:
+    """With pydantic's plugins disabled for the whole process (``PYDANTIC_DISABLE_PLUGINS=__all__``,
+    ``1`` or ``true``), its plugin loader returns no plugins without looking; but importing that
+    loader (``pydantic.plugin._loader``, when the first model is built) imports
+    ``importlib.metadata`` (email, zipfile, csv, socket, ...): about 8 % of the instructions of a
+    1-ms run. Here the loader is a module whose ``get_plugins()`` returns no plugins, as the real one
+    does in this mode; any other name is taken from the real loader, imported then."""
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") not in ("__all__", "1", "true"):
+        return
+    name = "pydantic.plugin._loader"
+    if name in sys.modules:
+        return
+    import types
+
+    stub = types.ModuleType(name, "pydantic's plugin loader while plugins are disabled (cnsim.cli)")
+
+    def get_plugins() -> tuple[()]:
+        return ()
+
+    def real(attr: str) -> Any:  # anything else pydantic may ask for: the real module
+        import importlib
+
+        if attr.startswith("__"):  # the import system probing a module (`__path__`, ...)
+            raise AttributeError(attr)
+        del sys.modules[name]
+        return getattr(importlib.import_module(name), attr)
+
+    stub.get_plugins = get_plugins  # type: ignore[attr-defined]
+    stub.__getattr__ = real  # type: ignore[attr-defined]
+    sys.modules[name] = stub
 
 
 def _exit(code: Any) -> None:
