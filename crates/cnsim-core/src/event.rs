@@ -160,23 +160,33 @@ impl Lane {
     }
 }
 
-/// Event queue with a (time, class, sequence) total order, in two lanes: the link and transmitter
-/// events (classes 0 and 1: frames in flight, transmissions ending, NIC and port wake-ups — few
-/// pending, due soon) and everything else (traffic sources, timers, sampling — one or more per
-/// source or flow, due later). Each lane is a sorted run plus a heap ([`Lane`]); the next event is
-/// the smallest of their fronts, so the order is exactly that of one heap, but most events are
-/// neither sifted in nor out of one.
-#[derive(Default)]
+/// Event queue with a (time, class, sequence) total order, in three lanes: the link and
+/// transmitter events (classes 0 and 1 but host wake-ups: frames in flight, transmissions ending,
+/// port wake-ups — few pending, due soon), the host NIC wake-ups (class 1 too), and everything else
+/// (traffic sources, timers, sampling — one or more per source or flow, due later). Each lane is a
+/// sorted run plus a heap ([`Lane`]); the next event is the smallest of their fronts, so the order
+/// is exactly that of one heap, but most events are neither sifted in nor out of one.
+///
+/// The wake-ups have their own lane because a rate limiter's wake-up falls a pacing gap ahead
+/// (≈ 100 µs at 0.1 Gb/s): at the end of the near lane's run it would push every link event
+/// scheduled after it out of the run and into the heap (QCN on fan-in-100: +15 % instructions).
 pub struct EventQueue {
     near: Lane,
+    wake: Lane,
     far: Lane,
     seq: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue { near: Lane::default(), wake: Lane::default(), far: Lane::default(), seq: 0 }
+    }
 }
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         let lane = || Lane { run: Vec::with_capacity(n), head: 0, heap: BinaryHeap::with_capacity(n), min: NO_KEY };
-        EventQueue { near: lane(), far: lane(), seq: 0 }
+        EventQueue { near: lane(), wake: lane(), far: lane(), seq: 0 }
     }
     /// Schedule `ev` at `t`.
     #[inline(always)]
@@ -185,40 +195,52 @@ impl EventQueue {
         let class = ev.class();
         let low = (class << 60) | (self.seq & ((1 << 60) - 1));
         let e = Entry { key: ((t as u128) << 64) | low as u128, ev };
-        if class <= 1 {
-            self.near.push(e)
+        // the variant is known where an event is made: the compiler folds this choice away
+        match ev {
+            Event::HostWake { .. } => self.wake.push(e),
+            _ if class <= 1 => self.near.push(e),
+            _ => self.far.push(e),
+        }
+    }
+    /// The lane holding the next event and that event's key (`NO_KEY`: the queue is empty).
+    #[inline(always)]
+    fn front(&mut self) -> (&mut Lane, u128) {
+        let (a, b, c) = (self.near.min, self.wake.min, self.far.min);
+        if b < a.min(c) {
+            (&mut self.wake, b)
+        } else if a < c {
+            (&mut self.near, a)
         } else {
-            self.far.push(e)
+            (&mut self.far, c)
         }
     }
     /// Time of the next event.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        let k = self.near.min.min(self.far.min);
+        let k = self.near.min.min(self.wake.min).min(self.far.min);
         (k != NO_KEY).then_some((k >> 64) as u64)
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        let (a, b) = (self.near.min, self.far.min);
-        if a.min(b) == NO_KEY {
+        let (lane, key) = self.front();
+        if key == NO_KEY {
             return None;
         }
-        let e = if a < b { self.near.pop() } else { self.far.pop() };
+        let e = lane.pop();
         Some(((e.key >> 64) as u64, e.ev))
     }
     /// The next event if its time is before `limit`.
     #[inline]
     pub fn pop_before(&mut self, limit: SimTime) -> Option<(SimTime, Event)> {
-        let (a, b) = (self.near.min, self.far.min);
-        let key = a.min(b);
+        let (lane, key) = self.front();
         if key == NO_KEY || (key >> 64) as u64 >= limit {
             return None;
         }
-        let e = if a < b { self.near.pop() } else { self.far.pop() };
+        let e = lane.pop();
         Some(((e.key >> 64) as u64, e.ev))
     }
     pub fn len(&self) -> usize {
-        self.near.len() + self.far.len()
+        self.near.len() + self.wake.len() + self.far.len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -275,9 +297,10 @@ mod tests {
             if rng.below(3) > 0 {
                 // mostly in about the order they fall due (the runs), some anywhere (the heaps)
                 let t = if rng.below(4) == 0 { now + rng.below(50) } else { now + 40 + i as u64 / 4 - rng.below(6).min(i as u64 / 4) };
-                let ev = match rng.below(4) {
+                let ev = match rng.below(5) {
                     0 => Event::Arrive { port: PortId(i), frame: FrameId(i) },
                     1 => Event::PortTxDone { port: PortId(i) },
+                    4 => Event::HostWake { host: NodeId(i) },
                     2 => Event::SourceFire { source: i },
                     _ => Event::Sample,
                 };
