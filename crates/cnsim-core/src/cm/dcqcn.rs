@@ -547,6 +547,12 @@ impl DcqcnRp {
 // =================================================================================================
 
 impl CongestionPoint for DcqcnCp {
+    fn hooks(&self) -> u8 {
+        match self.p.mark_on {
+            MarkOn::Enqueue => crate::cm::cp_hooks::ENQUEUE,
+            MarkOn::Transmit => crate::cm::cp_hooks::TRANSMIT,
+        }
+    }
     fn on_enqueue(&mut self, ctx: &mut CpCtx, frame: &mut Frame) {
         if self.p.mark_on == MarkOn::Enqueue {
             self.mark(ctx, frame);

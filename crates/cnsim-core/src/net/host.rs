@@ -13,6 +13,27 @@ use crate::ids::{FlowId, NodeId, PortId};
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
+/// The [`HostCtx`] of host `$h`'s hooks, built from the network's fields rather than by a method,
+/// so that the caller may hold the host's RP or reflector (`hosts[h]`) and the frame being handled
+/// (`frames`) mutably at the same time: no hook can reach those through its context, and the engine
+/// no longer moves the hook out of its slot or copies the frame in and out for each call.
+macro_rules! host_ctx {
+    ($net:ident, $h:expr, $info_idx:expr) => {
+        HostCtx {
+            now: $net.now,
+            info: &$net.host_infos[$info_idx],
+            rng: &mut $net.host_rngs[$h],
+            int: $net.int.as_ref().and_then(|t| t.current()),
+            out: &mut $net.emits,
+            rates: &mut $net.rate_changes,
+            limits: &mut $net.limit_changes,
+            timers: &mut $net.timers,
+            backlog: &$net.flows,
+            extra_overhead_bytes: &mut $net.c.extra_overhead_bytes,
+        }
+    };
+}
+
 /// A host: one NIC port, its flows (round-robin), control-frame FIFO, RP and reflector.
 pub struct Host {
     pub node: NodeId,
@@ -244,16 +265,11 @@ impl Network {
             int.reset(fr);
         }
         let mut size = size;
-        if self.hosts[h].rp.is_some() {
-            let mut rp = self.hosts[h].rp.take().expect("checked");
-            {
-                let mut frame = *self.frames.get(fr);
-                let mut ctx = self.host_ctx(h);
-                rp.on_transmit(&mut ctx, local, &mut frame);
-                *self.frames.get_mut(fr) = frame;
-            }
-            self.hosts[h].rp = Some(rp);
-            size = self.frames.get(fr).size;
+        let info_idx = self.hosts[h].info_idx;
+        if let Some(rp) = self.hosts[h].rp.as_mut() {
+            let frame = self.frames.get_mut(fr);
+            rp.on_transmit(&mut host_ctx!(self, h, info_idx), local, frame);
+            size = frame.size;
         }
         {
             let f = &mut self.flows[fid.idx()];
@@ -360,14 +376,11 @@ impl Network {
             self.tcp_on_data(h, flow, seq, size, flags & tag::CE != 0);
         }
         if self.hosts[h].reflector.is_some() {
-            let mut rf = self.hosts[h].reflector.take().expect("checked");
-            let frame = *self.frames.get(fr);
             self.set_int_current(Some(fr));
-            {
-                let mut ctx = self.host_ctx(h);
-                rf.on_data(&mut ctx, &frame);
+            let info_idx = self.hosts[h].info_idx;
+            if let Some(rf) = self.hosts[h].reflector.as_mut() {
+                rf.on_data(&mut host_ctx!(self, h, info_idx), self.frames.get(fr));
             }
-            self.hosts[h].reflector = Some(rf);
             self.apply_host_effects(h, true);
             self.set_int_current(None);
         }
@@ -422,30 +435,11 @@ impl Network {
         self.rp_call(h, |rp, ctx| rp.on_timer(ctx, token));
     }
 
-    fn host_ctx(&mut self, h: usize) -> HostCtx<'_> {
-        let hinfo = &self.host_infos[self.hosts[h].info_idx];
-        HostCtx {
-            now: self.now,
-            info: hinfo,
-            rng: &mut self.host_rngs[h],
-            int: self.int.as_ref().and_then(|t| t.current()),
-            out: &mut self.emits,
-            rates: &mut self.rate_changes,
-            limits: &mut self.limit_changes,
-            timers: &mut self.timers,
-            backlog: &self.flows,
-            extra_overhead_bytes: &mut self.c.extra_overhead_bytes,
-        }
-    }
-
     /// Run a reaction-point hook of host `h` and carry out what it asked for.
     pub(crate) fn rp_call(&mut self, h: usize, f: impl FnOnce(&mut dyn cm::ReactionPoint, &mut HostCtx)) {
-        if let Some(mut rp) = self.hosts[h].rp.take() {
-            {
-                let mut ctx = self.host_ctx(h);
-                f(rp.as_mut(), &mut ctx);
-            }
-            self.hosts[h].rp = Some(rp);
+        let info_idx = self.hosts[h].info_idx;
+        if let Some(rp) = self.hosts[h].rp.as_mut() {
+            f(rp.as_mut(), &mut host_ctx!(self, h, info_idx));
             self.apply_host_effects(h, true);
         }
     }
