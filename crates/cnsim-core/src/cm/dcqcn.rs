@@ -566,6 +566,9 @@ impl CongestionPoint for DcqcnCp {
 }
 
 impl Reflector for DcqcnNp {
+    fn wants_data(&self, frame: &Frame) -> bool {
+        frame.tag.flags & tag::CE != 0 // an unmarked frame never leads to a CNP
+    }
     fn on_data(&mut self, ctx: &mut HostCtx, frame: &Frame) {
         if frame.tag.flags & tag::CE != 0 && self.should_send(frame.flow.idx(), ctx.now) {
             ctx.send(frame.src, CmMsg { kind: MSG_CNP, flow: frame.flow, cpid: 0, v: [0.0; 3] });

@@ -273,6 +273,12 @@ pub trait ReactionPoint: Send {
 pub trait Reflector: Send {
     /// A data frame was delivered to this host.
     fn on_data(&mut self, _ctx: &mut HostCtx, _frame: &Frame) {}
+    /// Whether [`Self::on_data`] may do anything for `frame` (asked as the frame leaves the last
+    /// switch). When it does not, the engine may count the delivery without an event of its own,
+    /// as for a host without a reflector. Default: every frame.
+    fn wants_data(&self, _frame: &Frame) -> bool {
+        true
+    }
 }
 
 /// A built scheme instance: factories for its parts plus its message-type names.

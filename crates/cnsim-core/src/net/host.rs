@@ -346,15 +346,15 @@ impl Network {
                 let node = self.hosts[h].node;
                 self.schedule(now + d, Event::Feedback { host: node, frame: fr });
             }
-            FrameKind::Data => self.host_deliver_data(h, fr, now, size, flow, transfer, seq, flags),
+            FrameKind::Data => self.host_deliver_data(h, fr, now, size, flow, transfer, seq, flags, true),
         }
     }
 
     /// Data frame `fr` (of `size` bytes, `flow`, `transfer`, TCP `seq`, tag `flags`) reaches host `h`
-    /// at `t`: counted, handed to TCP and the reflector, freed.
+    /// at `t`: counted, handed to TCP and (if `reflect`) the reflector, freed.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn host_deliver_data(&mut self, h: usize, fr: FrameId, t: SimTime, size: u32, flow: FlowId, transfer: u32, seq: u64, flags: u8) {
+    fn host_deliver_data(&mut self, h: usize, fr: FrameId, t: SimTime, size: u32, flow: FlowId, transfer: u32, seq: u64, flags: u8, reflect: bool) {
         self.c.data_delivered.0 += 1;
         self.c.data_delivered.1 += size as u64;
         let warm = t >= self.cfg.warmup_ps;
@@ -375,7 +375,7 @@ impl Network {
         if self.flows[flow.idx()].tcp.is_some() {
             self.tcp_on_data(h, flow, seq, size, flags & tag::CE != 0);
         }
-        if self.hosts[h].reflector.is_some() {
+        if reflect && self.hosts[h].reflector.is_some() {
             self.set_int_current(Some(fr));
             let info_idx = self.hosts[h].info_idx;
             if let Some(rf) = self.hosts[h].reflector.as_mut() {
@@ -388,25 +388,31 @@ impl Network {
     }
 
     /// Frame `fr`, leaving a switch port toward `peer`, arrives there at `t`. A data frame for a
-    /// host that only counts it (no TCP, no reflector) and that arrives within the current
-    /// `run_until` is delivered now, stamped `t`, instead of through an `Arrive` event: nothing
-    /// reads what a delivery changes (counters, throughput bins, transfer ends) before the end of
-    /// the run, so the results are the same; the event is still counted. Returns whether it did.
+    /// host that only counts it (no TCP, no reflector, or a reflector that ignores this frame:
+    /// [`Reflector::wants_data`], e.g. DCQCN's NP and an unmarked frame) and that arrives within
+    /// the current `run_until` is delivered now, stamped `t`, instead of through an `Arrive`
+    /// event: nothing reads what a delivery changes (counters, throughput bins, transfer ends)
+    /// before the end of the run, so the results are the same; the event is still counted.
+    /// Returns whether it did.
     #[inline]
     pub(crate) fn deliver_direct(&mut self, peer: PortId, fr: FrameId, t: SimTime) -> bool {
         if t >= self.run_limit {
             return false;
         }
         let h = self.host_of[self.ports[peer.idx()].node.idx()];
-        if h == NONE_U32 || self.hosts[h as usize].reflector.is_some() {
+        if h == NONE_U32 {
             return false;
         }
         let f = self.frames.get(fr);
         if f.kind != FrameKind::Data || self.flows[f.flow.idx()].tcp.is_some() {
             return false;
         }
+        if self.hosts[h as usize].reflector.as_ref().is_some_and(|rf| rf.wants_data(f)) {
+            return false;
+        }
         let (size, flow, transfer) = (f.size, f.flow, f.transfer);
-        self.host_deliver_data(h as usize, fr, t, size, flow, transfer, 0, 0);
+        // no reflector, or one whose on_data ignores this frame (a no-op left out)
+        self.host_deliver_data(h as usize, fr, t, size, flow, transfer, 0, 0, false);
         self.folded_events += 1;
         true
     }
