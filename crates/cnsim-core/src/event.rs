@@ -161,15 +161,16 @@ impl Lane {
 }
 
 /// Event queue with a (time, class, sequence) total order, in three lanes: the link and
-/// transmitter events (classes 0 and 1 but host wake-ups: frames in flight, transmissions ending,
-/// port wake-ups — few pending, due soon), the host NIC wake-ups (class 1 too), and everything else
-/// (traffic sources, timers, sampling — one or more per source or flow, due later). Each lane is a
-/// sorted run plus a heap ([`Lane`]); the next event is the smallest of their fronts, so the order
-/// is exactly that of one heap, but most events are neither sifted in nor out of one.
+/// transmitter events (classes 0 and 1: frames in flight, transmissions ending, port and NIC
+/// wake-ups — few pending, due soon), the host wake-ups that wait for a rate limiter or a pause
+/// ([`EventQueue::push_wait`], class 1 too), and everything else (traffic sources, timers,
+/// sampling — one or more per source or flow, due later). Each lane is a sorted run plus a heap
+/// ([`Lane`]); the next event is the smallest of their fronts, so the order is exactly that of one
+/// heap (whichever lane an event is put in), but most events are neither sifted in nor out of one.
 ///
-/// The wake-ups have their own lane because a rate limiter's wake-up falls a pacing gap ahead
-/// (≈ 100 µs at 0.1 Gb/s): at the end of the near lane's run it would push every link event
-/// scheduled after it out of the run and into the heap (QCN on fan-in-100: +15 % instructions).
+/// The waiting wake-ups have their own lane because one falls a pacing gap ahead (≈ 100 µs at
+/// 0.1 Gb/s): at the end of the near lane's run it would push every link event scheduled after it
+/// out of the run and into the heap (QCN on fan-in-100: +15 % instructions).
 pub struct EventQueue {
     near: Lane,
     wake: Lane,
@@ -195,12 +196,20 @@ impl EventQueue {
         let class = ev.class();
         let low = (class << 60) | (self.seq & ((1 << 60) - 1));
         let e = Entry { key: ((t as u128) << 64) | low as u128, ev };
-        // the variant is known where an event is made: the compiler folds this choice away
-        match ev {
-            Event::HostWake { .. } => self.wake.push(e),
-            _ if class <= 1 => self.near.push(e),
-            _ => self.far.push(e),
+        if class <= 1 {
+            self.near.push(e)
+        } else {
+            self.far.push(e)
         }
+    }
+    /// Schedule a host's wake-up at `t` that waits for its rate limiter or a pause (in the wake
+    /// lane; [`Self::push`] puts one in the near lane, e.g. the end of the NIC's transmission).
+    #[inline]
+    pub fn push_wait(&mut self, t: SimTime, host: NodeId) {
+        self.seq += 1;
+        let ev = Event::HostWake { host };
+        let low = (ev.class() << 60) | (self.seq & ((1 << 60) - 1));
+        self.wake.push(Entry { key: ((t as u128) << 64) | low as u128, ev })
     }
     /// The lane holding the next event and that event's key (`NO_KEY`: the queue is empty).
     #[inline(always)]
@@ -305,7 +314,10 @@ mod tests {
                     _ => Event::Sample,
                 };
                 seq += 1;
-                q.push(t, ev);
+                match ev {
+                    Event::HostWake { host } if i % 2 == 0 => q.push_wait(t, host), // the wake lane
+                    _ => q.push(t, ev),
+                }
                 reference.push((t, ev.class(), seq, ev));
             } else if let Some((t, ev)) = q.pop_before(now + 25) {
                 reference.sort_by_key(|r| std::cmp::Reverse((r.0, r.1, r.2)));

@@ -99,15 +99,21 @@ impl Iterator for RoundRobin<'_> {
 }
 
 impl Network {
+    /// Make sure host `h`'s NIC looks for work at `t`; `wait`: `t` is when a rate limiter or a
+    /// pause lets it go on (the queue's wake lane), not the end of its transmission.
     #[inline]
-    pub(crate) fn ensure_host_wake(&mut self, h: usize, t: SimTime) {
+    pub(crate) fn ensure_host_wake(&mut self, h: usize, t: SimTime, wait: bool) {
         let w = self.hosts[h].wake_at;
         if w == t || (w < t && w >= self.now) {
             return;
         }
         self.hosts[h].wake_at = t;
         let node = self.hosts[h].node;
-        self.schedule(t, Event::HostWake { host: node });
+        if wait {
+            self.q.push_wait(t, node);
+        } else {
+            self.schedule(t, Event::HostWake { host: node });
+        }
     }
 
     /// A scheduled HostWake event (stale ones are ignored).
@@ -129,7 +135,7 @@ impl Network {
         };
         if busy_until > now {
             if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
-                self.ensure_host_wake(h, busy_until);
+                self.ensure_host_wake(h, busy_until, false);
             }
             return;
         }
@@ -142,7 +148,7 @@ impl Network {
             }
         } else if paused_until > now {
             if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
-                self.ensure_host_wake(h, paused_until);
+                self.ensure_host_wake(h, paused_until, true);
             }
             return;
         }
@@ -158,7 +164,7 @@ impl Network {
         }
         if self.hosts[h].backlogged == 0 {
             if min_blocked != u64::MAX {
-                self.ensure_host_wake(h, min_blocked);
+                self.ensure_host_wake(h, min_blocked, true);
             }
             return;
         }
@@ -186,7 +192,7 @@ impl Network {
         }
         if pick == usize::MAX {
             if min_blocked != u64::MAX {
-                self.ensure_host_wake(h, min_blocked);
+                self.ensure_host_wake(h, min_blocked, true);
             }
             return;
         }
@@ -313,7 +319,7 @@ impl Network {
         self.schedule(arrive, Event::Arrive { port: peer, frame: fr });
         let host = &self.hosts[h];
         if !host.ctrl_q.is_empty() || host.backlogged > 0 {
-            self.ensure_host_wake(h, t_end);
+            self.ensure_host_wake(h, t_end, false);
         }
         t_end
     }
@@ -502,7 +508,7 @@ impl Network {
         } else if had_emits {
             // called from inside host_try_send: the NIC is busy; make sure it wakes
             let t = self.ports[self.hosts[h].port.idx()].busy_until.max(now);
-            self.ensure_host_wake(h, t);
+            self.ensure_host_wake(h, t, false);
         }
     }
 
