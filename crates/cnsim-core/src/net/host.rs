@@ -100,7 +100,7 @@ impl Iterator for RoundRobin<'_> {
 
 impl Network {
     /// Make sure host `h`'s NIC looks for work at `t`; `wait`: `t` is when a rate limiter or a
-    /// pause lets it go on (the queue's wake lane), not the end of its transmission.
+    /// pause lets it go on (the queue's odd lane), not the end of its transmission.
     #[inline]
     pub(crate) fn ensure_host_wake(&mut self, h: usize, t: SimTime, wait: bool) {
         let w = self.hosts[h].wake_at;
