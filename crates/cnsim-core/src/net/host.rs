@@ -201,6 +201,35 @@ impl Network {
         self.host_send_data(h, pid, fid);
     }
 
+    /// Whether `host_try_send(h)` would do nothing now, for a host whose only flow with a frame is
+    /// `fid` and which has no control frame and no PFC: its NIC is busy or paused, or the flow is
+    /// held by its window or its rate limiter, and the wake-up it would ask for is already
+    /// scheduled (the same tests, in the same order, as `host_try_send` and `ensure_host_wake`).
+    /// A rate-limited flow's source adds its frames here without the round robin (QCN).
+    #[inline]
+    pub(crate) fn host_try_send_idle(&self, h: usize, fid: FlowId) -> bool {
+        let (now, host) = (self.now, &self.hosts[h]);
+        if self.pfc_enabled || host.backlogged != 1 || !host.ctrl_q.is_empty() {
+            return false;
+        }
+        let p = &self.ports[host.port.idx()];
+        let f = &self.flows[fid.idx()];
+        debug_assert!(f.has_frame(), "the waiting flow");
+        let t = if p.busy_until > now {
+            p.busy_until
+        } else if p.pause.paused_until > now {
+            p.pause.paused_until
+        } else if f.sent_bytes >= f.send_limit {
+            return true; // held by its window: no wake-up
+        } else if f.next_allowed > now {
+            f.next_allowed
+        } else {
+            return false; // it would be sent now
+        };
+        let w = host.wake_at;
+        w == t || (w < t && w >= now)
+    }
+
     /// A lone frame (no transfer) for UDP flow `fid` of host `h`, which has no frame waiting:
     /// when `host_try_send` would pick it at once — the NIC idle and not paused (no PFC), no
     /// control frame and no other flow waiting, the flow's window and rate limiter open — it is
