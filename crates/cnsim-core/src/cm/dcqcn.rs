@@ -677,6 +677,30 @@ mod tests {
     }
 
     #[test]
+    fn np_wants_only_marked_frames_and_cp_names_its_marking_hook() {
+        // an unmarked frame may be delivered without calling on_data (Reflector::wants_data)
+        let np = DcqcnNp { interval: 50 * US, last_cnp: vec![] };
+        let mut f = data_frame(1, 2, 0, 1000);
+        assert!(!np.wants_data(&f));
+        f.tag.flags |= tag::CE;
+        assert!(np.wants_data(&f));
+        // the CP's hook mask follows where it marks (the other hook is skipped by the engine)
+        for (mark_on, hook) in [(MarkOn::Transmit, crate::cm::cp_hooks::TRANSMIT), (MarkOn::Enqueue, crate::cm::cp_hooks::ENQUEUE)] {
+            let s = Dcqcn { p: Params { mark_on, ..Params::default() } };
+            let info = crate::cm::PortInfo {
+                port: crate::ids::PortId(0),
+                switch: crate::ids::NodeId(0),
+                index: 0,
+                rate_bps: 10_000_000_000,
+                buffer_bytes: 150_000,
+                cpid: 1,
+            };
+            let cp = s.congestion_point(&info).expect("a CP");
+            assert_eq!(cp.hooks(), hook);
+        }
+    }
+
+    #[test]
     fn np_sends_at_most_one_cnp_per_interval() {
         let mut np = DcqcnNp { interval: 50 * US, last_cnp: vec![] };
         assert!(np.should_send(4, 0));
