@@ -568,6 +568,9 @@ impl Cp {
 }
 
 impl CongestionPoint for Cp {
+    fn hooks(&self) -> u8 {
+        super::cp_hooks::ENQUEUE | if self.p.sample_refused { super::cp_hooks::DROP } else { 0 }
+    }
     fn on_enqueue(&mut self, ctx: &mut CpCtx, frame: &mut Frame) {
         if !frame.is_data() {
             return; // control frames are never sampled and do not move the byte counter (§2.2)

@@ -547,6 +547,12 @@ impl DcqcnRp {
 // =================================================================================================
 
 impl CongestionPoint for DcqcnCp {
+    fn hooks(&self) -> u8 {
+        match self.p.mark_on {
+            MarkOn::Enqueue => crate::cm::cp_hooks::ENQUEUE,
+            MarkOn::Transmit => crate::cm::cp_hooks::TRANSMIT,
+        }
+    }
     fn on_enqueue(&mut self, ctx: &mut CpCtx, frame: &mut Frame) {
         if self.p.mark_on == MarkOn::Enqueue {
             self.mark(ctx, frame);
@@ -560,6 +566,9 @@ impl CongestionPoint for DcqcnCp {
 }
 
 impl Reflector for DcqcnNp {
+    fn wants_data(&self, frame: &Frame) -> bool {
+        frame.tag.flags & tag::CE != 0 // an unmarked frame never leads to a CNP
+    }
     fn on_data(&mut self, ctx: &mut HostCtx, frame: &Frame) {
         if frame.tag.flags & tag::CE != 0 && self.should_send(frame.flow.idx(), ctx.now) {
             ctx.send(frame.src, CmMsg { kind: MSG_CNP, flow: frame.flow, cpid: 0, v: [0.0; 3] });
@@ -665,6 +674,30 @@ mod tests {
         c.kind = FrameKind::Control;
         cp.mark(&mut env.ctx(0, 300_000, 1), &mut c);
         assert_eq!(c.tag.flags & tag::CE, 0);
+    }
+
+    #[test]
+    fn np_wants_only_marked_frames_and_cp_names_its_marking_hook() {
+        // an unmarked frame may be delivered without calling on_data (Reflector::wants_data)
+        let np = DcqcnNp { interval: 50 * US, last_cnp: vec![] };
+        let mut f = data_frame(1, 2, 0, 1000);
+        assert!(!np.wants_data(&f));
+        f.tag.flags |= tag::CE;
+        assert!(np.wants_data(&f));
+        // the CP's hook mask follows where it marks (the other hook is skipped by the engine)
+        for (mark_on, hook) in [(MarkOn::Transmit, crate::cm::cp_hooks::TRANSMIT), (MarkOn::Enqueue, crate::cm::cp_hooks::ENQUEUE)] {
+            let s = Dcqcn { p: Params { mark_on, ..Params::default() } };
+            let info = crate::cm::PortInfo {
+                port: crate::ids::PortId(0),
+                switch: crate::ids::NodeId(0),
+                index: 0,
+                rate_bps: 10_000_000_000,
+                buffer_bytes: 150_000,
+                cpid: 1,
+            };
+            let cp = s.congestion_point(&info).expect("a CP");
+            assert_eq!(cp.hooks(), hook);
+        }
     }
 
     #[test]

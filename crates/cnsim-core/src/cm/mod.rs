@@ -213,8 +213,22 @@ impl<'a> HostCtx<'a> {
     }
 }
 
+/// Bits of [`CongestionPoint::hooks`]: which frame hooks a congestion point implements.
+pub mod cp_hooks {
+    pub const ENQUEUE: u8 = 1;
+    pub const DROP: u8 = 2;
+    pub const TRANSMIT: u8 = 4;
+    pub const DEQUEUE: u8 = 8;
+    pub const ALL: u8 = ENQUEUE | DROP | TRANSMIT | DEQUEUE;
+}
+
 /// Congestion point: one per switch egress queue.
 pub trait CongestionPoint: Send {
+    /// The frame hooks this CP implements ([`cp_hooks`] bits); the engine skips calls of the others
+    /// (they would be the no-op defaults). Default: all of them, always correct.
+    fn hooks(&self) -> u8 {
+        cp_hooks::ALL
+    }
     /// A frame (data or control, never PAUSE) was admitted to the queue; `ctx.queue_bytes`
     /// includes it. Sampling schemes decide here; they must not sample control frames.
     fn on_enqueue(&mut self, _ctx: &mut CpCtx, _frame: &mut Frame) {}
@@ -259,6 +273,12 @@ pub trait ReactionPoint: Send {
 pub trait Reflector: Send {
     /// A data frame was delivered to this host.
     fn on_data(&mut self, _ctx: &mut HostCtx, _frame: &Frame) {}
+    /// Whether [`Self::on_data`] may do anything for `frame` (asked as the frame leaves the last
+    /// switch). When it does not, the engine may count the delivery without an event of its own,
+    /// as for a host without a reflector. Default: every frame.
+    fn wants_data(&self, _frame: &Frame) -> bool {
+        true
+    }
 }
 
 /// A built scheme instance: factories for its parts plus its message-type names.

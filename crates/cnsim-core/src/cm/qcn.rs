@@ -413,6 +413,9 @@ fn token(local: usize, gen: u32) -> u64 {
 }
 
 impl CongestionPoint for QcnCp {
+    fn hooks(&self) -> u8 {
+        crate::cm::cp_hooks::ENQUEUE
+    }
     fn on_enqueue(&mut self, ctx: &mut CpCtx, frame: &mut Frame) {
         if !frame.is_data() {
             return; // control frames are never sampled (spec §11)

@@ -264,6 +264,9 @@ impl Network {
         self.c.data_generated.0 += frames;
         self.c.data_generated.1 += frames * f.frame_bytes as u64;
         let h = self.host_of[f.src.idx()] as usize;
+        if had && self.host_try_send_idle(h, fid) {
+            return; // more frames for a flow that already waits: host_try_send would change nothing
+        }
         self.adjust_backlogged(h, fid, had, true);
         self.host_try_send(h);
     }

@@ -13,6 +13,27 @@ use crate::ids::{FlowId, NodeId, PortId};
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
+/// The [`HostCtx`] of host `$h`'s hooks, built from the network's fields rather than by a method,
+/// so that the caller may hold the host's RP or reflector (`hosts[h]`) and the frame being handled
+/// (`frames`) mutably at the same time: no hook can reach those through its context, and the engine
+/// no longer moves the hook out of its slot or copies the frame in and out for each call.
+macro_rules! host_ctx {
+    ($net:ident, $h:expr, $info_idx:expr) => {
+        HostCtx {
+            now: $net.now,
+            info: &$net.host_infos[$info_idx],
+            rng: &mut $net.host_rngs[$h],
+            int: $net.int.as_ref().and_then(|t| t.current()),
+            out: &mut $net.emits,
+            rates: &mut $net.rate_changes,
+            limits: &mut $net.limit_changes,
+            timers: &mut $net.timers,
+            backlog: &$net.flows,
+            extra_overhead_bytes: &mut $net.c.extra_overhead_bytes,
+        }
+    };
+}
+
 /// A host: one NIC port, its flows (round-robin), control-frame FIFO, RP and reflector.
 pub struct Host {
     pub node: NodeId,
@@ -78,15 +99,21 @@ impl Iterator for RoundRobin<'_> {
 }
 
 impl Network {
+    /// Make sure host `h`'s NIC looks for work at `t`; `wait`: `t` is when a rate limiter or a
+    /// pause lets it go on (the queue's odd lane), not the end of its transmission.
     #[inline]
-    pub(crate) fn ensure_host_wake(&mut self, h: usize, t: SimTime) {
+    pub(crate) fn ensure_host_wake(&mut self, h: usize, t: SimTime, wait: bool) {
         let w = self.hosts[h].wake_at;
         if w == t || (w < t && w >= self.now) {
             return;
         }
         self.hosts[h].wake_at = t;
         let node = self.hosts[h].node;
-        self.schedule(t, Event::HostWake { host: node });
+        if wait {
+            self.q.push_wait(t, node);
+        } else {
+            self.schedule(t, Event::HostWake { host: node });
+        }
     }
 
     /// A scheduled HostWake event (stale ones are ignored).
@@ -108,7 +135,7 @@ impl Network {
         };
         if busy_until > now {
             if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
-                self.ensure_host_wake(h, busy_until);
+                self.ensure_host_wake(h, busy_until, false);
             }
             return;
         }
@@ -121,7 +148,7 @@ impl Network {
             }
         } else if paused_until > now {
             if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
-                self.ensure_host_wake(h, paused_until);
+                self.ensure_host_wake(h, paused_until, true);
             }
             return;
         }
@@ -137,7 +164,7 @@ impl Network {
         }
         if self.hosts[h].backlogged == 0 {
             if min_blocked != u64::MAX {
-                self.ensure_host_wake(h, min_blocked);
+                self.ensure_host_wake(h, min_blocked, true);
             }
             return;
         }
@@ -165,13 +192,42 @@ impl Network {
         }
         if pick == usize::MAX {
             if min_blocked != u64::MAX {
-                self.ensure_host_wake(h, min_blocked);
+                self.ensure_host_wake(h, min_blocked, true);
             }
             return;
         }
         self.hosts[h].rr_next = if pick + 1 == n { 0 } else { pick + 1 };
         let fid = self.hosts[h].flows[pick];
         self.host_send_data(h, pid, fid);
+    }
+
+    /// Whether `host_try_send(h)` would do nothing now, for a host whose only flow with a frame is
+    /// `fid` and which has no control frame and no PFC: its NIC is busy or paused, or the flow is
+    /// held by its window or its rate limiter, and the wake-up it would ask for is already
+    /// scheduled (the same tests, in the same order, as `host_try_send` and `ensure_host_wake`).
+    /// A rate-limited flow's source adds its frames here without the round robin (QCN).
+    #[inline]
+    pub(crate) fn host_try_send_idle(&self, h: usize, fid: FlowId) -> bool {
+        let (now, host) = (self.now, &self.hosts[h]);
+        if self.pfc_enabled || host.backlogged != 1 || !host.ctrl_q.is_empty() {
+            return false;
+        }
+        let p = &self.ports[host.port.idx()];
+        let f = &self.flows[fid.idx()];
+        debug_assert!(f.has_frame(), "the waiting flow");
+        let t = if p.busy_until > now {
+            p.busy_until
+        } else if p.pause.paused_until > now {
+            p.pause.paused_until
+        } else if f.sent_bytes >= f.send_limit {
+            return true; // held by its window: no wake-up
+        } else if f.next_allowed > now {
+            f.next_allowed
+        } else {
+            return false; // it would be sent now
+        };
+        let w = host.wake_at;
+        w == t || (w < t && w >= now)
     }
 
     /// A lone frame (no transfer) for UDP flow `fid` of host `h`, which has no frame waiting:
@@ -244,16 +300,11 @@ impl Network {
             int.reset(fr);
         }
         let mut size = size;
-        if self.hosts[h].rp.is_some() {
-            let mut rp = self.hosts[h].rp.take().expect("checked");
-            {
-                let mut frame = *self.frames.get(fr);
-                let mut ctx = self.host_ctx(h);
-                rp.on_transmit(&mut ctx, local, &mut frame);
-                *self.frames.get_mut(fr) = frame;
-            }
-            self.hosts[h].rp = Some(rp);
-            size = self.frames.get(fr).size;
+        let info_idx = self.hosts[h].info_idx;
+        if let Some(rp) = self.hosts[h].rp.as_mut() {
+            let frame = self.frames.get_mut(fr);
+            rp.on_transmit(&mut host_ctx!(self, h, info_idx), local, frame);
+            size = frame.size;
         }
         {
             let f = &mut self.flows[fid.idx()];
@@ -297,7 +348,7 @@ impl Network {
         self.schedule(arrive, Event::Arrive { port: peer, frame: fr });
         let host = &self.hosts[h];
         if !host.ctrl_q.is_empty() || host.backlogged > 0 {
-            self.ensure_host_wake(h, t_end);
+            self.ensure_host_wake(h, t_end, false);
         }
         t_end
     }
@@ -330,15 +381,15 @@ impl Network {
                 let node = self.hosts[h].node;
                 self.schedule(now + d, Event::Feedback { host: node, frame: fr });
             }
-            FrameKind::Data => self.host_deliver_data(h, fr, now, size, flow, transfer, seq, flags),
+            FrameKind::Data => self.host_deliver_data(h, fr, now, size, flow, transfer, seq, flags, true),
         }
     }
 
     /// Data frame `fr` (of `size` bytes, `flow`, `transfer`, TCP `seq`, tag `flags`) reaches host `h`
-    /// at `t`: counted, handed to TCP and the reflector, freed.
+    /// at `t`: counted, handed to TCP and (if `reflect`) the reflector, freed.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn host_deliver_data(&mut self, h: usize, fr: FrameId, t: SimTime, size: u32, flow: FlowId, transfer: u32, seq: u64, flags: u8) {
+    fn host_deliver_data(&mut self, h: usize, fr: FrameId, t: SimTime, size: u32, flow: FlowId, transfer: u32, seq: u64, flags: u8, reflect: bool) {
         self.c.data_delivered.0 += 1;
         self.c.data_delivered.1 += size as u64;
         let warm = t >= self.cfg.warmup_ps;
@@ -359,15 +410,12 @@ impl Network {
         if self.flows[flow.idx()].tcp.is_some() {
             self.tcp_on_data(h, flow, seq, size, flags & tag::CE != 0);
         }
-        if self.hosts[h].reflector.is_some() {
-            let mut rf = self.hosts[h].reflector.take().expect("checked");
-            let frame = *self.frames.get(fr);
+        if reflect && self.hosts[h].reflector.is_some() {
             self.set_int_current(Some(fr));
-            {
-                let mut ctx = self.host_ctx(h);
-                rf.on_data(&mut ctx, &frame);
+            let info_idx = self.hosts[h].info_idx;
+            if let Some(rf) = self.hosts[h].reflector.as_mut() {
+                rf.on_data(&mut host_ctx!(self, h, info_idx), self.frames.get(fr));
             }
-            self.hosts[h].reflector = Some(rf);
             self.apply_host_effects(h, true);
             self.set_int_current(None);
         }
@@ -375,25 +423,31 @@ impl Network {
     }
 
     /// Frame `fr`, leaving a switch port toward `peer`, arrives there at `t`. A data frame for a
-    /// host that only counts it (no TCP, no reflector) and that arrives within the current
-    /// `run_until` is delivered now, stamped `t`, instead of through an `Arrive` event: nothing
-    /// reads what a delivery changes (counters, throughput bins, transfer ends) before the end of
-    /// the run, so the results are the same; the event is still counted. Returns whether it did.
+    /// host that only counts it (no TCP, no reflector, or a reflector that ignores this frame:
+    /// [`Reflector::wants_data`], e.g. DCQCN's NP and an unmarked frame) and that arrives within
+    /// the current `run_until` is delivered now, stamped `t`, instead of through an `Arrive`
+    /// event: nothing reads what a delivery changes (counters, throughput bins, transfer ends)
+    /// before the end of the run, so the results are the same; the event is still counted.
+    /// Returns whether it did.
     #[inline]
     pub(crate) fn deliver_direct(&mut self, peer: PortId, fr: FrameId, t: SimTime) -> bool {
         if t >= self.run_limit {
             return false;
         }
         let h = self.host_of[self.ports[peer.idx()].node.idx()];
-        if h == NONE_U32 || self.hosts[h as usize].reflector.is_some() {
+        if h == NONE_U32 {
             return false;
         }
         let f = self.frames.get(fr);
         if f.kind != FrameKind::Data || self.flows[f.flow.idx()].tcp.is_some() {
             return false;
         }
+        if self.hosts[h as usize].reflector.as_ref().is_some_and(|rf| rf.wants_data(f)) {
+            return false;
+        }
         let (size, flow, transfer) = (f.size, f.flow, f.transfer);
-        self.host_deliver_data(h as usize, fr, t, size, flow, transfer, 0, 0);
+        // no reflector, or one whose on_data ignores this frame (a no-op left out)
+        self.host_deliver_data(h as usize, fr, t, size, flow, transfer, 0, 0, false);
         self.folded_events += 1;
         true
     }
@@ -422,30 +476,11 @@ impl Network {
         self.rp_call(h, |rp, ctx| rp.on_timer(ctx, token));
     }
 
-    fn host_ctx(&mut self, h: usize) -> HostCtx<'_> {
-        let hinfo = &self.host_infos[self.hosts[h].info_idx];
-        HostCtx {
-            now: self.now,
-            info: hinfo,
-            rng: &mut self.host_rngs[h],
-            int: self.int.as_ref().and_then(|t| t.current()),
-            out: &mut self.emits,
-            rates: &mut self.rate_changes,
-            limits: &mut self.limit_changes,
-            timers: &mut self.timers,
-            backlog: &self.flows,
-            extra_overhead_bytes: &mut self.c.extra_overhead_bytes,
-        }
-    }
-
     /// Run a reaction-point hook of host `h` and carry out what it asked for.
     pub(crate) fn rp_call(&mut self, h: usize, f: impl FnOnce(&mut dyn cm::ReactionPoint, &mut HostCtx)) {
-        if let Some(mut rp) = self.hosts[h].rp.take() {
-            {
-                let mut ctx = self.host_ctx(h);
-                f(rp.as_mut(), &mut ctx);
-            }
-            self.hosts[h].rp = Some(rp);
+        let info_idx = self.hosts[h].info_idx;
+        if let Some(rp) = self.hosts[h].rp.as_mut() {
+            f(rp.as_mut(), &mut host_ctx!(self, h, info_idx));
             self.apply_host_effects(h, true);
         }
     }
@@ -502,7 +537,7 @@ impl Network {
         } else if had_emits {
             // called from inside host_try_send: the NIC is busy; make sure it wakes
             let t = self.ports[self.hosts[h].port.idx()].busy_until.max(now);
-            self.ensure_host_wake(h, t);
+            self.ensure_host_wake(h, t, false);
         }
     }
 

@@ -7,6 +7,7 @@
 //! frame (the receiver drains slowly); MAC-control frames may use the gaps (spec §1.6, OG-LINK).
 
 use super::{Network, NONE_U32};
+use crate::cm::cp_hooks;
 use crate::event::Event;
 use crate::flowctl::{PfcPort, PortPause};
 use crate::frame::{Frame, FrameId, FrameKind, Tag};
@@ -253,10 +254,9 @@ impl Network {
         let wire = self.cfg.wire_overhead_bytes as u64;
         let p = &self.ports[pid.idx()];
         let (line, service) = (p.rate_bps, p.service_bps);
-        if self.cps[pid.idx()].is_some() {
-            let mut frame = *self.frames.get(head);
-            self.cp_call(pid, |cp, ctx| cp.on_transmit(ctx, &mut frame));
-            *self.frames.get_mut(head) = frame;
+        if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::TRANSMIT) {
+            cp.on_transmit(&mut ctx, frames.get_mut(head));
+            self.cp_emits(pid);
         }
         let size = self.frames.get(head).size as u64;
         if let Some(int) = self.int.as_mut() {
@@ -317,9 +317,9 @@ impl Network {
                 self.switches[s].cells[c] -= size;
             }
             self.switches[s].total_bytes -= size;
-            if self.cps[pid.idx()].is_some() {
-                let frame = *self.frames.get(fr);
-                self.cp_call(pid, |cp, ctx| cp.on_dequeue(ctx, &frame));
+            if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::DEQUEUE) {
+                cp.on_dequeue(&mut ctx, frames.get(fr));
+                self.cp_emits(pid);
             }
             if self.pfc_enabled {
                 self.pfc_dequeued(s, ingress, prio, size);

@@ -6,7 +6,8 @@
 
 use super::buffer::{admit, DropReason};
 use super::{Network, NONE_U32};
-use crate::cm::{self, CpCtx};
+use crate::cm::{self, cp_hooks, CpCtx};
+use crate::frame::FramePool;
 use crate::flowctl::SwitchPause;
 use crate::frame::{tag, FrameId, FrameKind};
 use crate::ids::{NodeId, PortId};
@@ -161,9 +162,9 @@ impl Network {
             if pfc && reason == DropReason::HeadroomFull {
                 self.pfc_headroom_drop(in_port, prio);
             }
-            if self.cps[out.idx()].is_some() {
-                let frame = *self.frames.get(fr);
-                self.cp_call(out, |cp, ctx| cp.on_drop(ctx, &frame));
+            if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::DROP) {
+                cp.on_drop(&mut ctx, frames.get(fr));
+                self.cp_emits(out);
             }
             self.drop_frame(s, out, fr, reason);
             return;
@@ -204,10 +205,9 @@ impl Network {
         if pfc {
             self.pfc_enqueued(s, in_port, out, prio, size, head);
         }
-        if self.cps[out.idx()].is_some() {
-            let mut frame = *self.frames.get(fr);
-            self.cp_call(out, |cp, ctx| cp.on_enqueue(ctx, &mut frame));
-            *self.frames.get_mut(fr) = frame;
+        if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::ENQUEUE) {
+            cp.on_enqueue(&mut ctx, frames.get_mut(fr));
+            self.cp_emits(out);
         }
         if self.pause_enabled && !pfc {
             self.pause_check(s, out, in_port);
@@ -215,42 +215,61 @@ impl Network {
         self.port_try_send(out);
     }
 
-    /// Run a congestion-point hook of `port`, then send the control frames it asked for (they are
-    /// routed, admitted and queued like any frame the switch originates).
+    /// What a hook of `port`'s congestion point needs, borrowed apart: the CP, its context and the
+    /// frame pool (the frame handled is passed in place, not copied in and out). `None` when the
+    /// port has no CP or its CP does not implement `hook` (a [`cp_hooks`] bit): the call is skipped.
+    #[inline(always)]
+    pub(crate) fn cp_parts(&mut self, port: PortId, hook: u8) -> Option<(&mut dyn cm::CongestionPoint, CpCtx<'_>, &mut FramePool)> {
+        let cp = self.cps[port.idx()].as_mut()?;
+        if cp.hooks() & hook == 0 {
+            return None;
+        }
+        let p = &self.ports[port.idx()];
+        let ctx = CpCtx {
+            now: self.now,
+            queue_bytes: p.q_bytes,
+            service_rate_bps: p.service_bps,
+            rng: &mut self.cp_rngs[port.idx()],
+            out: &mut self.emits,
+            hosts: &self.host_nodes,
+            sources: &self.source_nodes,
+        };
+        Some((cp.as_mut(), ctx, &mut self.frames))
+    }
+
+    /// Run a congestion-point hook of `port`, then send the control frames it asked for.
     pub(crate) fn cp_call(&mut self, port: PortId, f: impl FnOnce(&mut dyn cm::CongestionPoint, &mut CpCtx)) {
-        if let Some(mut cp) = self.cps[port.idx()].take() {
-            {
-                let p = &self.ports[port.idx()];
-                let mut ctx = CpCtx {
-                    now: self.now,
-                    queue_bytes: p.q_bytes,
-                    service_rate_bps: p.service_bps,
-                    rng: &mut self.cp_rngs[port.idx()],
-                    out: &mut self.emits,
-                    hosts: &self.host_nodes,
-                    sources: &self.source_nodes,
-                };
-                f(cp.as_mut(), &mut ctx);
-            }
-            self.cps[port.idx()] = Some(cp);
-            if !self.emits.is_empty() {
-                let node = self.ports[port.idx()].node;
-                let s = self.switch_of[node.idx()] as usize;
-                let emits = std::mem::take(&mut self.emits);
-                for e in &emits {
-                    let fr = self.new_control_frame(node, *e);
-                    if e.dst.is_none() {
-                        self.flood(s, fr, PortId::NONE);
-                    } else {
-                        let key = ((node.0 as u64) << 32) | e.dst.0 as u64 | 1 << 63;
-                        let out = self.out_port(s, e.dst, key);
-                        self.switch_enqueue(s, out, fr, PortId::NONE);
-                    }
-                }
-                self.emits = emits;
-                self.emits.clear();
+        if let Some((cp, mut ctx, _)) = self.cp_parts(port, cp_hooks::ALL) {
+            f(cp, &mut ctx);
+            self.cp_emits(port);
+        }
+    }
+
+    /// Send the control frames a hook of `port`'s CP asked for (they are routed, admitted and
+    /// queued like any frame the switch originates).
+    #[inline(always)]
+    pub(crate) fn cp_emits(&mut self, port: PortId) {
+        if !self.emits.is_empty() {
+            self.cp_emits_slow(port)
+        }
+    }
+
+    fn cp_emits_slow(&mut self, port: PortId) {
+        let node = self.ports[port.idx()].node;
+        let s = self.switch_of[node.idx()] as usize;
+        let emits = std::mem::take(&mut self.emits);
+        for e in &emits {
+            let fr = self.new_control_frame(node, *e);
+            if e.dst.is_none() {
+                self.flood(s, fr, PortId::NONE);
+            } else {
+                let key = ((node.0 as u64) << 32) | e.dst.0 as u64 | 1 << 63;
+                let out = self.out_port(s, e.dst, key);
+                self.switch_enqueue(s, out, fr, PortId::NONE);
             }
         }
+        self.emits = emits;
+        self.emits.clear();
     }
 }
 
