@@ -112,6 +112,15 @@ pub struct Observer {
 
 impl Observer {
     pub fn new(ir: &Ir, net: &Network) -> Self {
+        // RP-rate rows of the whole run (or of one streamed chunk), reserved once instead of grown
+        // by doubling: with CM on, the default observation's largest series
+        let rp_rows = if net.has_rp {
+            let samples = ir.duration_ps / ir.observe.sample_interval_ps.max(1) + 1;
+            let flows = net.flows.len().min(ir.observe.flow_series.map_or(usize::MAX, |n| n as usize)) as u64;
+            (samples * flows).min(1 << 18) as usize
+        } else {
+            0
+        };
         let queue_ports: Vec<PortId> = (0..net.ports.len())
             .filter(|&i| net.is_switch(net.ports[i].node))
             .map(|i| PortId(i as u32))
@@ -123,9 +132,9 @@ impl Observer {
             q_threshold: net.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(1).max(1),
             queue_ports,
             sample_t: Vec::new(),
-            r_t: Vec::new(),
-            r_flow: Vec::new(),
-            r_rate: Vec::new(),
+            r_t: Vec::with_capacity(rp_rows),
+            r_flow: Vec::with_capacity(rp_rows),
+            r_rate: Vec::with_capacity(rp_rows),
             p_samples: Vec::new(),
             tcp_t: Vec::new(),
             tcp_flow: Vec::new(),
