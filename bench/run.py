@@ -51,10 +51,11 @@ WORKLOADS = {
 # on fan-in-100, all through the Python API with default observation
 EXTRA = {
     "parking-lot (3 switches, BCN)": {"scenario": "scenarios/seed-000/parking-lot-bcn.toml", "ms": 100.0},
-    "fan-in-100, cm none": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "none"},
-    "fan-in-100, cm bcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "bcn"},
-    "fan-in-100, cm qcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "qcn"},
-    "fan-in-100, cm dcqcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "dcqcn"},
+    # the CM-cost rows are compared with each other: rep_factor times --reps runs each, in turn
+    "fan-in-100, cm none": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "none", "rep_factor": 3},
+    "fan-in-100, cm bcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "bcn", "rep_factor": 3},
+    "fan-in-100, cm qcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "qcn", "rep_factor": 3},
+    "fan-in-100, cm dcqcn": {"n": 100, "rate_gbps": 0.2, "ms": 200.0, "scheme": "dcqcn", "rep_factor": 3},
     "incast 32, UDP CBR 2:1": {"n": 32, "rate_gbps": 0.625, "ms": 100.0},
     "incast 32, TCP NewReno": {"n": 32, "rate_gbps": 0.625, "ms": 100.0, "transport": "tcp"},
     "incast 32, DCTCP (K 97.5 KB)": {"n": 32, "rate_gbps": 0.625, "ms": 100.0, "transport": "dctcp"},
@@ -326,7 +327,7 @@ def render(result: dict) -> str:
             m = e["median"]
             cost = ""
             if base and label.startswith("fan-in-100, cm ") and label != "fan-in-100, cm none":
-                cost = f"  (run time {m['run_s'] / base['run_s']:.2f}x cm none)"
+                cost = f"  (run time {m['run_s'] / base['run_s']:.2f}x cm none; medians of {len(e['runs'])} runs in turn)"
             lines.append(f"{label:<52} {si(m['pkts_per_s']):>10} {si(m['events_per_s']):>10} "
                          f"{m['max_rss_kb'] / 1024:>6.1f} MB {m['run_s']:>7.3f} {m['process_wall_s']:>9.2f}{cost}")
     lines.append("(reference figures: shared/bench/README.md, wall time incl. setup, medians of "
@@ -488,18 +489,25 @@ def main(argv: list[str] | None = None) -> int:
                         entry["agreement"] = agreement(a, b)
                         ok = ok and entry["agreement"]["ok"]
     if "cnsim-obs" in prefixes and "cnsim-obs" not in errors and not args.no_extra:
+        # the rows in turn, one repetition of each per round, so that a slow spell of the machine
+        # falls on every row alike (the CM-cost ratios compare rows with each other)
         result["extra"] = {}
-        for label, wl in EXTRA.items():
-            wl = dict(wl, ms=wl["ms"] * args.scale)
-            reps = []
-            for rep in range(args.reps):
+        extra_reps = {label: args.reps * wl.get("rep_factor", 1) for label, wl in EXTRA.items()}
+        extra_runs: dict[str, list[dict]] = {label: [] for label in EXTRA}
+        for rep in range(max(extra_reps.values(), default=0)):
+            for label, wl in EXTRA.items():
+                if rep >= extra_reps[label] or label in result["extra"]:
+                    continue
+                wl = {k: v for k, v in wl.items() if k != "rep_factor"}
+                wl["ms"] = wl["ms"] * args.scale
                 try:
-                    reps.append(measure("cnsim-obs", prefixes["cnsim-obs"], wl, args.seed, args.timeout))
+                    extra_runs[label].append(measure("cnsim-obs", prefixes["cnsim-obs"], wl, args.seed, args.timeout))
                 except (RuntimeError, ValueError, OSError) as e:
                     result["extra"][label] = {"error": str(e).splitlines()[0]}
-                    break
-                log(f"rep {rep + 1}/{args.reps} {label}: {si(reps[-1]['pkts_per_s'])} pkts/s")
-            else:
+                    continue
+                log(f"rep {rep + 1}/{extra_reps[label]} {label}: {si(extra_runs[label][-1]['pkts_per_s'])} pkts/s")
+        for label, reps in extra_runs.items():
+            if label not in result["extra"] and reps:
                 result["extra"][label] = {"median": median_of(reps), "runs": reps}
     result["ok"] = ok
 
