@@ -217,11 +217,12 @@ impl Network {
 
     /// What a hook of `port`'s congestion point needs, borrowed apart: the CP, its context and the
     /// frame pool (the frame handled is passed in place, not copied in and out). `None` when the
-    /// port has no CP or its CP does not implement `hook` (a [`cp_hooks`] bit): the call is skipped.
+    /// port has no CP or, for a frame hook (`hook`, a [`cp_hooks`] bit; 0 = not a frame hook, e.g.
+    /// the periodic tick), its CP does not implement it: the call is skipped.
     #[inline(always)]
     pub(crate) fn cp_parts(&mut self, port: PortId, hook: u8) -> Option<(&mut dyn cm::CongestionPoint, CpCtx<'_>, &mut FramePool)> {
         let cp = self.cps[port.idx()].as_mut()?;
-        if cp.hooks() & hook == 0 {
+        if hook != 0 && cp.hooks() & hook == 0 {
             return None;
         }
         let p = &self.ports[port.idx()];
@@ -237,9 +238,10 @@ impl Network {
         Some((cp.as_mut(), ctx, &mut self.frames))
     }
 
-    /// Run a congestion-point hook of `port`, then send the control frames it asked for.
+    /// Run a hook of `port`'s congestion point that is not a frame hook (the periodic tick: called
+    /// whatever [`cm::CongestionPoint::hooks`] says), then send the control frames it asked for.
     pub(crate) fn cp_call(&mut self, port: PortId, f: impl FnOnce(&mut dyn cm::CongestionPoint, &mut CpCtx)) {
-        if let Some((cp, mut ctx, _)) = self.cp_parts(port, cp_hooks::ALL) {
+        if let Some((cp, mut ctx, _)) = self.cp_parts(port, 0) {
             f(cp, &mut ctx);
             self.cp_emits(port);
         }
