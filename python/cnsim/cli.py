@@ -58,7 +58,7 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+def _app_options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="print the version and exit")) -> None:
     """cnsim — packet-level simulator of congestion management in data-center Ethernet."""
 
@@ -363,13 +363,13 @@ def _terminate(signum, frame) -> None:  # noqa: ARG001 — signal handler signat
 def main() -> None:
     """Console entry point (``cnsim``)."""
     try:
-        _main()
+        _run_app()
     except SystemExit as exc:
         _exit(exc.code)
     _exit(0)
 
 
-def _main() -> None:
+def _run_app() -> None:
     import signal
 
     # pydantic looks for plugins in every installed distribution's entry points when it builds the

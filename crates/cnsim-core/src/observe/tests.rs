@@ -1,0 +1,145 @@
+//! Tests of `observe` (kept apart from the module's code).
+
+#[test]
+fn queue_quantiles_read_the_time_at_occupancy_histogram() {
+    // 50 % of the time empty (bucket 0), 40 % in bucket 2 (128–192 B), 10 % in bucket 9
+    let mut hist = vec![0u64; 10];
+    hist[0] = 500;
+    hist[2] = 400;
+    hist[9] = 100;
+    let q = hist_quantiles(&hist, 600);
+    let at = |x: f64| q[QUEUE_QUANTILES.iter().position(|&v| v == x).unwrap()];
+    assert_eq!((at(0.1), at(0.5)), (64, 64), "half the time in the first bucket");
+    assert_eq!((at(0.75), at(0.9)), (192, 192));
+    assert_eq!((at(0.95), at(0.99), at(1.0)), (600, 600, 600), "capped at the largest occupancy");
+    assert!(q.windows(2).all(|w| w[0] <= w[1]), "a CDF is monotone");
+    assert_eq!(hist_quantiles(&[], 0), vec![0; QUEUE_QUANTILES.len()]);
+}
+
+use super::*;
+use crate::ir::*;
+use crate::Simulation;
+
+const US: u64 = 1_000_000;
+const MS: u64 = 1_000_000_000;
+
+/// Three 5-Gb/s CBR senders into one 10-Gb/s port, starting at 2 ms: the bottleneck queue is
+/// first recorded in a later chunk than the run's first ones.
+fn late_fan_in() -> Ir {
+    let host = |n: &str| NodeIr::Host { name: n.into(), response_delay_ps: US };
+    let mut nodes = vec![
+        NodeIr::Switch {
+            name: "sw".into(),
+            latency_ps: US,
+            buffer: BufferIr::Egress { egress_bytes: 60_000 },
+            pause: PauseIr::None,
+            ecn_threshold_bytes: None,
+        },
+        host("rx"),
+    ];
+    let link = |a, b| LinkIr { a, b, rate_bps: 10_000_000_000, prop_ps: US / 2 };
+    let (mut links, mut flows, mut sources) = (vec![link(0, 1)], vec![], vec![]);
+    for i in 0..3u32 {
+        nodes.push(host(&format!("s{i}")));
+        links.push(link(2 + i, 0));
+        flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
+        sources.push(SourceIr {
+            stream_id: i as u64,
+            flows: vec![i],
+            start_ps: 2 * MS,
+            stop_ps: u64::MAX,
+            gate: None,
+            process: ProcessIr::Cbr { interval_ps: 2_400_000, phase_ps: 0, random_phase: true },
+        });
+    }
+    Ir {
+        name: "late".into(),
+        duration_ps: 5 * MS,
+        warmup_ps: 0,
+        seed: 3,
+        replication: 0,
+        control_frame_bytes: 64,
+        wire_overhead_bytes: 0,
+        nodes,
+        links,
+        flows,
+        sources,
+        hotspots: vec![],
+        cm: CmIr { scheme: "none".into(), params: serde_json::Value::Null },
+        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None },
+        ecmp: false,
+        pause_watchdog: None,
+    }
+}
+
+fn col<'a>(t: &'a Table, name: &str) -> &'a Column {
+    &t.columns.iter().find(|(n, _)| *n == name).expect("column").1
+}
+
+#[test]
+fn drained_chunks_hold_the_rows_of_an_undrained_run_and_nothing_stays_buffered() {
+    let whole = Simulation::new(late_fan_in()).unwrap().run().unwrap();
+    let mut sim = Simulation::new(late_fan_in()).unwrap();
+    let mut chunks = Vec::new();
+    let mut step = 0;
+    loop {
+        step += 1;
+        let done = sim.run_until(step * MS / 2);
+        // 0.5 ms = 50 samples; 4 switch ports: at most 200 rows wait for a drain
+        assert!(sim.buffered_rows() <= 50 * 4, "{} rows buffered", sim.buffered_rows());
+        if done {
+            break;
+        }
+        chunks.push(sim.drain_series());
+        assert_eq!(sim.buffered_rows(), 0);
+    }
+    chunks.push(sim.finish().unwrap().tables);
+    // the bottleneck queue starts after the first chunks: they hold no queue rows
+    let q_rows = |t: &Vec<Table>| col(t.iter().find(|t| t.name == "queue_ts").unwrap(), "t_s").len();
+    assert_eq!(q_rows(&chunks[0]), 0);
+    assert!(q_rows(chunks.last().unwrap()) > 0);
+    // whole-run rows = chunk rows, with zeros where a queue had not started yet
+    let whole_q = whole.table("queue_ts").unwrap();
+    let (wt, wq, wb) = match (col(whole_q, "t_s"), col(whole_q, "queue"), col(whole_q, "bytes")) {
+        (Column::F64(t), Column::U32(q), Column::U64(b)) => (t, q, b),
+        _ => panic!("column types"),
+    };
+    let mut got = std::collections::BTreeMap::new();
+    for c in &chunks {
+        let t = c.iter().find(|t| t.name == "queue_ts").unwrap();
+        if let (Column::F64(ts), Column::U32(q), Column::U64(b)) = (col(t, "t_s"), col(t, "queue"), col(t, "bytes")) {
+            for i in 0..ts.len() {
+                got.insert((ts[i].to_bits(), q[i]), b[i]);
+            }
+        }
+    }
+    assert!(wb.iter().any(|&b| b > 0));
+    let mut filled = 0;
+    for i in 0..wt.len() {
+        match got.get(&(wt[i].to_bits(), wq[i])) {
+            Some(&b) => assert_eq!(b, wb[i]),
+            None => {
+                assert_eq!(wb[i], 0, "a missing row is a zero of a queue not yet started");
+                filled += 1;
+            }
+        }
+    }
+    assert!(filled > 0);
+    assert_eq!(got.len() + filled, wt.len());
+    // the per-flow tables do not change
+    for name in ["flow_tp", "throughput_ts", "queues", "links", "flows", "fct"] {
+        assert_eq!(whole.table(name), chunks.last().unwrap().iter().find(|t| t.name == name), "{name}");
+    }
+    // flow_tp taken a few flows at a time: the same rows in the same order
+    let parts = [sim.flow_tp_rows(0, 2), sim.flow_tp_rows(2, 5)];
+    let whole_tp = whole.table("flow_tp").unwrap();
+    for (k, (name, c)) in whole_tp.columns.iter().enumerate() {
+        let joined = match (&parts[0].columns[k].1, &parts[1].columns[k].1) {
+            (Column::F64(a), Column::F64(b)) => Column::F64([a.as_slice(), b].concat()),
+            (Column::U32(a), Column::U32(b)) => Column::U32([a.as_slice(), b].concat()),
+            _ => panic!("column types"),
+        };
+        assert_eq!(&joined, c, "{name}");
+    }
+    assert_eq!(col(&parts[1], "flow").len(), 1 * 50, "one flow left after the first two, 50 bins");
+}
