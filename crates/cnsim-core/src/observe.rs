@@ -94,6 +94,8 @@ pub struct Observer {
     /// Flows with an RP-rate series: the first `flow_limit` flows when the network has reaction
     /// points, else none.
     pub rp_flows: usize,
+    /// (source host, local index) of each of those flows, looked up once.
+    rp_of: Vec<(u32, u32)>,
     /// Paused state per port at each sample, kept only for ports seen paused at a sample (the
     /// others stayed unpaused: one bit per sample each, allocated when first paused, with the
     /// earlier samples as zeros — memory grows with the ports that pause, not with every port).
@@ -135,6 +137,7 @@ impl Observer {
             sample_t: Vec::new(),
             r_rate: Vec::with_capacity(rp_rows),
             rp_flows,
+            rp_of: net.flows[..rp_flows].iter().map(|f| (net.host_of[f.src.idx()], f.local)).collect(),
             p_samples: Vec::new(),
             tcp_t: Vec::new(),
             tcp_flow: Vec::new(),
@@ -158,9 +161,9 @@ impl Observer {
         self.sample_t.push(t);
         let queue_bytes = |p: PortId| net.ports[p.idx()].q_bytes;
         self.q_track.sample(k, self.q_threshold, &self.queue_ports, &net.q_watch, queue_bytes, &mut self.q_samples);
-        for f in &net.flows[..self.rp_flows] {
-            let h = &net.hosts[net.host_of[f.src.idx()] as usize];
-            self.r_rate.push(h.rp.as_ref().and_then(|rp| rp.rate_bps(f.local)).unwrap_or(f64::NAN));
+        for &(h, local) in &self.rp_of {
+            let rp = net.hosts[h as usize].rp.as_ref();
+            self.r_rate.push(rp.and_then(|rp| rp.rate_bps(local)).unwrap_or(f64::NAN));
         }
         for &fi in &self.tcp_flows {
             let s = &net.flows[fi as usize].tcp.as_ref().expect("tcp flow").sender;
