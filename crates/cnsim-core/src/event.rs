@@ -104,9 +104,10 @@ impl Default for Lane {
 }
 
 impl Lane {
-    /// The key and the event come apart (in registers) rather than as one 32-byte `Entry` in
-    /// memory: the caller's two 8-byte stores of the key read back as one 16-byte load cost a
-    /// store-forwarding stall on every push.
+    /// The key and the event come apart rather than as one 32-byte `Entry` built on the caller's
+    /// stack, and the push is inlined where the event is made, so the entry is written straight
+    /// into the run: an out-of-line push reloaded the key the caller had just stored as two 8-byte
+    /// words with one 16-byte load (a store-forwarding stall on every scheduled event).
     #[inline(always)]
     fn push(&mut self, key: u128, ev: Event) {
         if key < self.min {
