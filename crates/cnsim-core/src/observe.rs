@@ -87,9 +87,15 @@ pub struct Observer {
     /// One largest data frame: queues that only ever hold control frames (BCN, CNM, ACK) at the
     /// sample instants are not recorded.
     pub q_threshold: u64,
-    pub r_t: Vec<f64>,
-    pub r_flow: Vec<u32>,
+    /// RP rates: `rp_flows` values per sample (flows `0..rp_flows`, NaN for a flow without a rate
+    /// limiter), sample after sample since the last drain; the table's `t_s` and `flow` columns
+    /// follow from `sample_t` and are built when the rows are handed over.
     pub r_rate: Vec<f64>,
+    /// Flows with an RP-rate series: the first `flow_limit` flows when the network has reaction
+    /// points, else none.
+    pub rp_flows: usize,
+    /// (source host, local index) of each of those flows, looked up once.
+    rp_of: Vec<(u32, u32)>,
     /// Paused state per port at each sample, kept only for ports seen paused at a sample (the
     /// others stayed unpaused: one bit per sample each, allocated when first paused, with the
     /// earlier samples as zeros — memory grows with the ports that pause, not with every port).
@@ -112,15 +118,12 @@ pub struct Observer {
 
 impl Observer {
     pub fn new(ir: &Ir, net: &Network) -> Self {
+        let flow_limit = ir.observe.flow_series.map_or(usize::MAX, |n| n as usize);
+        let rp_flows = if net.has_rp && ir.observe.sample_interval_ps > 0 { net.flows.len().min(flow_limit) } else { 0 };
         // RP-rate rows of the whole run (or of one streamed chunk), reserved once instead of grown
         // by doubling: with CM on, the default observation's largest series
-        let rp_rows = if net.has_rp {
-            let samples = ir.duration_ps / ir.observe.sample_interval_ps.max(1) + 1;
-            let flows = net.flows.len().min(ir.observe.flow_series.map_or(usize::MAX, |n| n as usize)) as u64;
-            (samples * flows).min(1 << 18) as usize
-        } else {
-            0
-        };
+        let samples = ir.duration_ps / ir.observe.sample_interval_ps.max(1) + 1;
+        let rp_rows = (samples * rp_flows as u64).min(1 << 19) as usize;
         let queue_ports: Vec<PortId> = (0..net.ports.len())
             .filter(|&i| net.is_switch(net.ports[i].node))
             .map(|i| PortId(i as u32))
@@ -132,9 +135,9 @@ impl Observer {
             q_threshold: net.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(1).max(1),
             queue_ports,
             sample_t: Vec::new(),
-            r_t: Vec::with_capacity(rp_rows),
-            r_flow: Vec::with_capacity(rp_rows),
             r_rate: Vec::with_capacity(rp_rows),
+            rp_flows,
+            rp_of: net.flows[..rp_flows].iter().map(|f| (net.host_of[f.src.idx()], f.local)).collect(),
             p_samples: Vec::new(),
             tcp_t: Vec::new(),
             tcp_flow: Vec::new(),
@@ -145,7 +148,7 @@ impl Observer {
                 let limit = ir.observe.flow_series.map_or(usize::MAX, |n| n as usize);
                 (0..net.flows.len().min(limit)).filter(|&i| net.flows[i].tcp.is_some()).map(|i| i as u32).collect()
             },
-            flow_limit: ir.observe.flow_series.map_or(usize::MAX, |n| n as usize),
+            flow_limit,
             record_fct: ir.observe.fct,
             flow_tp_in_tables: true,
         }
@@ -158,14 +161,9 @@ impl Observer {
         self.sample_t.push(t);
         let queue_bytes = |p: PortId| net.ports[p.idx()].q_bytes;
         self.q_track.sample(k, self.q_threshold, &self.queue_ports, &net.q_watch, queue_bytes, &mut self.q_samples);
-        if net.has_rp {
-            for (fi, f) in net.flows.iter().enumerate().take(self.flow_limit) {
-                let h = &net.hosts[net.host_of[f.src.idx()] as usize];
-                let rate = h.rp.as_ref().and_then(|rp| rp.rate_bps(f.local)).unwrap_or(f64::NAN);
-                self.r_t.push(t);
-                self.r_flow.push(fi as u32);
-                self.r_rate.push(rate);
-            }
+        for &(h, local) in &self.rp_of {
+            let rp = net.hosts[h as usize].rp.as_ref();
+            self.r_rate.push(rp.and_then(|rp| rp.rate_bps(local)).unwrap_or(f64::NAN));
         }
         for &fi in &self.tcp_flows {
             let s = &net.flows[fi as usize].tcp.as_ref().expect("tcp flow").sender;
@@ -201,7 +199,7 @@ impl Observer {
     /// the last drain.
     pub fn buffered_rows(&self) -> usize {
         let kept = self.q_samples.iter().filter(|s| s.is_some()).count() + self.p_samples.iter().filter(|s| s.is_some()).count();
-        self.sample_t.len() * kept + self.r_t.len() + self.tcp_t.len()
+        self.sample_t.len() * kept + self.r_rate.len() + self.tcp_t.len()
     }
 
     /// The time-series rows recorded since the last drain, as the tables `queue_ts`, `rp_rate`,
@@ -223,6 +221,16 @@ impl Observer {
         let (qt, qid, qb) = sparse_series(&self.sample_t, &self.q_samples, |v: &u64| *v);
         // pause series of the ports seen paused at a sample, time-major like queue_ts
         let (pt, pl, pon) = sparse_series(&self.sample_t, &self.p_samples, |v: &u8| *v as u32);
+        // RP rates, time-major: flows 0..rp_flows at every sample
+        let n = self.rp_flows;
+        debug_assert_eq!(self.r_rate.len(), self.sample_t.len() * n);
+        let (mut rt, mut rflow) = (Vec::with_capacity(self.r_rate.len()), Vec::with_capacity(self.r_rate.len()));
+        if n > 0 {
+            for &t in &self.sample_t {
+                rt.extend(std::iter::repeat_n(t, n));
+                rflow.extend(0..n as u32);
+            }
+        }
         vec![
             Table {
                 name: "queue_ts",
@@ -231,8 +239,8 @@ impl Observer {
             Table {
                 name: "rp_rate",
                 columns: vec![
-                    ("t_s", Column::F64(std::mem::take(&mut self.r_t))),
-                    ("flow", Column::U32(std::mem::take(&mut self.r_flow))),
+                    ("t_s", Column::F64(rt)),
+                    ("flow", Column::U32(rflow)),
                     ("rate_bps", Column::F64(std::mem::take(&mut self.r_rate))),
                 ],
             },

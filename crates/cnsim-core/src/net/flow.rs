@@ -36,6 +36,11 @@ pub struct Flow {
     /// Number of saturated sources currently active on this flow (> 0 ⇒ always a frame ready).
     pub sat: u32,
     pub fifo: VecDeque<Chunk>,
+    /// Frames of no transfer (CBR, Poisson) added after the last chunk of `fifo`, counted here
+    /// rather than in a chunk at its back: a source adding frames to a flow that waits, and the
+    /// NIC taking them, touch only the flow's record (the FIFO's buffer is one cache miss more).
+    pub lone_tail: u64,
+    /// Frames waiting: those of `fifo`'s chunks plus `lone_tail`.
     pub backlog: u64,
     /// Rate limiter (bit/s); None = unregulated.
     pub rl_rate: Option<f64>,
@@ -69,6 +74,7 @@ impl Flow {
             prio: 0,
             sat: 0,
             fifo: VecDeque::new(),
+            lone_tail: 0,
             backlog: 0,
             rl_rate: None,
             next_allowed: 0,
@@ -255,9 +261,14 @@ impl Network {
             }
         }
         let f = &mut self.flows[fid.idx()];
-        match f.fifo.back_mut() {
-            Some(c) if c.transfer == transfer && transfer == NONE_U32 => c.frames += frames,
-            _ => f.fifo.push_back(Chunk { transfer, frames, fresh: true }),
+        if transfer == NONE_U32 {
+            f.lone_tail += frames;
+        } else {
+            if f.lone_tail > 0 {
+                let lone = std::mem::take(&mut f.lone_tail);
+                f.fifo.push_back(Chunk { transfer: NONE_U32, frames: lone, fresh: true });
+            }
+            f.fifo.push_back(Chunk { transfer, frames, fresh: true });
         }
         f.backlog += frames;
         f.generated_frames += frames;
@@ -278,13 +289,17 @@ impl Network {
         let mut transfer = NONE_U32;
         let (mut first, mut last) = (false, false);
         if f.backlog > 0 {
-            let c = f.fifo.front_mut().expect("backlog implies a chunk");
-            transfer = c.transfer;
-            first = std::mem::take(&mut c.fresh);
-            c.frames -= 1;
-            if c.frames == 0 {
-                f.fifo.pop_front();
-                last = transfer != NONE_U32;
+            if let Some(c) = f.fifo.front_mut() {
+                transfer = c.transfer;
+                first = std::mem::take(&mut c.fresh);
+                c.frames -= 1;
+                if c.frames == 0 {
+                    f.fifo.pop_front();
+                    last = transfer != NONE_U32;
+                }
+            } else {
+                debug_assert!(f.lone_tail > 0, "backlog implies a chunk or lone frames");
+                f.lone_tail -= 1; // a frame of no transfer: neither the first nor the last of one
             }
             f.backlog -= 1;
         } else {

@@ -301,11 +301,14 @@ impl Network {
         }
         let mut size = size;
         let info_idx = self.hosts[h].info_idx;
-        if let Some(rp) = self.hosts[h].rp.as_mut() {
+        let hooked = if let Some(rp) = self.hosts[h].rp.as_mut() {
             let frame = self.frames.get_mut(fr);
             rp.on_transmit(&mut host_ctx!(self, h, info_idx), local, frame);
             size = frame.size;
-        }
+            true
+        } else {
+            false
+        };
         {
             let f = &mut self.flows[fid.idx()];
             f.sent_frames += 1;
@@ -324,7 +327,12 @@ impl Network {
         if last_of_transfer {
             self.transfer_left_nic(transfer, t_end);
         }
-        self.apply_host_effects(h, false);
+        if hooked {
+            self.apply_host_effects(h, false);
+        } else {
+            // no hook ran, so none asked for anything: only what apply_host_effects does then
+            self.set_int_current(None);
+        }
     }
 
     /// Put frame `fr` on the host's wire now; returns the end of serialisation.
