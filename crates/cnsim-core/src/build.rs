@@ -273,11 +273,13 @@ fn base_rtts(ir: &Ir) -> Vec<u64> {
             for w in path.windows(2) {
                 let Some(&li) = link_of.get(&(w[0], w[1])) else { return 0 };
                 let l = &ir.links[li];
-                rtt += 2 * l.prop_ps
-                    + tx_time_ps(f.frame_bytes as u64 + wire, l.rate_bps)
-                    + tx_time_ps(ir.control_frame_bytes as u64 + wire, l.rate_bps);
+                // saturating: a hand-made IR may carry absurd delays (the RTT is only a TCP/HPCC base)
+                rtt = rtt
+                    .saturating_add(l.prop_ps.saturating_mul(2))
+                    .saturating_add(tx_time_ps(f.frame_bytes as u64 + wire, l.rate_bps))
+                    .saturating_add(tx_time_ps(ir.control_frame_bytes as u64 + wire, l.rate_bps));
                 if let NodeIr::Switch { latency_ps, .. } = &ir.nodes[w[1] as usize] {
-                    rtt += 2 * latency_ps;
+                    rtt = rtt.saturating_add(latency_ps.saturating_mul(2));
                 }
             }
             rtt

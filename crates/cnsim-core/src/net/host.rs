@@ -331,6 +331,10 @@ impl Network {
             self.apply_host_effects(h, false);
         } else {
             // no hook ran, so none asked for anything: only what apply_host_effects does then
+            debug_assert!(
+                self.timers.is_empty() && self.rate_changes.is_empty() && self.limit_changes.is_empty() && self.emits.is_empty(),
+                "host effects pending outside a hook"
+            );
             self.set_int_current(None);
         }
     }
