@@ -59,7 +59,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _app_options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="print the version and exit")) -> None:
+                                              help="print the version and exit")) -> None:
     """cnsim — packet-level simulator of congestion management in data-center Ethernet."""
 
 DEMO_SCENARIO = "seed-003/cnsim-1hop-none-hs0.5-pause.toml"

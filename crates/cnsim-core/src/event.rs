@@ -180,17 +180,12 @@ impl Lane {
 /// run, or a QCN/DCQCN timer milliseconds ahead at the end of the far lane's, would send every
 /// event scheduled after it, due sooner, into that lane's heap (QCN on fan-in-100: +25 %
 /// instructions).
+#[derive(Default)]
 pub struct EventQueue {
     near: Lane,
     odd: Lane,
     far: Lane,
     seq: u64,
-}
-
-impl Default for EventQueue {
-    fn default() -> Self {
-        EventQueue { near: Lane::default(), odd: Lane::default(), far: Lane::default(), seq: 0 }
-    }
 }
 
 impl EventQueue {
@@ -201,10 +196,8 @@ impl EventQueue {
     /// Schedule `ev` at `t`.
     #[inline(always)]
     pub fn push(&mut self, t: SimTime, ev: Event) {
-        self.seq += 1;
         let class = ev.class();
-        let low = (class << 60) | (self.seq & ((1 << 60) - 1));
-        let key = ((t as u128) << 64) | low as u128;
+        let key = self.next_key(t, class);
         // the variant is known where an event is made: the compiler folds this choice away
         match class {
             0 | 1 => self.near.push(key, ev),
@@ -216,10 +209,16 @@ impl EventQueue {
     /// lane; [`Self::push`] puts one in the near lane, e.g. the end of the NIC's transmission).
     #[inline]
     pub fn push_wait(&mut self, t: SimTime, host: NodeId) {
-        self.seq += 1;
         let ev = Event::HostWake { host };
-        let low = (ev.class() << 60) | (self.seq & ((1 << 60) - 1));
-        self.odd.push(((t as u128) << 64) | low as u128, ev)
+        let key = self.next_key(t, ev.class());
+        self.odd.push(key, ev)
+    }
+    /// The (time, class, sequence) key of the next event scheduled at `t`.
+    #[inline(always)]
+    fn next_key(&mut self, t: SimTime, class: u64) -> u128 {
+        self.seq += 1;
+        let low = (class << 60) | (self.seq & ((1 << 60) - 1));
+        ((t as u128) << 64) | low as u128
     }
     /// The lane holding the next event and that event's key (`NO_KEY`: the queue is empty).
     #[inline(always)]

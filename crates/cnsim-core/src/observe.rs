@@ -87,14 +87,12 @@ pub struct Observer {
     /// One largest data frame: queues that only ever hold control frames (BCN, CNM, ACK) at the
     /// sample instants are not recorded.
     pub q_threshold: u64,
-    /// RP rates: `rp_flows` values per sample (flows `0..rp_flows`, NaN for a flow without a rate
-    /// limiter), sample after sample since the last drain; the table's `t_s` and `flow` columns
-    /// follow from `sample_t` and are built when the rows are handed over.
+    /// RP rates: `rp_of.len()` values per sample (flows `0..rp_of.len()`, NaN for a flow without
+    /// a rate limiter), sample after sample since the last drain; the table's `t_s` and `flow`
+    /// columns follow from `sample_t` and are built when the rows are handed over.
     pub r_rate: Vec<f64>,
-    /// Flows with an RP-rate series: the first `flow_limit` flows when the network has reaction
-    /// points, else none.
-    pub rp_flows: usize,
-    /// (source host, local index) of each of those flows, looked up once.
+    /// (source host, local index) of each flow with an RP-rate series, looked up once: the first
+    /// `flow_limit` flows when the network has reaction points, else none.
     rp_of: Vec<(u32, u32)>,
     /// Paused state per port at each sample, kept only for ports seen paused at a sample (the
     /// others stayed unpaused: one bit per sample each, allocated when first paused, with the
@@ -136,7 +134,6 @@ impl Observer {
             queue_ports,
             sample_t: Vec::new(),
             r_rate: Vec::with_capacity(rp_rows),
-            rp_flows,
             rp_of: net.flows[..rp_flows].iter().map(|f| (net.host_of[f.src.idx()], f.local)).collect(),
             p_samples: Vec::new(),
             tcp_t: Vec::new(),
@@ -221,8 +218,8 @@ impl Observer {
         let (qt, qid, qb) = sparse_series(&self.sample_t, &self.q_samples, |v: &u64| *v);
         // pause series of the ports seen paused at a sample, time-major like queue_ts
         let (pt, pl, pon) = sparse_series(&self.sample_t, &self.p_samples, |v: &u8| *v as u32);
-        // RP rates, time-major: flows 0..rp_flows at every sample
-        let n = self.rp_flows;
+        // RP rates, time-major: flows 0..n at every sample
+        let n = self.rp_of.len();
         debug_assert_eq!(self.r_rate.len(), self.sample_t.len() * n);
         let (mut rt, mut rflow) = (Vec::with_capacity(self.r_rate.len()), Vec::with_capacity(self.r_rate.len()));
         if n > 0 {

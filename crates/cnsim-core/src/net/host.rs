@@ -55,6 +55,15 @@ pub struct Host {
     pub info_idx: usize,
 }
 
+impl Host {
+    /// Whether the wake-up already scheduled (`wake_at`) serves one wanted at `t`: it is `t`, or
+    /// sooner but not yet past (the NIC will look again then).
+    #[inline]
+    fn wakes_by(&self, t: SimTime, now: SimTime) -> bool {
+        self.wake_at == t || (self.wake_at < t && self.wake_at >= now)
+    }
+}
+
 /// Indices of the set bits of `bits` in round-robin order from `start`: those in `[start, n)`,
 /// then those in `[0, start)`, each part ascending (bits at `n` and above are never set).
 struct RoundRobin<'a> {
@@ -103,8 +112,7 @@ impl Network {
     /// pause lets it go on (the queue's odd lane), not the end of its transmission.
     #[inline]
     pub(crate) fn ensure_host_wake(&mut self, h: usize, t: SimTime, wait: bool) {
-        let w = self.hosts[h].wake_at;
-        if w == t || (w < t && w >= self.now) {
+        if self.hosts[h].wakes_by(t, self.now) {
             return;
         }
         self.hosts[h].wake_at = t;
@@ -226,8 +234,7 @@ impl Network {
         } else {
             return false; // it would be sent now
         };
-        let w = host.wake_at;
-        w == t || (w < t && w >= now)
+        host.wakes_by(t, now)
     }
 
     /// A lone frame (no transfer) for UDP flow `fid` of host `h`, which has no frame waiting:
