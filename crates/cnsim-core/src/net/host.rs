@@ -108,6 +108,23 @@ impl Iterator for RoundRobin<'_> {
 }
 
 impl Network {
+    /// When host `h`'s NIC, busy until `t`, has work again, and whether that is a wait for its rate
+    /// limiter: for a host of one flow (no control frame, no PFC) whose limiter holds the flow
+    /// beyond `t`, the limiter's time, because a look at `t` would only ask for that wake-up (one
+    /// event fewer per paced frame); else `t`. Every path that can make the flow eligible sooner
+    /// (a rate change, a control frame, a pause) looks again itself.
+    #[inline]
+    fn host_next_look(&self, h: usize, t: SimTime) -> (SimTime, bool) {
+        let host = &self.hosts[h];
+        if host.flows.len() == 1 && host.ctrl_q.is_empty() && !self.pfc_enabled {
+            let f = &self.flows[host.flows[0].idx()];
+            if f.next_allowed > t && f.sent_bytes < f.send_limit {
+                return (f.next_allowed, true);
+            }
+        }
+        (t, false)
+    }
+
     /// Make sure host `h`'s NIC looks for work at `t`; `wait`: `t` is when a rate limiter or a
     /// pause lets it go on (the queue's odd lane), not the end of its transmission.
     #[inline]
@@ -143,7 +160,8 @@ impl Network {
         };
         if busy_until > now {
             if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
-                self.ensure_host_wake(h, busy_until, false);
+                let (t, wait) = self.host_next_look(h, busy_until);
+                self.ensure_host_wake(h, t, wait);
             }
             return;
         }
@@ -224,7 +242,7 @@ impl Network {
         let f = &self.flows[fid.idx()];
         debug_assert!(f.has_frame(), "the waiting flow");
         let t = if p.busy_until > now {
-            p.busy_until
+            self.host_next_look(h, p.busy_until).0
         } else if p.pause.paused_until > now {
             p.pause.paused_until
         } else if f.sent_bytes >= f.send_limit {
@@ -330,7 +348,7 @@ impl Network {
         }
         self.c.data_sent.0 += 1;
         self.c.data_sent.1 += size as u64;
-        let t_end = self.host_put_on_wire(h, pid, fr, size);
+        let t_end = self.host_put_on_wire(h, pid, fr, size, false);
         if last_of_transfer {
             self.transfer_left_nic(transfer, t_end);
         }
@@ -344,17 +362,23 @@ impl Network {
             );
             self.set_int_current(None);
         }
+        // after the hook's rate changes, which move the limiter's time
+        let host = &self.hosts[h];
+        if !host.ctrl_q.is_empty() || host.backlogged > 0 {
+            let (t, wait) = self.host_next_look(h, t_end);
+            self.ensure_host_wake(h, t, wait);
+        }
     }
 
     /// Put frame `fr` on the host's wire now; returns the end of serialisation.
     pub(crate) fn host_transmit(&mut self, h: usize, fr: FrameId) -> SimTime {
         let (pid, size) = (self.hosts[h].port, self.frames.get(fr).size);
-        self.host_put_on_wire(h, pid, fr, size)
+        self.host_put_on_wire(h, pid, fr, size, true)
     }
 
     /// [`Network::host_transmit`] of frame `fr` of `size` bytes on host `h`'s port `pid`.
     #[inline(always)]
-    fn host_put_on_wire(&mut self, h: usize, pid: PortId, fr: FrameId, size: u32) -> SimTime {
+    fn host_put_on_wire(&mut self, h: usize, pid: PortId, fr: FrameId, size: u32, wake: bool) -> SimTime {
         let now = self.now;
         let wire = self.cfg.wire_overhead_bytes as u64;
         let (w, end) = (self.cfg.warmup_ps, self.cfg.duration_ps);
@@ -366,7 +390,7 @@ impl Network {
         let peer = p.peer;
         self.schedule(arrive, Event::Arrive { port: peer, frame: fr });
         let host = &self.hosts[h];
-        if !host.ctrl_q.is_empty() || host.backlogged > 0 {
+        if wake && (!host.ctrl_q.is_empty() || host.backlogged > 0) {
             self.ensure_host_wake(h, t_end, false);
         }
         t_end
