@@ -4,7 +4,7 @@
 //! python -c "import json,cnsim.api as a,cnsim.compile as c; print(json.dumps(c.compile_ir(a.resolve('S.toml'))))" > /tmp/ir.json
 //! valgrind --tool=callgrind target/profiling/examples/run_ir /tmp/ir.json
 //!
-//! Prints events, wall time of the run and the conservation check; `--summary` adds the summary JSON
+//! Prints events, wall time of the run and of collecting the results, and the conservation check; `--summary` adds the summary JSON
 //! (to compare two engine builds on the same IR); `--tables` a line per result table with its rows
 //! and a 64-bit FNV-1a digest of its names and values (the tables of two builds compared cheaply).
 
@@ -19,9 +19,11 @@ fn main() {
     sim.run_until(u64::MAX);
     let run_s = t0.elapsed().as_secs_f64();
     let events = sim.events();
+    let t1 = Instant::now();
     let res = sim.finish().expect("conservation holds");
+    let finish_s = t1.elapsed().as_secs_f64();
     let s = &res.summary;
-    println!("events={events} run_s={run_s:.4} conservation={}", s["conservation"]["ok"]);
+    println!("events={events} run_s={run_s:.4} finish_s={finish_s:.4} conservation={}", s["conservation"]["ok"]);
     if std::env::args().any(|a| a == "--summary") {
         println!("{s}");
     }

@@ -164,34 +164,148 @@ impl Lane {
     }
 }
 
+/// The host wake-ups that wait for a rate limiter or a pause: at most one per host slot (a newer
+/// one replaces it: a host asks for a new one only when its pending one is superseded or past), in
+/// a tournament tree over the slots. Each internal node holds its subtree's smallest key and that
+/// key's slot, so the next wake-up is at the root, and a change walks one leaf-to-root path of
+/// log2(slots) steps whose choices compile to selects: paced hosts' wake-ups fall due in no
+/// particular order (their rates differ), and a binary heap sifting them mispredicted a branch at
+/// most levels. A pop leaves its slot's path to be walked later (`stale`): the woken host mostly
+/// asks for its next wake-up at once, and one walk then serves both.
+struct WaitTree {
+    /// `key[cap + s]`: slot `s`'s wake-up (`NO_KEY`: none); `key[i]`, `1 <= i < cap`: the smallest below node `i`.
+    key: Vec<u128>,
+    /// The slot of each node's key.
+    win: Vec<u32>,
+    /// The host of each slot's wake-up.
+    hosts: Vec<NodeId>,
+    cap: usize,
+    /// A slot emptied by a pop whose path is not walked yet.
+    stale: Option<usize>,
+}
+
+impl Default for WaitTree {
+    fn default() -> Self {
+        WaitTree { key: vec![NO_KEY; 2], win: vec![0; 2], hosts: vec![NodeId(0)], cap: 1, stale: None }
+    }
+}
+
+impl WaitTree {
+    /// Key of the next wake-up, or `NO_KEY` (no pop's path left to walk).
+    #[inline(always)]
+    fn min(&self) -> u128 {
+        debug_assert!(self.stale.is_none());
+        self.key[1]
+    }
+    /// Room for slot `slot` (the tree doubles; its inner nodes are recomputed).
+    #[cold]
+    fn grow(&mut self, slot: usize) {
+        self.settle();
+        let (old, cap) = (self.cap, (slot + 1).next_power_of_two().max(2));
+        let mut key = vec![NO_KEY; 2 * cap];
+        key[cap..cap + old].copy_from_slice(&self.key[old..2 * old]);
+        self.key = key;
+        self.win = vec![0; 2 * cap];
+        for s in 0..cap {
+            self.win[cap + s] = s as u32;
+        }
+        self.hosts.resize(cap, NodeId(0));
+        self.cap = cap;
+        for i in (1..cap).rev() {
+            self.pull(i);
+        }
+    }
+    /// Node `i` takes the smaller of its children.
+    #[inline(always)]
+    fn pull(&mut self, i: usize) {
+        // the child is chosen by index arithmetic, not a branch: which one wins is unpredictable
+        let l = 2 * i;
+        let c = l + (self.key[l + 1] < self.key[l]) as usize;
+        self.key[i] = self.key[c];
+        self.win[i] = self.win[c];
+    }
+    /// Slot `slot`'s key changed: the nodes on its path to the root.
+    #[inline(always)]
+    fn update(&mut self, slot: usize) {
+        let mut i = (self.cap + slot) >> 1;
+        while i >= 1 {
+            self.pull(i);
+            i >>= 1;
+        }
+    }
+    /// Walk the path a pop left.
+    #[inline(always)]
+    fn settle(&mut self) {
+        if let Some(s) = self.stale.take() {
+            self.update(s);
+        }
+    }
+    #[inline]
+    fn set(&mut self, slot: usize, key: u128, host: NodeId) {
+        if slot >= self.cap {
+            self.grow(slot);
+        }
+        match self.stale {
+            Some(s) if s == slot => self.stale = None,
+            _ => self.settle(),
+        }
+        self.key[self.cap + slot] = key;
+        self.hosts[slot] = host;
+        self.update(slot);
+    }
+    /// Remove the next wake-up (the tree is settled and not empty); its path is walked by the
+    /// next [`Self::set`] or [`Self::settle`].
+    #[inline]
+    fn pop(&mut self) -> (u128, NodeId) {
+        debug_assert!(self.stale.is_none());
+        let s = self.win[1] as usize;
+        let e = (self.key[1], self.hosts[s]);
+        self.key[self.cap + s] = NO_KEY;
+        self.stale = Some(s);
+        e
+    }
+    fn len(&self) -> usize {
+        self.key[self.cap..].iter().filter(|&&k| k != NO_KEY).count()
+    }
+}
+
 /// Event queue with a (time, class, sequence) total order, in three lanes, each holding events
 /// that are mostly scheduled in the order they fall due:
 /// * `near`: the link and transmitter events (classes 0 and 1: frames in flight, transmissions
 ///   ending, port and NIC wake-ups — few pending, due soon);
 /// * `far`: traffic sources and sampling (classes 3 and 4: one or more per source, periodic);
-/// * `odd`: the rest, each due at its own pace — the host wake-ups that wait for a rate limiter
-///   or a pause ([`EventQueue::push_wait`], class 1 too) and the timers, feedback and ticks of
-///   class 2.
+/// * `odd`: the rest, each due at its own pace: the timers, feedback and ticks of class 2;
 ///
-/// Each lane is a sorted run plus a heap ([`Lane`]); the next event is the smallest of their
+/// and the host wake-ups that wait for a rate limiter or a pause ([`EventQueue::push_wait`],
+/// class 1 too), one per host, in a tournament tree ([`WaitTree`]).
+///
+/// Each lane is a sorted run plus a heap ([`Lane`]); the next event is the smallest of the four
 /// fronts, so the order is exactly that of one heap (whichever lane an event is put in), but most
-/// events are neither sifted in nor out of one. The odd lane keeps the others' runs in order: a
-/// rate limiter's wake-up a pacing gap ahead (≈ 100 µs at 0.1 Gb/s) at the end of the near lane's
-/// run, or a QCN/DCQCN timer milliseconds ahead at the end of the far lane's, would send every
-/// event scheduled after it, due sooner, into that lane's heap (QCN on fan-in-100: +25 %
-/// instructions).
-#[derive(Default)]
+/// events are neither sifted in nor out of one. The odd lane and the wait tree keep the others'
+/// runs in order: a rate limiter's wake-up a pacing gap ahead (≈ 100 µs at 0.1 Gb/s) at the end
+/// of the near lane's run, or a QCN/DCQCN timer milliseconds ahead at the end of the far lane's,
+/// would send every event scheduled after it, due sooner, into that lane's heap (QCN on
+/// fan-in-100: +25 % instructions).
 pub struct EventQueue {
     near: Lane,
     odd: Lane,
     far: Lane,
+    wait: WaitTree,
+    /// `wait.min()`, at hand like the lanes' `min`.
+    wait_min: u128,
     seq: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue { near: Lane::default(), odd: Lane::default(), far: Lane::default(), wait: WaitTree::default(), wait_min: NO_KEY, seq: 0 }
+    }
 }
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         let lane = || Lane { run: Vec::with_capacity(n), head: 0, heap: BinaryHeap::with_capacity(n), min: NO_KEY };
-        EventQueue { near: lane(), odd: lane(), far: lane(), seq: 0 }
+        EventQueue { near: lane(), odd: lane(), far: lane(), wait: WaitTree::default(), wait_min: NO_KEY, seq: 0 }
     }
     /// Schedule `ev` at `t`.
     #[inline(always)]
@@ -205,13 +319,15 @@ impl EventQueue {
             _ => self.far.push(key, ev),
         }
     }
-    /// Schedule a host's wake-up at `t` that waits for its rate limiter or a pause (in the odd
-    /// lane; [`Self::push`] puts one in the near lane, e.g. the end of the NIC's transmission).
+    /// Schedule the wake-up at `t` of host `host` (slot `slot`: the host's index among the hosts)
+    /// that waits for its rate limiter or a pause; it replaces the host's previous one of this
+    /// kind, which the host no longer waits for ([`Self::push`] puts one in the near lane, e.g. the
+    /// end of the NIC's transmission).
     #[inline]
-    pub fn push_wait(&mut self, t: SimTime, host: NodeId) {
-        let ev = Event::HostWake { host };
-        let key = self.next_key(t, ev.class());
-        self.odd.push(key, ev)
+    pub fn push_wait(&mut self, t: SimTime, slot: usize, host: NodeId) {
+        let key = self.next_key(t, Event::HostWake { host }.class());
+        self.wait.set(slot, key, host);
+        self.wait_min = self.wait.min();
     }
     /// The (time, class, sequence) key of the next event scheduled at `t`.
     #[inline(always)]
@@ -220,32 +336,40 @@ impl EventQueue {
         let low = (class << 60) | (self.seq & ((1 << 60) - 1));
         ((t as u128) << 64) | low as u128
     }
-    /// The lane holding the next event and that event's key (`NO_KEY`: the queue is empty).
+    /// Walk the path the wait tree's last pop left, if the woken host asked for no new wake-up.
     #[inline(always)]
-    fn front(&mut self) -> (&mut Lane, u128) {
-        let (a, b, c) = (self.near.min, self.odd.min, self.far.min);
-        if b < a.min(c) {
-            (&mut self.odd, b)
+    fn settle_wait(&mut self) {
+        if self.wait.stale.is_some() {
+            self.wait.settle();
+            self.wait_min = self.wait.min();
+        }
+    }
+    /// The lane holding the next event (None: the wait tree) and that event's key (`NO_KEY`:
+    /// the queue is empty).
+    #[inline(always)]
+    fn front(&mut self) -> (Option<&mut Lane>, u128) {
+        self.settle_wait();
+        let (a, b, c, w) = (self.near.min, self.odd.min, self.far.min, self.wait_min);
+        if w < a.min(b).min(c) {
+            (None, w)
+        } else if b < a.min(c) {
+            (Some(&mut self.odd), b)
         } else if a < c {
-            (&mut self.near, a)
+            (Some(&mut self.near), a)
         } else {
-            (&mut self.far, c)
+            (Some(&mut self.far), c)
         }
     }
     /// Time of the next event.
     #[inline]
-    pub fn peek_time(&self) -> Option<SimTime> {
-        let k = self.near.min.min(self.odd.min).min(self.far.min);
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.settle_wait();
+        let k = self.near.min.min(self.odd.min).min(self.far.min).min(self.wait_min);
         (k != NO_KEY).then_some((k >> 64) as u64)
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        let (lane, key) = self.front();
-        if key == NO_KEY {
-            return None;
-        }
-        let e = lane.pop();
-        Some(((e.key >> 64) as u64, e.ev))
+        self.pop_before(SimTime::MAX)
     }
     /// The next event if its time is before `limit`.
     #[inline]
@@ -254,11 +378,17 @@ impl EventQueue {
         if key == NO_KEY || (key >> 64) as u64 >= limit {
             return None;
         }
-        let e = lane.pop();
+        let e = match lane {
+            Some(lane) => lane.pop(),
+            None => {
+                let (key, host) = self.wait.pop(); // wait_min is renewed by the next push or front
+                Entry { key, ev: Event::HostWake { host } }
+            }
+        };
         Some(((e.key >> 64) as u64, e.ev))
     }
     pub fn len(&self) -> usize {
-        self.near.len() + self.odd.len() + self.far.len()
+        self.near.len() + self.odd.len() + self.far.len() + self.wait.len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -305,6 +435,42 @@ mod tests {
     }
 
     #[test]
+    fn a_host_wait_replaces_its_previous_one_and_the_tree_pops_in_key_order() {
+        // reference: each slot's latest wake-up; the queue must pop the smallest (time, seq)
+        let mut rng = crate::rng::Stream::new(5, 0, 0);
+        let mut q = EventQueue::default();
+        let mut latest: Vec<Option<(u64, u64)>> = vec![None; 37]; // (time, seq) per slot
+        let (mut seq, mut now) = (0u64, 0u64);
+        let mut woken: Option<usize> = None;
+        for _ in 0..50_000 {
+            // the woken host mostly asks again at once (the pop's path is walked once), else any slot
+            let slot = match woken.take() {
+                Some(s) if rng.below(4) > 0 => s,
+                _ => rng.below(37) as usize,
+            };
+            if rng.below(3) > 0 {
+                let t = now + rng.below(1_000);
+                seq += 1;
+                q.push_wait(t, slot, NodeId(1000 + slot as u32));
+                latest[slot] = Some((t, seq));
+            } else {
+                let want = latest.iter().enumerate().filter_map(|(s, k)| k.map(|k| (k, s))).min();
+                match (q.pop(), want) {
+                    (Some((t, ev)), Some(((wt, _), s))) => {
+                        assert_eq!((t, ev), (wt, Event::HostWake { host: NodeId(1000 + s as u32) }));
+                        latest[s] = None;
+                        now = t;
+                        woken = Some(s);
+                    }
+                    (None, None) => {}
+                    (got, want) => panic!("popped {got:?}, wanted {want:?}"),
+                }
+            }
+            assert_eq!(q.len(), latest.iter().flatten().count());
+        }
+    }
+
+    #[test]
     fn the_lanes_pop_in_the_order_of_one_heap() {
         // random pushes of every class interleaved with pops: the same order as a sorted list
         let mut rng = crate::rng::Stream::new(11, 0, 0);
@@ -325,7 +491,8 @@ mod tests {
                 };
                 seq += 1;
                 match ev {
-                    Event::HostWake { host } if i % 2 == 0 => q.push_wait(t, host), // the odd lane
+                    // the wait tree: one per host (this test's hosts are all distinct)
+                    Event::HostWake { host } if i % 2 == 0 => q.push_wait(t, i as usize, host),
                     _ => q.push(t, ev),
                 }
                 reference.push((t, ev.class(), seq, ev));

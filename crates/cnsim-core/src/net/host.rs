@@ -135,7 +135,7 @@ impl Network {
         self.hosts[h].wake_at = t;
         let node = self.hosts[h].node;
         if wait {
-            self.q.push_wait(t, node);
+            self.q.push_wait(t, h, node);
         } else {
             self.schedule(t, Event::HostWake { host: node });
         }
