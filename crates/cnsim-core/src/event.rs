@@ -348,11 +348,16 @@ impl EventQueue {
     /// the queue is empty).
     #[inline(always)]
     fn front(&mut self) -> (Option<&mut Lane>, u128) {
-        self.settle_wait();
-        let (a, b, c, w) = (self.near.min, self.odd.min, self.far.min, self.wait_min);
-        if w < a.min(b).min(c) {
-            (None, w)
-        } else if b < a.min(c) {
+        let (a, b, c) = (self.near.min, self.odd.min, self.far.min);
+        let m = a.min(c);
+        if self.wait_min < b.min(m) {
+            // a pop from the tree leaves `wait_min` 0 (below every key) until its path is walked
+            self.settle_wait();
+            if self.wait_min < b.min(m) {
+                return (None, self.wait_min);
+            }
+        }
+        if b < m {
             (Some(&mut self.odd), b)
         } else if a < c {
             (Some(&mut self.near), a)
@@ -381,7 +386,8 @@ impl EventQueue {
         let e = match lane {
             Some(lane) => lane.pop(),
             None => {
-                let (key, host) = self.wait.pop(); // wait_min is renewed by the next push or front
+                let (key, host) = self.wait.pop();
+                self.wait_min = 0; // renewed by the next push_wait or front
                 Entry { key, ev: Event::HostWake { host } }
             }
         };
