@@ -140,7 +140,7 @@ impl Lane {
         self.run.get(self.head).map_or(NO_KEY, |e| e.key)
     }
     /// Remove the lane's next event (the lane is not empty).
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self) -> Entry {
         let e = if self.run_key() == self.min {
             let e = Entry { key: self.run[self.head].key, ev: self.run[self.head].ev };

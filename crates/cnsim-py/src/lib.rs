@@ -4,7 +4,7 @@
 
 use cnsim_core::{Column, RunError, Simulation, Table};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -222,12 +222,7 @@ fn run<'py>(
         let done = py
             .detach(|| catch_unwind(AssertUnwindSafe(|| sim.run_until(target))))
             .map_err(|p| PyRuntimeError::new_err(format!("internal error (engine panic): {}", panic_msg(p))))?;
-        if let Err(e) = py.check_signals() {
-            if e.is_instance_of::<PyKeyboardInterrupt>(py) {
-                return Err(e);
-            }
-            return Err(e);
-        }
+        py.check_signals()?; // Ctrl-C: KeyboardInterrupt, raised to the caller
         if let Some(cb) = &progress {
             cb.call1((cnsim_core::time::to_s(sim.now()),))?;
         }
