@@ -166,17 +166,16 @@ impl Lane {
 
 /// The host wake-ups that wait for a rate limiter or a pause: at most one per host slot (a newer
 /// one replaces it: a host asks for a new one only when its pending one is superseded or past), in
-/// a tournament tree over the slots. Each internal node holds its subtree's smallest key and that
+/// a tournament tree over the slots. Each internal node holds the smallest key below it and that
 /// key's slot, so the next wake-up is at the root, and a change walks one leaf-to-root path of
-/// log2(slots) steps whose choices compile to selects: paced hosts' wake-ups fall due in no
-/// particular order (their rates differ), and a binary heap sifting them mispredicted a branch at
-/// most levels. A pop leaves its slot's path to be walked later (`stale`): the woken host mostly
-/// asks for its next wake-up at once, and one walk then serves both.
+/// log2(slots) steps, comparing the path's winner (kept in registers) with the sibling's: paced
+/// hosts' wake-ups fall due in no particular order (their rates differ), and a binary heap sifting
+/// them mispredicted a branch at most levels. A pop leaves its slot's path to be walked later
+/// (`stale`): the woken host mostly asks for its next wake-up at once, and one walk then serves both.
 struct WaitTree {
-    /// `key[cap + s]`: slot `s`'s wake-up (`NO_KEY`: none); `key[i]`, `1 <= i < cap`: the smallest below node `i`.
-    key: Vec<u128>,
-    /// The slot of each node's key.
-    win: Vec<u32>,
+    /// `node[cap + s]`: slot `s`'s wake-up (key `NO_KEY`: none); `node[i]`, `1 <= i < cap`: the
+    /// smallest below node `i`.
+    node: Vec<Node>,
     /// The host of each slot's wake-up.
     hosts: Vec<NodeId>,
     cap: usize,
@@ -184,9 +183,17 @@ struct WaitTree {
     stale: Option<usize>,
 }
 
+/// A node of the [`WaitTree`]: a key and its slot.
+#[derive(Clone, Copy)]
+struct Node {
+    key: u128,
+    slot: u32,
+}
+
 impl Default for WaitTree {
     fn default() -> Self {
-        WaitTree { key: vec![NO_KEY; 2], win: vec![0; 2], hosts: vec![NodeId(0)], cap: 1, stale: None }
+        let none = Node { key: NO_KEY, slot: 0 };
+        WaitTree { node: vec![none; 2], hosts: vec![NodeId(0)], cap: 1, stale: None }
     }
 }
 
@@ -195,42 +202,36 @@ impl WaitTree {
     #[inline(always)]
     fn min(&self) -> u128 {
         debug_assert!(self.stale.is_none());
-        self.key[1]
+        self.node[1].key
     }
     /// Room for slot `slot` (the tree doubles; its inner nodes are recomputed).
     #[cold]
     fn grow(&mut self, slot: usize) {
         self.settle();
         let (old, cap) = (self.cap, (slot + 1).next_power_of_two().max(2));
-        let mut key = vec![NO_KEY; 2 * cap];
-        key[cap..cap + old].copy_from_slice(&self.key[old..2 * old]);
-        self.key = key;
-        self.win = vec![0; 2 * cap];
-        for s in 0..cap {
-            self.win[cap + s] = s as u32;
+        let mut node: Vec<Node> = (0..2 * cap).map(|i| Node { key: NO_KEY, slot: (i % cap) as u32 }).collect();
+        node[cap..cap + old].copy_from_slice(&self.node[old..2 * old]);
+        for i in (1..cap).rev() {
+            let (l, r) = (node[2 * i], node[2 * i + 1]);
+            node[i] = if r.key < l.key { r } else { l };
         }
+        self.node = node;
         self.hosts.resize(cap, NodeId(0));
         self.cap = cap;
-        for i in (1..cap).rev() {
-            self.pull(i);
-        }
-    }
-    /// Node `i` takes the smaller of its children.
-    #[inline(always)]
-    fn pull(&mut self, i: usize) {
-        // the child is chosen by index arithmetic, not a branch: which one wins is unpredictable
-        let l = 2 * i;
-        let c = l + (self.key[l + 1] < self.key[l]) as usize;
-        self.key[i] = self.key[c];
-        self.win[i] = self.win[c];
     }
     /// Slot `slot`'s key changed: the nodes on its path to the root.
     #[inline(always)]
     fn update(&mut self, slot: usize) {
-        let mut i = (self.cap + slot) >> 1;
-        while i >= 1 {
-            self.pull(i);
+        let mut i = self.cap + slot;
+        let Node { mut key, slot: mut win } = self.node[i];
+        while i > 1 {
+            let sib = self.node[i ^ 1];
+            // masks, not a branch: which side wins is unpredictable
+            let m = ((sib.key < key) as u128).wrapping_neg();
+            key = (sib.key & m) | (key & !m);
+            win = (sib.slot & m as u32) | (win & !(m as u32));
             i >>= 1;
+            self.node[i] = Node { key, slot: win };
         }
     }
     /// Walk the path a pop left.
@@ -249,7 +250,7 @@ impl WaitTree {
             Some(s) if s == slot => self.stale = None,
             _ => self.settle(),
         }
-        self.key[self.cap + slot] = key;
+        self.node[self.cap + slot].key = key;
         self.hosts[slot] = host;
         self.update(slot);
     }
@@ -258,14 +259,14 @@ impl WaitTree {
     #[inline]
     fn pop(&mut self) -> (u128, NodeId) {
         debug_assert!(self.stale.is_none());
-        let s = self.win[1] as usize;
-        let e = (self.key[1], self.hosts[s]);
-        self.key[self.cap + s] = NO_KEY;
+        let Node { key, slot } = self.node[1];
+        let s = slot as usize;
+        self.node[self.cap + s].key = NO_KEY;
         self.stale = Some(s);
-        e
+        (key, self.hosts[s])
     }
     fn len(&self) -> usize {
-        self.key[self.cap..].iter().filter(|&&k| k != NO_KEY).count()
+        self.node[self.cap..].iter().filter(|n| n.key != NO_KEY).count()
     }
 }
 
