@@ -4,9 +4,10 @@
 //! python -c "import json,cnsim.api as a,cnsim.compile as c; print(json.dumps(c.compile_ir(a.resolve('S.toml'))))" > /tmp/ir.json
 //! valgrind --tool=callgrind target/profiling/examples/run_ir /tmp/ir.json
 //!
-//! Prints events, wall time of the run and of collecting the results, and the conservation check; `--summary` adds the summary JSON
-//! (to compare two engine builds on the same IR); `--tables` a line per result table with its rows
-//! and a 64-bit FNV-1a digest of its names and values (the tables of two builds compared cheaply).
+//! Prints events, the wall time of the run and of collecting the results, and the conservation
+//! check; `--summary` adds the summary JSON (to compare two engine builds on the same IR);
+//! `--tables` a line per result table with its rows and a 64-bit FNV-1a digest of its names and
+//! values (the tables of two builds compared cheaply).
 
 use cnsim_core::{Column, Simulation, Table};
 use std::time::Instant;

@@ -302,7 +302,7 @@ pub struct EventQueue {
 
 impl Default for EventQueue {
     fn default() -> Self {
-        EventQueue { near: Lane::default(), odd: Lane::default(), far: Lane::default(), wait: WaitTree::default(), wait_min: NO_KEY, odd_min: NO_KEY, seq: 0 }
+        Self::with_capacity(0)
     }
 }
 

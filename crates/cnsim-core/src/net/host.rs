@@ -126,7 +126,7 @@ impl Network {
     }
 
     /// Make sure host `h`'s NIC looks for work at `t`; `wait`: `t` is when a rate limiter or a
-    /// pause lets it go on (the queue's odd lane), not the end of its transmission.
+    /// pause lets it go on (the queue's wait tree), not the end of its transmission.
     #[inline]
     pub(crate) fn ensure_host_wake(&mut self, h: usize, t: SimTime, wait: bool) {
         if self.hosts[h].wakes_by(t, self.now) {
