@@ -94,6 +94,9 @@ pub struct Observer {
     /// (source host, local index) of each flow with an RP-rate series, looked up once: the first
     /// `flow_limit` flows when the network has reaction points, else none.
     rp_of: Vec<(u32, u32)>,
+    /// Every RP's reported rate is its flow's limiter rate ([`crate::cm::ReactionPoint::rate_is_limiter`]):
+    /// the series reads `Flow::rl_rate` of flows `0..rp_of.len()`, in order, not each host's RP.
+    rp_limiter: bool,
     /// Paused state per port at each sample, kept only for ports seen paused at a sample (the
     /// others stayed unpaused: one bit per sample each, allocated when first paused, with the
     /// earlier samples as zeros — memory grows with the ports that pause, not with every port).
@@ -135,6 +138,7 @@ impl Observer {
             sample_t: Vec::new(),
             r_rate: Vec::with_capacity(rp_rows),
             rp_of: net.flows[..rp_flows].iter().map(|f| (net.host_of[f.src.idx()], f.local)).collect(),
+            rp_limiter: net.hosts.iter().filter_map(|h| h.rp.as_ref()).all(|rp| rp.rate_is_limiter()),
             p_samples: Vec::new(),
             tcp_t: Vec::new(),
             tcp_flow: Vec::new(),
@@ -158,9 +162,14 @@ impl Observer {
         self.sample_t.push(t);
         let queue_bytes = |p: PortId| net.ports[p.idx()].q_bytes;
         self.q_track.sample(k, self.q_threshold, &self.queue_ports, &net.q_watch, queue_bytes, &mut self.q_samples);
-        for &(h, local) in &self.rp_of {
-            let rp = net.hosts[h as usize].rp.as_ref();
-            self.r_rate.push(rp.and_then(|rp| rp.rate_bps(local)).unwrap_or(f64::NAN));
+        if self.rp_limiter {
+            let flows = &net.flows[..self.rp_of.len()];
+            self.r_rate.extend(flows.iter().map(|f| f.rl_rate.unwrap_or(f64::NAN)));
+        } else {
+            for &(h, local) in &self.rp_of {
+                let rp = net.hosts[h as usize].rp.as_ref();
+                self.r_rate.push(rp.and_then(|rp| rp.rate_bps(local)).unwrap_or(f64::NAN));
+            }
         }
         for &fi in &self.tcp_flows {
             let s = &net.flows[fi as usize].tcp.as_ref().expect("tcp flow").sender;

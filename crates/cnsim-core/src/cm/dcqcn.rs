@@ -606,6 +606,9 @@ impl ReactionPoint for DcqcnRp {
     fn rate_bps(&self, local: u32) -> Option<f64> {
         self.flows.get(local as usize).filter(|f| f.active).map(|f| f.cr)
     }
+    fn rate_is_limiter(&self) -> bool {
+        true // every change of CR (or release) is followed by set_rate
+    }
     fn wants_flow_start(&self) -> bool {
         self.p.new_flow_line_rate
     }

@@ -267,6 +267,12 @@ pub trait ReactionPoint: Send {
     fn rate_bps(&self, _local: u32) -> Option<f64> {
         None
     }
+    /// Whether [`Self::rate_bps`] is always the rate this RP last set on the flow's limiter
+    /// ([`HostCtx::set_rate`]; `None` once released): then the rate series reads the flows' limiters
+    /// in flow order instead of calling every host's RP at every sample.
+    fn rate_is_limiter(&self) -> bool {
+        false
+    }
 }
 
 /// Reflector: one per destination host, for forward schemes.

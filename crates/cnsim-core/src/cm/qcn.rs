@@ -449,6 +449,9 @@ impl ReactionPoint for QcnRp {
     fn rate_bps(&self, local: u32) -> Option<f64> {
         self.rls.get(local as usize).filter(|rl| rl.active).map(|rl| rl.cr)
     }
+    fn rate_is_limiter(&self) -> bool {
+        true // every change of CR (or release) is followed by set_rate
+    }
 }
 
 #[cfg(test)]
@@ -475,6 +478,15 @@ mod tests {
 
     fn rp(p: &Params, h: &Host) -> QcnRp {
         QcnRp::new(p, &h.info)
+    }
+
+    #[test]
+    fn the_reported_rate_is_always_the_limiter_rate() {
+        // the rate series reads the flow's limiter instead of rate_bps (rate_is_limiter)
+        let p = Params::default();
+        let mut h = new_host();
+        let mut r = rp(&p, &h);
+        crate::cm::testkit::check_rate_is_limiter(&mut r, &mut h, 20_000, |rng| cnm(rng.below(64) as u32));
     }
 
     #[test]

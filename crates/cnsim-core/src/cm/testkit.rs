@@ -1,7 +1,7 @@
 //! Test kit for scheme unit tests: hand-made engine contexts, so a CP or RP state machine can be
 //! driven directly (one clause of the control law per test) without building a network.
 
-use super::{CpCtx, Emit, HostCtx, HostInfo, RateChange, ReactionPoint};
+use super::{CmMsg, CpCtx, Emit, HostCtx, HostInfo, RateChange, ReactionPoint};
 use crate::frame::{Frame, FrameKind, Tag};
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::rng::Stream;
@@ -90,6 +90,33 @@ impl TestHost {
             rp.on_timer(&mut self.ctx(), tok);
         }
         self.now = t;
+    }
+}
+
+/// Drive `rp` at random for `steps` steps — feedback `msg(rng)`, a transmitted 1 500-byte frame,
+/// time passing with its timers — and check after each that [`ReactionPoint::rate_is_limiter`]
+/// holds: `rate_bps(0)` is the rate last set on flow 0's limiter (`None` before any or after a
+/// release), which the rate series then reads from the flow instead of the RP.
+pub fn check_rate_is_limiter<R: ReactionPoint>(rp: &mut R, h: &mut TestHost, steps: usize, msg: impl Fn(&mut Stream) -> CmMsg) {
+    assert!(rp.rate_is_limiter());
+    let mut rng = Stream::new(77, 0, 0);
+    for step in 0..steps {
+        match rng.below(3) {
+            0 => {
+                let m = msg(&mut rng);
+                rp.on_feedback(&mut h.ctx(), &m);
+            }
+            1 => {
+                let mut f = data_frame(1, 2, h.info.flows[0].0, 1500);
+                rp.on_transmit(&mut h.ctx(), 0, &mut f);
+            }
+            _ => {
+                let t = h.now + rng.below(2_000_000_000); // up to 2 ms
+                h.advance(rp, t);
+            }
+        }
+        let set = h.rates.iter().rev().find(|r| r.local == 0).and_then(|r| r.rate_bps);
+        assert_eq!(rp.rate_bps(0).map(f64::to_bits), set.map(f64::to_bits), "step {step}");
     }
 }
 

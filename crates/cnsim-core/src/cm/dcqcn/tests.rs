@@ -22,6 +22,16 @@ fn data() -> Frame {
 }
 
 #[test]
+fn the_reported_rate_is_always_the_limiter_rate() {
+    // the rate series reads the flow's limiter instead of rate_bps (rate_is_limiter), both variants
+    for p in [Params::default(), Params::paper()] {
+        let mut h = new_host();
+        let mut rp = DcqcnRp::new(&p, &h.info);
+        crate::cm::testkit::check_rate_is_limiter(&mut rp, &mut h, 20_000, |_| cnp());
+    }
+}
+
+#[test]
 fn marking_probability_curve() {
     let (kmin, kmax, pmax) = (5_000, 200_000, 0.01);
     assert_eq!(mark_probability(0, kmin, kmax, pmax), 0.0);
