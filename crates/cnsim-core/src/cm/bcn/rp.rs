@@ -281,6 +281,9 @@ impl ReactionPoint for Rp {
     fn rate_bps(&self, local: u32) -> Option<f64> {
         self.rl(local).map(|rl| if rl.stopped { 0.0 } else { rl.rate })
     }
+    fn rate_is_limiter(&self) -> bool {
+        true // every change of an RL (creation, rate, stop, release) is followed by push_rate
+    }
 
     fn wants_flow_start(&self) -> bool {
         self.p.rl_per_transfer

@@ -146,6 +146,26 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
 
+// ---------------------------------------------------------------- RP: the rate series
+
+#[test]
+fn the_reported_rate_is_always_the_limiter_rate() {
+    // the rate series reads the flow's limiter instead of rate_bps (rate_is_limiter): random
+    // feedback of every kind (BCN(0,0) stops included), transmissions, drift and timeouts
+    let variants = [
+        json!({ "drift_bps": 1e6, "rl_timeout_ps": 5 * PS_PER_MS }),
+        json!({ "self_increase": 5.0, "rl_timeout_ps": 2 * PS_PER_MS, "rl_timeout_event": "idle" }),
+    ];
+    for p in variants.map(params_with) {
+        let RpH { mut rp, mut env } = RpH::new(p, 1);
+        crate::cm::testkit::check_rate_is_limiter(&mut rp, &mut env, 20_000, |rng| {
+            let kind = [MSG_POSITIVE, MSG_NEGATIVE, MSG_NEGATIVE, MSG_MAX, MSG_ZERO][rng.below(5) as usize];
+            let fb = rng.below(64) as f64 * if kind == MSG_POSITIVE { 1.0 } else { -1.0 };
+            CmMsg { kind, flow: FlowId(0), cpid: CPID, v: [0.0, fb, 1e6] }
+        });
+    }
+}
+
 // ---------------------------------------------------------------- CP: Qoff, Qdelta, clamps
 
 #[test]
