@@ -94,8 +94,7 @@ pub struct Observer {
     /// (source host, local index) of each flow with an RP-rate series, looked up once: the first
     /// `flow_limit` flows when the network has reaction points, else none.
     rp_of: Vec<(u32, u32)>,
-    /// Every RP's reported rate is its flow's limiter rate ([`crate::cm::ReactionPoint::rate_is_limiter`]):
-    /// the series reads `Flow::rl_rate` of flows `0..rp_of.len()`, in order, not each host's RP.
+    /// Every RP reports its limiter's rate (`ReactionPoint::rate_is_limiter`): read `Flow::rl_rate`.
     rp_limiter: bool,
     /// Paused state per port at each sample, kept only for ports seen paused at a sample (the
     /// others stayed unpaused: one bit per sample each, allocated when first paused, with the
@@ -163,13 +162,10 @@ impl Observer {
         let queue_bytes = |p: PortId| net.ports[p.idx()].q_bytes;
         self.q_track.sample(k, self.q_threshold, &self.queue_ports, &net.q_watch, queue_bytes, &mut self.q_samples);
         if self.rp_limiter {
-            let flows = &net.flows[..self.rp_of.len()];
-            self.r_rate.extend(flows.iter().map(|f| f.rl_rate.unwrap_or(f64::NAN)));
+            self.r_rate.extend(net.flows[..self.rp_of.len()].iter().map(|f| f.rl_rate.unwrap_or(f64::NAN)));
         } else {
-            for &(h, local) in &self.rp_of {
-                let rp = net.hosts[h as usize].rp.as_ref();
-                self.r_rate.push(rp.and_then(|rp| rp.rate_bps(local)).unwrap_or(f64::NAN));
-            }
+            let rate = |&(h, local): &(u32, u32)| net.hosts[h as usize].rp.as_ref().and_then(|rp| rp.rate_bps(local));
+            self.r_rate.extend(self.rp_of.iter().map(|x| rate(x).unwrap_or(f64::NAN)));
         }
         for &fi in &self.tcp_flows {
             let s = &net.flows[fi as usize].tcp.as_ref().expect("tcp flow").sender;
