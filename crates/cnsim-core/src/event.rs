@@ -292,9 +292,7 @@ pub struct EventQueue {
     odd: Lane,
     far: Lane,
     wait: WaitTree,
-    /// `wait.min()`, at hand like the lanes' `min`.
-    wait_min: u128,
-    /// The smaller of `odd.min` and `wait_min`, so that choosing the next event compares three
+    /// The smaller of `odd.min` and `wait.min()`, so that choosing the next event compares three
     /// numbers, as without the tree (a run without paced hosts pays nothing for it).
     odd_min: u128,
     seq: u64,
@@ -309,7 +307,7 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         let lane = || Lane { run: Vec::with_capacity(n), head: 0, heap: BinaryHeap::with_capacity(n), min: NO_KEY };
-        EventQueue { near: lane(), odd: lane(), far: lane(), wait: WaitTree::default(), wait_min: NO_KEY, odd_min: NO_KEY, seq: 0 }
+        EventQueue { near: lane(), odd: lane(), far: lane(), wait: WaitTree::default(), odd_min: NO_KEY, seq: 0 }
     }
     /// Schedule `ev` at `t`.
     #[inline(always)]
@@ -334,8 +332,7 @@ impl EventQueue {
     pub fn push_wait(&mut self, t: SimTime, slot: usize, host: NodeId) {
         let key = self.next_key(t, Event::HostWake { host }.class());
         self.wait.set(slot, key, host);
-        self.wait_min = self.wait.min();
-        self.odd_min = self.odd.min.min(self.wait_min);
+        self.odd_min = self.odd.min.min(self.wait.min());
     }
     /// The (time, class, sequence) key of the next event scheduled at `t`.
     #[inline(always)]
@@ -349,8 +346,7 @@ impl EventQueue {
     fn settle_wait(&mut self) {
         if self.wait.stale.is_some() {
             self.wait.settle();
-            self.wait_min = self.wait.min();
-            self.odd_min = self.odd.min.min(self.wait_min);
+            self.odd_min = self.odd.min.min(self.wait.min());
         }
     }
     /// The lane holding the next event (None: the odd lane or the wait tree) and that event's key
@@ -367,13 +363,6 @@ impl EventQueue {
             (Some(&mut self.far), c)
         }
     }
-    /// Time of the next event.
-    #[inline]
-    pub fn peek_time(&mut self) -> Option<SimTime> {
-        self.settle_wait();
-        let k = self.near.min.min(self.odd_min).min(self.far.min);
-        (k != NO_KEY).then_some((k >> 64) as u64)
-    }
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
         self.pop_before(SimTime::MAX)
@@ -387,14 +376,14 @@ impl EventQueue {
         }
         let e = if let Some(lane) = lane {
             lane.pop()
-        } else if self.wait_min < self.odd.min {
-            // wait_min and odd_min are renewed when the tree's path is walked: by the woken
-            // host's next push_wait or the next front
+        } else if self.wait.min() < self.odd.min {
+            // odd_min is renewed when the tree's path is walked: by the woken host's next
+            // push_wait or the next front
             let (key, host) = self.wait.pop();
             Entry { key, ev: Event::HostWake { host } }
         } else {
             let e = self.odd.pop();
-            self.odd_min = self.odd.min.min(self.wait_min);
+            self.odd_min = self.odd.min.min(self.wait.min());
             e
         };
         Some(((e.key >> 64) as u64, e.ev))
