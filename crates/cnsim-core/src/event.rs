@@ -223,15 +223,17 @@ impl WaitTree {
     #[inline(always)]
     fn update(&mut self, slot: usize) {
         let mut i = self.cap + slot;
-        let Node { mut key, slot: mut win } = self.node[i];
+        let mut key = self.node[i].key;
         while i > 1 {
-            let sib = self.node[i ^ 1];
-            // masks, not a branch: which side wins is unpredictable
-            let m = ((sib.key < key) as u128).wrapping_neg();
-            key = (sib.key & m) | (key & !m);
-            win = (sib.slot & m as u32) | (win & !(m as u32));
+            // `node[i]` holds the current winner. Which side wins is unpredictable, so the winner
+            // is loaded from an index computed from the comparison, not chosen by a branch (written
+            // as masks or with `select_unpredictable`, the compiler made it a branch again: ≈ 450 k
+            // mispredictions on QCN fan-in-100)
+            let j = i ^ (self.node[i ^ 1].key < key) as usize;
+            let w = self.node[j];
+            key = w.key;
             i >>= 1;
-            self.node[i] = Node { key, slot: win };
+            self.node[i] = w;
         }
     }
     /// Walk the path a pop left.
