@@ -16,6 +16,7 @@ use crate::time::{tx_time_ps, SimTime};
 /// PAUSE state of one port: as a paused transmitter, and as the switch port that sends XOFF/XON
 /// toward its peer.
 #[derive(Debug, Clone, Default)]
+#[repr(C)] // `paused_until` first: `Port` keeps it in its first cache line, with `busy_until`
 pub struct PortPause {
     /// Set by PAUSE frames received on this port: no new frame starts before it.
     pub paused_until: SimTime,
@@ -23,21 +24,21 @@ pub struct PortPause {
     pub pause_from: SimTime,
     /// Time paused within the statistics window, ps.
     pub paused_acc_ps: u64,
+    /// Watchdog: PAUSE is ignored until this instant.
+    pub ignore_until: SimTime,
+    /// Start of the current unbroken paused period (XOFF refreshes do not break it), if paused.
+    pub paused_since: Option<SimTime>,
+    /// Generation of the last PAUSE sent (stale refresh events are ignored).
+    pub gen: u32,
+    /// Watchdog: times this port stopped honouring PAUSE.
+    pub watchdog_trips: u32,
     /// A PAUSE (quanta; 0 = XON) waiting to go out ahead of the queue.
     pub pending: Option<u16>,
     /// Selective mode: XOFF currently asserted toward the peer through this port.
     pub xoff: bool,
-    /// Generation of the last PAUSE sent (stale refresh events are ignored).
-    pub gen: u32,
     /// Global mode: this egress queue is ≥ HIGH / > LOW.
     pub above_high: bool,
     pub above_low: bool,
-    /// Start of the current unbroken paused period (XOFF refreshes do not break it), if paused.
-    pub paused_since: Option<SimTime>,
-    /// Watchdog: PAUSE is ignored until this instant.
-    pub ignore_until: SimTime,
-    /// Watchdog: times this port stopped honouring PAUSE.
-    pub watchdog_trips: u32,
 }
 
 impl PortPause {

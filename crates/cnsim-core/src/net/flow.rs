@@ -25,43 +25,48 @@ pub struct Chunk {
 }
 
 /// A (source, destination) flow: FIFO at the source host, rate limiter, statistics.
+///
+/// `repr(C)`, in cache lines by use: what the NIC reads to decide whether a frame may start, then
+/// what a source or a transmission updates, then the FIFO of transfers and the receiver's counts.
+#[repr(C, align(64))]
 pub struct Flow {
-    pub src: NodeId,
-    pub dst: NodeId,
-    pub frame_bytes: u32,
-    /// Index in the source host's flow list.
-    pub local: u32,
-    /// 802.1p priority of its frames (0–7; PFC pauses per priority).
-    pub prio: u8,
-    /// Number of saturated sources currently active on this flow (> 0 ⇒ always a frame ready).
-    pub sat: u32,
-    pub fifo: VecDeque<Chunk>,
-    /// Frames of no transfer (CBR, Poisson) added after the last chunk of `fifo`, counted here
-    /// rather than in a chunk at its back: a source adding frames to a flow that waits, and the
-    /// NIC taking them, touch only the flow's record (the FIFO's buffer is one cache miss more).
-    pub lone_tail: u64,
-    /// Frames waiting: those of `fifo`'s chunks plus `lone_tail`.
-    pub backlog: u64,
     /// Rate limiter (bit/s); None = unregulated.
     pub rl_rate: Option<f64>,
     pub next_allowed: SimTime,
     /// Window: data may start only while `sent_bytes < send_limit` (u64::MAX = no window).
     pub send_limit: u64,
-    pub last_start: SimTime,
-    pub last_len: u32,
-    // statistics
+    pub sent_bytes: u64,
+    /// Frames waiting: those of `fifo`'s chunks plus `lone_tail`.
+    pub backlog: u64,
+    /// Frames of no transfer (CBR, Poisson) added after the last chunk of `fifo`, counted here
+    /// rather than in a chunk at its back: a source adding frames to a flow that waits, and the
+    /// NIC taking them, touch only the flow's record (the FIFO's buffer is one cache miss more).
+    pub lone_tail: u64,
+    /// Number of saturated sources currently active on this flow (> 0 ⇒ always a frame ready).
+    pub sat: u32,
+    pub frame_bytes: u32,
+    // (second line)
     pub generated_frames: u64,
     pub sent_frames: u64,
-    pub sent_bytes: u64,
+    pub last_start: SimTime,
+    /// TCP connection (None = UDP, open loop).
+    pub tcp: Option<Box<TcpFlow>>,
+    /// Index in the source host's flow list.
+    pub local: u32,
+    pub last_len: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// TCP: the sender may send a segment now (window, data, pending retransmission).
+    pub tcp_ready: bool,
+    /// 802.1p priority of its frames (0–7; PFC pauses per priority).
+    pub prio: u8,
     pub delivered_frames: u64,
+    // (third line)
+    pub fifo: VecDeque<Chunk>,
     pub delivered_bytes: u64,
     pub delivered_bytes_window: u64,
     pub dropped_frames: u64,
     pub dropped_bytes: u64,
-    /// TCP connection (None = UDP, open loop).
-    pub tcp: Option<Box<TcpFlow>>,
-    /// TCP: the sender may send a segment now (window, data, pending retransmission).
-    pub tcp_ready: bool,
 }
 
 impl Flow {

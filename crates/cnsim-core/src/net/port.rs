@@ -19,56 +19,64 @@ use std::collections::VecDeque;
 pub const HIST_BUCKET: u64 = 64;
 
 /// One end of a full-duplex link. The input side of the same port is the BUF-IN partition.
+///
+/// `repr(C)`, in cache lines by use (the ports of a fan-in's hosts are touched in turn, so each
+/// extra line read per frame is a cache miss): whether the transmitter may start (busy, paused)
+/// and what a frame's start and end read first; then the rest of the PAUSE state; then the rest
+/// of what every frame reads or writes; then the switch egress queue and the statistics.
+#[repr(C, align(64))]
 pub struct Port {
-    pub node: NodeId,
+    // transmitter (first line)
+    pub busy_until: SimTime,
+    pub tx_frame: FrameId,
     pub peer: PortId,
     pub peer_node: NodeId,
-    /// Index within its node.
-    pub index: u32,
-    pub rate_bps: u64,
+    pub node: NodeId,
     /// Picoseconds per byte at `rate_bps` when that is an integer (10 Gb/s: 800), else 0.
     pub ps_per_byte: u64,
-    /// Current service rate (differs from `rate_bps` under an output-generated hotspot).
-    pub service_bps: u64,
     pub data_ready_at: SimTime,
     pub last_data_start: SimTime,
-    pub last_data_len: u64,
-    pub prop_ps: u64,
+    pub busy: bool,
     /// True if the far end is a switch (arrivals then include its latency).
     pub peer_is_switch: bool,
-    pub peer_latency_ps: u64,
-    // transmitter
-    pub busy_until: SimTime,
-    pub busy: bool,
-    /// Pending PortWake time (dedupe), u64::MAX = none.
-    pub wake_at: SimTime,
-    pub tx_frame: FrameId,
     /// Link-level flow control state of this port (both directions' roles). Under PFC it only
-    /// aggregates "some priority paused" (paused time, pause series).
+    /// aggregates "some priority paused" (paused time, pause series). Its `paused_until` ends
+    /// the first line.
     pub pause: PortPause,
-    /// PFC (802.1Qbb) state: per-priority queues, counters and pause state; None without PFC, and
-    /// then `queue` is the one egress FIFO.
-    pub pfc: Option<Box<PfcPort>>,
-    // switch egress queue
-    pub queue: VecDeque<FrameId>,
-    pub q_bytes: u64,
-    /// Bytes that arrived on this port (as input) and are still queued at any egress (BUF-IN).
-    pub part_bytes: u64,
-    // statistics
+    /// Data frames marked CE by the switch's ECN threshold at this egress.
+    pub ecn_marks: u64,
+    // (third line)
+    pub last_data_len: u64,
     /// Time the transmitter spent serialising frames (other than PAUSE) inside the statistics
     /// window, ps: each frame counts for the part of its serialisation that falls in the window,
     /// so utilisation = busy / window ≤ 1 by construction.
     pub busy_ps_window: u64,
-    pub drops: [u64; 6],
+    pub prop_ps: u64,
+    pub peer_latency_ps: u64,
+    /// Pending PortWake time (dedupe), u64::MAX = none.
+    pub wake_at: SimTime,
+    /// Current service rate (differs from `rate_bps` under an output-generated hotspot).
+    pub service_bps: u64,
+    pub rate_bps: u64,
+    /// Bytes that arrived on this port (as input) and are still queued at any egress (BUF-IN).
+    pub part_bytes: u64,
+    // switch egress queue
+    pub queue: VecDeque<FrameId>,
+    pub q_bytes: u64,
+    /// PFC (802.1Qbb) state: per-priority queues, counters and pause state; None without PFC, and
+    /// then `queue` is the one egress FIFO.
+    pub pfc: Option<Box<PfcPort>>,
+    // statistics
     pub q_last_t: SimTime,
-    pub q_area: u128,
     pub q_max: u64,
+    pub q_area: u128,
     /// Time at each occupancy, in [`HIST_BUCKET`]-byte buckets (switch egress queues only; grows
     /// with the largest occupancy seen, so every buffer policy gets exact percentiles).
     pub q_hist: Vec<u64>,
+    pub drops: [u64; 6],
+    /// Index within its node.
+    pub index: u32,
     pub cpid: u32,
-    /// Data frames marked CE by the switch's ECN threshold at this egress.
-    pub ecn_marks: u64,
 }
 
 impl Port {
