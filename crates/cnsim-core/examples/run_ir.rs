@@ -46,14 +46,18 @@ fn digest(t: &Table) -> u64 {
     eat(t.name.as_bytes());
     for (name, c) in &t.columns {
         eat(name.as_bytes());
-        match c {
-            Column::U32(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
-            Column::U64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
-            Column::F64(v) => v.iter().for_each(|x| eat(&x.to_bits().to_le_bytes())),
-            Column::Str(v) => v.iter().for_each(|x| {
+        match (c, c.dtype()) {
+            (Column::Str(v), _) => v.iter().for_each(|x| {
                 eat(x.as_bytes());
                 eat(&[0]);
             }),
+            (_, Some((_, w))) => {
+                // the rows' little-endian bytes, as the Python front receives them
+                let mut raw = vec![0u8; c.len() * w];
+                c.write_le(&mut raw);
+                eat(&raw);
+            }
+            (_, None) => unreachable!("only names have no dtype"),
         }
     }
     h

@@ -12,59 +12,8 @@ use crate::time::{to_s, PS_PER_S};
 use crate::transport::tcp::TcpStats;
 use serde_json::{json, Value};
 
-/// One column of a result table.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Column {
-    U32(Vec<u32>),
-    U64(Vec<u64>),
-    F64(Vec<f64>),
-    Str(Vec<String>),
-}
-
-impl Column {
-    pub fn len(&self) -> usize {
-        match self {
-            Column::U32(v) => v.len(),
-            Column::U64(v) => v.len(),
-            Column::F64(v) => v.len(),
-            Column::Str(v) => v.len(),
-        }
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// The values of an `F64` column (`None` for another type).
-    pub fn as_f64(&self) -> Option<&[f64]> {
-        match self {
-            Column::F64(v) => Some(v),
-            _ => None,
-        }
-    }
-}
-
-/// A named table of equally long columns.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Table {
-    pub name: &'static str,
-    pub columns: Vec<(&'static str, Column)>,
-}
-
-/// Everything a run produces.
-#[derive(Debug, Clone)]
-pub struct Results {
-    pub summary: Value,
-    pub tables: Vec<Table>,
-}
-
-impl Results {
-    pub fn table(&self, name: &str) -> Option<&Table> {
-        self.tables.iter().find(|t| t.name == name)
-    }
-    /// Column `column` of table `table` as f64 values, if both exist and the column is `F64`.
-    pub fn f64_column(&self, table: &str, column: &str) -> Option<&[f64]> {
-        self.table(table)?.columns.iter().find(|(n, _)| *n == column)?.1.as_f64()
-    }
-}
+mod table;
+pub use table::{Column, Results, Table};
 
 /// Recorders filled during the run by the periodic `Sample` event (per-flow throughput bins are
 /// filled by the data plane's probe, [`crate::probe::FlowBins`]).
@@ -226,13 +175,9 @@ impl Observer {
         // RP rates, time-major: flows 0..n at every sample
         let n = self.rp_of.len();
         debug_assert_eq!(self.r_rate.len(), self.sample_t.len() * n);
-        let (mut rt, mut rflow) = (Vec::with_capacity(self.r_rate.len()), Vec::with_capacity(self.r_rate.len()));
-        if n > 0 {
-            for &t in &self.sample_t {
-                rt.extend(std::iter::repeat_n(t, n));
-                rflow.extend(0..n as u32);
-            }
-        }
+        // (its time and flow columns in compact form: n rows per sample)
+        let samples = if n > 0 { self.sample_t.clone() } else { Vec::new() };
+        let times = samples.len();
         vec![
             Table {
                 name: "queue_ts",
@@ -241,8 +186,8 @@ impl Observer {
             Table {
                 name: "rp_rate",
                 columns: vec![
-                    ("t_s", Column::F64(rt)),
-                    ("flow", Column::U32(rflow)),
+                    ("t_s", Column::F64Each { values: samples, each: n }),
+                    ("flow", Column::U32Cycle { n: n as u32, times }),
                     ("rate_bps", Column::F64(std::mem::take(&mut self.r_rate))),
                 ],
             },

@@ -60,25 +60,18 @@ fn flow_paths(py: Python<'_>, ir_json: &str) -> PyResult<Vec<Vec<u32>>> {
 }
 
 fn column_to_py<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
-    /// Little-endian bytes of a numeric column, written straight into the Python `bytes` object
-    /// (one copy, no intermediate buffer; the per-element loop compiles to a plain copy).
-    macro_rules! raw {
-        ($dtype:expr, $v:expr, $w:expr) => {{
-            let v = $v;
-            let b = PyBytes::new_with(py, v.len() * $w, |buf: &mut [u8]| {
-                for (dst, x) in buf.chunks_exact_mut($w).zip(v.iter()) {
-                    dst.copy_from_slice(&x.to_le_bytes());
-                }
+    match (c, c.dtype()) {
+        (Column::Str(v), _) => Ok(PyList::new(py, v)?.into_any()),
+        // a numeric column's little-endian bytes, written straight into the Python `bytes` object
+        // (one copy, no intermediate buffer; compact columns are written out only here)
+        (_, Some((dtype, w))) => {
+            let b = PyBytes::new_with(py, c.len() * w, |buf: &mut [u8]| {
+                c.write_le(buf);
                 Ok(())
             })?;
-            Ok(($dtype, b).into_pyobject(py)?.into_any())
-        }};
-    }
-    match c {
-        Column::U32(v) => raw!("<u4", v, 4),
-        Column::U64(v) => raw!("<u8", v, 8),
-        Column::F64(v) => raw!("<f8", v, 8),
-        Column::Str(v) => Ok(PyList::new(py, v)?.into_any()),
+            Ok((dtype, b).into_pyobject(py)?.into_any())
+        }
+        (_, None) => unreachable!("only names have no dtype"),
     }
 }
 
