@@ -79,6 +79,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
                     port: node_ports[i][0],
                     response_delay_ps: *response_delay_ps,
                     flows: Vec::new(),
+                    first_flow: FlowId::NONE,
                     rr_next: 0,
                     ctrl_q: VecDeque::new(),
                     wake_at: u64::MAX,
@@ -111,6 +112,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         let h = &mut hosts[host_of[f.src as usize] as usize];
         let local = h.flows.len() as u32;
         h.flows.push(FlowId(i as u32));
+        h.first_flow = h.flows[0];
         if h.flows.len() > 64 * h.active.len() {
             h.active.push(0);
         }

@@ -262,8 +262,9 @@ impl QcnCp {
     }
 }
 
-/// State of one rate limiter (spec §6.2).
+/// State of one rate limiter (spec §6.2), in one cache line (every transmission reads it).
 #[derive(Debug, Clone, Default)]
+#[repr(align(64))]
 pub struct Rl {
     pub active: bool,
     /// Current rate CR, bit/s.
@@ -280,16 +281,18 @@ pub struct Rl {
     gen: u32,
 }
 
-/// QCN reaction point of one host: one [`Rl`] per flow of the host, by local index.
+/// QCN reaction point of one host: one [`Rl`] per flow of the host, by local index. `repr(C)`:
+/// what a transmission reads (the limiters, the line rate) comes first, in one cache line.
+#[repr(C)]
 pub struct QcnRp {
-    p: Params,
-    line: f64,
     pub rls: Vec<Rl>,
+    line: f64,
+    p: Params,
 }
 
 impl QcnRp {
     pub fn new(p: &Params, host: &HostInfo) -> Self {
-        QcnRp { p: p.clone(), line: host.line_rate_bps as f64, rls: vec![Rl::default(); host.flows.len()] }
+        QcnRp { rls: vec![Rl::default(); host.flows.len()], line: host.line_rate_bps as f64, p: p.clone() }
     }
 
     fn jitter(&self, rng: &mut Stream) -> f64 {
@@ -363,7 +366,6 @@ impl QcnRp {
 
     /// A data frame of `len` bytes of flow `local` starts at the NIC (spec §6.2 "after each frame").
     fn sent(&mut self, ctx: &mut HostCtx, local: usize, len: u32) {
-        let (bc, th) = (self.p.bc_limit_bytes, self.p.fast_recovery_th);
         let rl = &mut self.rls[local];
         if !rl.active {
             return;
@@ -376,6 +378,8 @@ impl QcnRp {
         }
         rl.tx_bcount -= len as f64;
         if rl.tx_bcount < 0.0 {
+            let (bc, th) = (self.p.bc_limit_bytes, self.p.fast_recovery_th);
+            let rl = &mut self.rls[local];
             rl.si_count += 1;
             let base = if rl.si_count < th { bc } else { bc / 2.0 };
             let j = self.jitter(ctx.rng);

@@ -54,6 +54,9 @@ pub struct Host {
     pub active: Vec<u64>,
     pub rr_next: usize,
     pub node: NodeId,
+    /// `flows[0]` (`FlowId::NONE`: no flow): a host of one flow finds it without reading its
+    /// flow list and active set.
+    pub first_flow: FlowId,
     pub response_delay_ps: u64,
     pub reflector: Option<Box<dyn Reflector>>,
     pub info_idx: usize,
@@ -199,36 +202,47 @@ impl Network {
             return;
         }
         // round robin over the flows with a frame, in local-index order from `rr_next`
-        let n = self.hosts[h].flows.len();
-        let start = self.hosts[h].rr_next;
-        let mut pick = usize::MAX;
         let host = &self.hosts[h];
+        let n = host.flows.len();
         debug_assert_eq!(host.active.iter().map(|w| w.count_ones()).sum::<u32>(), host.backlogged);
-        for i in RoundRobin::new(&host.active, start) {
-            let f = &self.flows[host.flows[i].idx()];
-            debug_assert!(f.has_frame(), "active bit of a flow without a frame");
-            // a flow held by its window waits for the hook that moves the limit (no wake-up)
-            if f.sent_bytes >= f.send_limit {
-                continue;
-            }
-            if held != 0 && held >> f.prio & 1 == 1 {
-                min_blocked = min_blocked.min(self.pfc_paused_until(pid, f.prio).max(f.next_allowed));
-            } else if f.next_allowed <= now {
-                pick = i;
-                break;
-            } else {
-                min_blocked = min_blocked.min(f.next_allowed);
-            }
-        }
-        if pick == usize::MAX {
+        let pick = if n == 1 {
+            // one flow, so it is the one with a frame: no round robin (the flow list and the
+            // active set are not read)
+            let fid = host.first_flow;
+            self.flow_may_send(fid, held, pid, &mut min_blocked).then_some((0, fid))
+        } else {
+            RoundRobin::new(&host.active, host.rr_next)
+                .map(|i| (i, host.flows[i]))
+                .find(|&(_, fid)| self.flow_may_send(fid, held, pid, &mut min_blocked))
+        };
+        let Some((pick, fid)) = pick else {
             if min_blocked != u64::MAX {
                 self.ensure_host_wake(h, min_blocked, true);
             }
             return;
-        }
+        };
         self.hosts[h].rr_next = if pick + 1 == n { 0 } else { pick + 1 };
-        let fid = self.hosts[h].flows[pick];
         self.host_send_data(h, pid, fid);
+    }
+
+    /// The round robin's test of flow `fid` (which has a frame) on a NIC free now, with the PFC
+    /// priorities `held`: whether it may start a frame now; if not, `min_blocked` is lowered to
+    /// when it may (a flow held by its window waits for the hook that moves the limit: no change).
+    #[inline(always)]
+    fn flow_may_send(&self, fid: FlowId, held: u8, pid: PortId, min_blocked: &mut SimTime) -> bool {
+        let f = &self.flows[fid.idx()];
+        debug_assert!(f.has_frame(), "active bit of a flow without a frame");
+        if f.sent_bytes >= f.send_limit {
+            false
+        } else if held != 0 && held >> f.prio & 1 == 1 {
+            *min_blocked = (*min_blocked).min(self.pfc_paused_until(pid, f.prio).max(f.next_allowed));
+            false
+        } else if f.next_allowed <= self.now {
+            true
+        } else {
+            *min_blocked = (*min_blocked).min(f.next_allowed);
+            false
+        }
     }
 
     /// Whether `host_try_send(h)` would do nothing now, for a host whose only flow with a frame is
