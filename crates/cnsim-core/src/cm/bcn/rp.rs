@@ -28,24 +28,30 @@ pub struct Rl {
 
 /// Per-flow RP state; the back-off level survives the deletion of the RL (policy NEVER
 /// accumulates "for the whole run", spec §12 B2).
+/// `repr(C)`: what every transmission reads and writes (the RL, the last frame's time) in the
+/// first cache line.
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub(super) struct FlowState {
     pub(super) rl: Option<Rl>,
+    /// Idle timeout: a timer is pending; the last frame sent (or the RL's creation).
+    pub(super) last_tx: SimTime,
+    pub(super) timeout_pending: bool,
     pub(super) k_backoff: u32,
-    pub(super) last_restart: Option<SimTime>,
-    pub(super) restart_rate: f64,
     pub(super) restart_gen: u32,
     pub(super) timeout_gen: u32,
-    /// Idle timeout: a timer is pending; the last frame sent (or the RL's creation).
-    pub(super) timeout_pending: bool,
-    pub(super) last_tx: SimTime,
+    pub(super) restart_rate: f64,
+    pub(super) last_restart: Option<SimTime>,
 }
 
-/// Reaction point of one source host.
+/// Reaction point of one source host. `repr(C)`: what a transmission reads comes first.
+#[repr(C)]
 pub struct Rp {
+    pub(super) flows: Vec<FlowState>,
+    /// `p.fb_at_cp`, here so that a transmission does not read the shared parameters.
+    fb_at_cp: bool,
     pub(super) p: Arc<Params>,
     pub(super) line: f64,
-    pub(super) flows: Vec<FlowState>,
     pub(super) drift_armed: bool,
     pub(super) self_inc_armed: bool,
     /// `drift_random_phase`: this host's drift phase, drawn at its first RL.
@@ -55,9 +61,10 @@ pub struct Rp {
 impl Rp {
     pub(super) fn new(p: Arc<Params>, host: &HostInfo) -> Self {
         Rp {
+            flows: vec![FlowState::default(); host.flows.len()],
+            fb_at_cp: p.fb_at_cp,
             p,
             line: host.line_rate_bps as f64,
-            flows: vec![FlowState::default(); host.flows.len()],
             drift_armed: false,
             self_inc_armed: false,
             drift_phase: None,
@@ -200,7 +207,7 @@ impl ReactionPoint for Rp {
 
     fn on_transmit(&mut self, ctx: &mut HostCtx, local: u32, frame: &mut Frame) {
         self.flows[local as usize].last_tx = ctx.now;
-        if self.p.fb_at_cp {
+        if self.fb_at_cp {
             return; // decrease-only mode needs no RL tags (spec §4.1)
         }
         if let Some(rl) = self.flows[local as usize].rl {
