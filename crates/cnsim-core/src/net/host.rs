@@ -209,6 +209,7 @@ impl Network {
             // one flow, so it is the one with a frame: no round robin (the flow list and the
             // active set are not read)
             let fid = host.first_flow;
+            debug_assert_eq!(fid, host.flows[0]);
             self.flow_may_send(fid, held, pid, &mut min_blocked).then_some((0, fid))
         } else {
             RoundRobin::new(&host.active, host.rr_next)

@@ -215,4 +215,32 @@ mod tests {
             assert_eq!(rate_gap_ps(bytes, rate), reference(bytes, rate), "{bytes} B at {rate} bit/s");
         }
     }
+
+    /// The records' layout contract (docs/architecture.md): what a send path reads first is in
+    /// each record's first cache line, and each record starts a line. Reordering a field out of it
+    /// changes no result, only the speed of a fan-in, so it is pinned here.
+    #[test]
+    fn hot_fields_lead_their_records() {
+        use super::{Flow, Host, Port};
+        use std::mem::{align_of, offset_of};
+        let first_line = |what: &str, offset: usize, size: usize| assert!(offset + size <= 64, "{what} at {offset}");
+        assert_eq!((align_of::<Host>(), align_of::<Flow>(), align_of::<Port>()), (64, 64, 64));
+        first_line("Host::wake_at", offset_of!(Host, wake_at), 8);
+        first_line("Host::backlogged", offset_of!(Host, backlogged), 4);
+        first_line("Host::port", offset_of!(Host, port), 4);
+        first_line("Host::ctrl_q", offset_of!(Host, ctrl_q), 32);
+        first_line("Host::rp", offset_of!(Host, rp), 16);
+        first_line("Flow::rl_rate", offset_of!(Flow, rl_rate), 16);
+        first_line("Flow::next_allowed", offset_of!(Flow, next_allowed), 8);
+        first_line("Flow::send_limit", offset_of!(Flow, send_limit), 8);
+        first_line("Flow::sent_bytes", offset_of!(Flow, sent_bytes), 8);
+        first_line("Flow::backlog", offset_of!(Flow, backlog), 8);
+        first_line("Flow::sat", offset_of!(Flow, sat), 4);
+        first_line("Port::busy_until", offset_of!(Port, busy_until), 8);
+        first_line("Port::pause.paused_until", offset_of!(Port, pause.paused_until), 8);
+        first_line("Port::peer", offset_of!(Port, peer), 4);
+        first_line("Port::node", offset_of!(Port, node), 4);
+        first_line("Port::ps_per_byte", offset_of!(Port, ps_per_byte), 8);
+        first_line("Port::busy", offset_of!(Port, busy), 1);
+    }
 }
