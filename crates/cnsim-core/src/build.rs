@@ -112,7 +112,9 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         let h = &mut hosts[host_of[f.src as usize] as usize];
         let local = h.flows.len() as u32;
         h.flows.push(FlowId(i as u32));
-        h.first_flow = h.flows[0];
+        if local == 0 {
+            h.first_flow = FlowId(i as u32);
+        }
         if h.flows.len() > 64 * h.active.len() {
             h.active.push(0);
         }

@@ -282,7 +282,7 @@ pub struct Rl {
 }
 
 /// QCN reaction point of one host: one [`Rl`] per flow of the host, by local index. `repr(C)`:
-/// what a transmission reads (the limiters, the line rate) comes first, in one cache line.
+/// what a transmission reads (the limiters, the line rate) comes first, before the parameters.
 #[repr(C)]
 pub struct QcnRp {
     pub rls: Vec<Rl>,

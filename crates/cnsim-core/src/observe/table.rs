@@ -39,7 +39,8 @@ impl Column {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// The values of an `F64` column (`None` for another type).
+    /// The values of an `F64` column (`None` for another type, and for a compact column:
+    /// [`Self::plain`] writes one out).
     pub fn as_f64(&self) -> Option<&[f64]> {
         match self {
             Column::F64(v) => Some(v),

@@ -28,8 +28,8 @@ pub struct Rl {
 
 /// Per-flow RP state; the back-off level survives the deletion of the RL (policy NEVER
 /// accumulates "for the whole run", spec §12 B2).
-/// `repr(C)`: what every transmission reads and writes (the RL, the last frame's time) in the
-/// first cache line.
+/// `repr(C)`: what every transmission reads and writes (the RL, the last frame's time) leads the
+/// record.
 #[derive(Debug, Clone, Default)]
 #[repr(C)]
 pub(super) struct FlowState {
