@@ -123,6 +123,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     if out is not None:  # the time series go to Parquet as the run goes (memory independent of its length)
         from cnsim import stream  # pyarrow: imported before the clock of wall_s starts
         from cnsim.results import open_output
+    import numpy  # noqa: F401 — the engine hands its tables over as NumPy arrays: imported before the clock too
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
     tmp = None

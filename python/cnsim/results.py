@@ -27,13 +27,16 @@ TABLES = ("queue_ts", "throughput_ts", "flow_tp", "rp_rate", "tcp_ts", "pause_ts
 
 
 def _column(value: Any) -> Any:
-    """A column from the engine: ``(dtype, raw bytes)`` for numbers, ``list[str]`` for names."""
+    """A column from the engine: ``(dtype, buffer)`` for numbers, ``list[str]`` for names. The
+    engine's buffer is a NumPy array that owns the column's memory, used as it is; a read-only
+    buffer (``bytes``) is copied."""
     import numpy as np
     import pandas as pd
 
     if isinstance(value, tuple):
         dtype, raw = value
-        return np.frombuffer(raw, dtype=dtype).copy()
+        column = np.frombuffer(raw, dtype=dtype)
+        return column if column.flags.writeable else column.copy()
     return pd.Categorical(value) if isinstance(value, list) else value
 
 

@@ -42,7 +42,7 @@ SERIES = {"queue_ts": ("queues", "queue", "bytes"), "rp_rate": ("flows", "flow",
 """Streamed tables: (table naming the ids, id column, value column of an id-sparse series or None)."""
 
 def column(value: Any) -> Any:
-    """An engine column as numpy (``(dtype, raw bytes)``) or a list of names."""
+    """An engine column as numpy (``(dtype, array)``, read without a copy) or a list of names."""
     if isinstance(value, tuple):
         dtype, raw = value
         return np.frombuffer(raw, dtype=dtype)

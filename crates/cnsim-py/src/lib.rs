@@ -1,12 +1,13 @@
 //! `cnsim._core`: the only PyO3 crate. Converts the IR JSON into a simulation, runs it in chunks
 //! with the GIL released (checking Ctrl-C and reporting progress between chunks), maps errors to
-//! Python exceptions and hands the result tables over as raw little-endian buffers.
+//! Python exceptions and hands the result tables over as NumPy arrays that take over their memory.
 
 use cnsim_core::{Column, RunError, Simulation, Table};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use numpy::PyArray1;
+use pyo3::types::{PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
@@ -59,28 +60,28 @@ fn flow_paths(py: Python<'_>, ir_json: &str) -> PyResult<Vec<Vec<u32>>> {
         .map_err(scenario_err)
 }
 
-fn column_to_py<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
-    match (c, c.dtype()) {
-        (Column::Str(v), _) => Ok(PyList::new(py, v)?.into_any()),
-        // a numeric column's little-endian bytes, written straight into the Python `bytes` object
-        // (one copy, no intermediate buffer; compact columns are written out only here)
-        (_, Some((dtype, w))) => {
-            let b = PyBytes::new_with(py, c.len() * w, |buf: &mut [u8]| {
-                c.write_le(buf);
-                Ok(())
-            })?;
-            Ok((dtype, b).into_pyobject(py)?.into_any())
-        }
-        (_, None) => unreachable!("only names have no dtype"),
-    }
+// The columns reach Python as `("<u4" | "<u8" | "<f8", array)`: little-endian by contract.
+const _: () = assert!(cfg!(target_endian = "little"), "the table hand-over assumes a little-endian host");
+
+/// A column for Python: a NumPy array that takes over the column's memory (no copy) with its
+/// dtype, or a list of names. Compact columns are written out here, once.
+fn column_to_py(py: Python<'_>, c: Column) -> PyResult<Bound<'_, PyAny>> {
+    let (dtype, array) = match c {
+        Column::Str(v) => return Ok(PyList::new(py, v)?.into_any()),
+        Column::U32(v) => ("<u4", PyArray1::from_vec(py, v).into_any()),
+        Column::U64(v) => ("<u8", PyArray1::from_vec(py, v).into_any()),
+        Column::F64(v) => ("<f8", PyArray1::from_vec(py, v).into_any()),
+        compact => return column_to_py(py, compact.plain()),
+    };
+    Ok((dtype, array).into_pyobject(py)?.into_any())
 }
 
-fn tables_to_py<'py>(py: Python<'py>, tables: &[Table]) -> PyResult<Bound<'py, PyDict>> {
+fn tables_to_py(py: Python<'_>, tables: Vec<Table>) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
     for t in tables {
         let cols = PyDict::new(py);
-        for (name, c) in &t.columns {
-            cols.set_item(*name, column_to_py(py, c)?)?;
+        for (name, c) in t.columns {
+            cols.set_item(name, column_to_py(py, c)?)?;
         }
         out.set_item(t.name, cols)?;
     }
@@ -162,12 +163,12 @@ impl PySimulation {
         let sim = self.sim.get_mut().unwrap_or_else(|e| e.into_inner());
         let before = sim.buffered_samples();
         let tables = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.drain_series()))).map_err(engine_panic)?;
-        Ok((before, tables_to_py(py, &tables)?))
+        Ok((before, tables_to_py(py, tables)?))
     }
 
     /// The tables naming the series' ids: `queues`, `links`, `flows`.
     fn static_tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        tables_to_py(py, &self.get().static_tables())
+        tables_to_py(py, self.get().static_tables())
     }
 
     /// Flows with a binned throughput series (`observe.flow_series`).
@@ -179,7 +180,7 @@ impl PySimulation {
     /// The `flow_tp` rows of flows `first..first + count` (flow-major), after `finish`.
     fn flow_tp_rows<'py>(&self, py: Python<'py>, first: usize, count: usize) -> PyResult<Bound<'py, PyDict>> {
         let table = self.get().flow_tp_rows(first, count);
-        tables_to_py(py, std::slice::from_ref(&table))
+        tables_to_py(py, vec![table])
     }
 
     /// Close the run (conservation checked): `(summary_json, samples, tables)`, the tables holding
@@ -191,7 +192,7 @@ impl PySimulation {
         sim.set_flow_tp_in_tables(flow_tp);
         let before = sim.buffered_samples();
         let results = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.finish()))).map_err(engine_panic)?.map_err(run_error)?;
-        Ok((results.summary.to_string(), before, tables_to_py(py, &results.tables)?))
+        Ok((results.summary.to_string(), before, tables_to_py(py, results.tables)?))
     }
 }
 
@@ -224,7 +225,7 @@ fn run<'py>(
         }
     }
     let results = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.finish()))).map_err(engine_panic)?.map_err(run_error)?;
-    Ok((results.summary.to_string(), tables_to_py(py, &results.tables)?))
+    Ok((results.summary.to_string(), tables_to_py(py, results.tables)?))
 }
 
 #[pymodule]
