@@ -179,19 +179,10 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     let sources = ir
         .sources
         .iter()
-        .map(|s| Source {
-            flows: s.flows.iter().map(|&f| FlowId(f)).collect(),
-            start: s.start_ps,
-            stop: s.stop_ps,
-            gate: s.gate.clone(),
-            process: s.process.clone(),
-            rng: Stream::new(ir.seed, ir.replication, ns::SOURCE | s.stream_id),
-            slot: 0,
-            sat_on: false,
-            busy: false,
-            queued: 0,
-            on_end: 0,
-            waiting: u32::MAX,
+        .map(|s| {
+            let flows = s.flows.iter().map(|&f| FlowId(f)).collect();
+            let rng = Stream::new(ir.seed, ir.replication, ns::SOURCE | s.stream_id);
+            Source::new(flows, s.start_ps, s.stop_ps, s.gate.clone(), s.process.clone(), rng)
         })
         .collect();
     let mut hotspots = Vec::new();

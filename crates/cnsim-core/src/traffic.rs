@@ -10,12 +10,19 @@ use crate::rng::Stream;
 use crate::time::{SimTime, PS_PER_S};
 
 /// Runtime state of a source.
+///
+/// `repr(C)`: what a firing reads (its first flow and the number of flows, the gate, the process's
+/// kind and interval) comes first, so that a CBR source's firing reads one cache line.
+#[repr(C, align(64))]
 pub struct Source {
+    /// `flows[0]` and `flows.len()`, read without the list.
+    pub first_flow: FlowId,
+    pub n_flows: u32,
+    pub gate: Option<GateIr>,
+    pub process: ProcessIr,
     pub flows: Vec<FlowId>,
     pub start: SimTime,
     pub stop: SimTime,
-    pub gate: Option<GateIr>,
-    pub process: ProcessIr,
     pub rng: Stream,
     /// Bernoulli: index of the next slot to consider.
     pub slot: u64,
@@ -74,7 +81,33 @@ impl Source {
     }
 
     fn pick_flow(&mut self) -> usize {
-        if self.flows.len() == 1 { 0 } else { self.rng.below(self.flows.len() as u64) as usize }
+        if self.n_flows == 1 { 0 } else { self.rng.below(self.n_flows as u64) as usize }
+    }
+
+    /// The flow of index `i` (as `flows[i]`).
+    #[inline]
+    pub fn flow(&self, i: usize) -> FlowId {
+        if i == 0 { self.first_flow } else { self.flows[i] }
+    }
+
+    /// A source of `flows` (not empty) with the given timing and process, not started.
+    pub fn new(flows: Vec<FlowId>, start: SimTime, stop: SimTime, gate: Option<GateIr>, process: ProcessIr, rng: Stream) -> Self {
+        Source {
+            first_flow: flows.first().copied().unwrap_or(FlowId::NONE),
+            n_flows: flows.len() as u32,
+            gate,
+            process,
+            flows,
+            start,
+            stop,
+            rng,
+            slot: 0,
+            sat_on: false,
+            busy: false,
+            queued: 0,
+            on_end: 0,
+            waiting: u32::MAX,
+        }
     }
 
     /// First firing time.
@@ -245,7 +278,7 @@ mod tests {
     /// Mean ON time of `n` transfers drawn by a ParetoOnOff source, µs.
     fn mean_on_us(shifted: bool, xm_ps: u64, alpha: f64, n: usize) -> (f64, f64) {
         let process = ProcessIr::ParetoOnOff { xm_ps, alpha, off_mean_ps: 1, line_rate_bps: 10_000_000_000, cap_ps: None, shifted, nic_buffer_frames: None, rl_release: false };
-        let mut s = Source { flows: vec![FlowId(0)], start: 0, stop: u64::MAX, gate: None, process, rng: Stream::new(7, 0, 1), slot: 0, sat_on: false, busy: false, queued: 0, on_end: 0, waiting: u32::MAX };
+        let mut s = Source::new(vec![FlowId(0)], 0, u64::MAX, None, process, Stream::new(7, 0, 1));
         let (mut sum, mut min) = (0.0, f64::INFINITY);
         for _ in 0..n {
             let (act, _) = s.fire(0);

@@ -157,22 +157,22 @@ impl Network {
         match act {
             Action::Nothing => {}
             Action::Frame { flow } => {
-                let fid = self.sources[si].flows[flow];
+                let fid = self.sources[si].flow(flow);
                 self.enqueue_at_host(fid, 1, NONE_U32);
             }
             Action::Transfer { .. } | Action::Sized { .. } => {
                 let (flow, frames) = match act {
                     Action::Transfer { flow, on_bits } => {
-                        let fid = self.sources[si].flows[flow];
+                        let fid = self.sources[si].flow(flow);
                         (flow, pareto_frames(on_bits, self.flows[fid.idx()].frame_bytes))
                     }
                     Action::Sized { flow, bytes } => {
-                        let fid = self.sources[si].flows[flow];
+                        let fid = self.sources[si].flow(flow);
                         (flow, sized_frames(bytes, self.flows[fid.idx()].frame_bytes))
                     }
                     _ => unreachable!(),
                 };
-                let fid = self.sources[si].flows[flow];
+                let fid = self.sources[si].flow(flow);
                 let tid = self.transfers.len() as u32;
                 self.transfers.push(Transfer {
                     flow: fid,

@@ -242,5 +242,10 @@ mod tests {
         first_line("Port::node", offset_of!(Port, node), 4);
         first_line("Port::ps_per_byte", offset_of!(Port, ps_per_byte), 8);
         first_line("Port::busy", offset_of!(Port, busy), 1);
+        use crate::traffic::Source;
+        assert_eq!(align_of::<Source>(), 64);
+        first_line("Source::first_flow", offset_of!(Source, first_flow), 4);
+        first_line("Source::n_flows", offset_of!(Source, n_flows), 4);
+        first_line("Source::gate", offset_of!(Source, gate), 24);
     }
 }
