@@ -124,7 +124,7 @@ impl Network {
     fn host_next_look(&self, h: usize, t: SimTime) -> (SimTime, bool) {
         let host = &self.hosts[h];
         if host.flows.len() == 1 && host.ctrl_q.is_empty() && !self.pfc_enabled {
-            let f = &self.flows[host.flows[0].idx()];
+            let f = &self.flows[host.first_flow.idx()];
             if f.next_allowed > t && f.sent_bytes < f.send_limit {
                 return (f.next_allowed, true);
             }
