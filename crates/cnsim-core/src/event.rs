@@ -113,11 +113,25 @@ impl Lane {
         if key < self.min {
             self.min = key;
         }
+        if self.run.len() == self.run.capacity() {
+            self.compact();
+        }
         // the common case: due after every event of the run (or the run is empty)
         if self.run.last().is_none_or(|l| l.key < key) {
             return self.run.push(Entry { key, ev });
         }
         self.insert(Entry { key, ev })
+    }
+    /// The run is full: drop the entries already taken if they are at least half of it, rather
+    /// than let it grow (a run that never empties stays within twice its pending events). Done
+    /// here, once per filling, not checked on every pop (fan-in-4: 1.9 % of instructions).
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        if self.head > 0 && 2 * self.head >= self.run.len() {
+            self.run.drain(..self.head);
+            self.head = 0;
+        }
     }
     /// [`Lane::push`] of an event due before the run's last one.
     #[inline(always)]
@@ -147,9 +161,6 @@ impl Lane {
             self.head += 1;
             if self.head == self.run.len() {
                 self.run.clear();
-                self.head = 0;
-            } else if self.head >= 1024 && 2 * self.head >= self.run.len() {
-                self.run.drain(..self.head); // amortised: a run that never empties stays small
                 self.head = 0;
             }
             e
@@ -495,6 +506,21 @@ mod tests {
             }
             assert_eq!(q.len(), latest.iter().flatten().count());
         }
+    }
+
+    #[test]
+    fn a_run_that_never_empties_stays_small() {
+        // a CBR source's lane: always one or two firings pending, never empty, for 200 000 events;
+        // the run drops its taken entries when it fills, so its storage does not grow with the run
+        let mut q = EventQueue::default();
+        q.push(0, Event::SourceFire { source: 0 });
+        for i in 1..200_000u64 {
+            q.push(10 * i, Event::SourceFire { source: 0 });
+            let (t, _) = q.pop().expect("pending");
+            assert_eq!(t, 10 * (i - 1));
+        }
+        assert_eq!(q.len(), 1);
+        assert!(q.far.run.capacity() <= 16, "run capacity {}", q.far.run.capacity());
     }
 
     #[test]
