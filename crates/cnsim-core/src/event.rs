@@ -122,13 +122,15 @@ impl Lane {
         }
         self.insert(Entry { key, ev })
     }
-    /// The run is full: drop the entries already taken if they are at least half of it, rather
-    /// than let it grow (a run that never empties stays within twice its pending events). Done
-    /// here, once per filling, not checked on every pop (fan-in-4: 1.9 % of instructions).
+    /// The run is full: drop the entries already taken if they are at least 1 024 and at least
+    /// half of it, rather than let it grow (a run that never empties stays small; each move is
+    /// paid for by 1 024 pops). Done here, once per filling, not checked on every pop (fan-in-4:
+    /// 1.9 % of instructions). Without the 1 024, a run of ~100 pending events (fan-in-100's
+    /// sources) was moved every few dozen pushes: fewer instructions, more time.
     #[cold]
     #[inline(never)]
     fn compact(&mut self) {
-        if self.head > 0 && 2 * self.head >= self.run.len() {
+        if self.head >= 1024 && 2 * self.head >= self.run.len() {
             self.run.drain(..self.head);
             self.head = 0;
         }
@@ -520,7 +522,7 @@ mod tests {
             assert_eq!(t, 10 * (i - 1));
         }
         assert_eq!(q.len(), 1);
-        assert!(q.far.run.capacity() <= 16, "run capacity {}", q.far.run.capacity());
+        assert!(q.far.run.capacity() <= 4096, "run capacity {}", q.far.run.capacity());
     }
 
     #[test]
