@@ -125,8 +125,7 @@ impl Lane {
     /// The run is full: drop the entries already taken if they are at least 1 024 and at least
     /// half of it, rather than let it grow (a run that never empties stays small; each move is
     /// paid for by 1 024 pops). Done here, once per filling, not checked on every pop (fan-in-4:
-    /// 1.9 % of instructions). Without the 1 024, a run of ~100 pending events (fan-in-100's
-    /// sources) was moved every few dozen pushes: fewer instructions, more time.
+    /// 1.9 % of instructions).
     #[cold]
     #[inline(never)]
     fn compact(&mut self) {
