@@ -9,6 +9,7 @@ import pytest
 
 from conftest import ROOT, SCENARIOS
 
+FAN_IN_4 = ROOT / "scenarios" / "baseline" / "fan-in-4.toml"
 COMMANDS = ["run", "validate", "describe", "list", "schema", "docs", "demo"]
 
 
@@ -110,3 +111,65 @@ def test_disabled_pydantic_plugins_skip_their_discovery():
                         env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": ""})
     assert on.returncode == 0, on.stderr
     assert on.stdout.split()[1:] == ["()", "pydantic"]
+
+
+def _reporter(duration_s, terminal, **kw):
+    import io
+
+    from rich.console import Console
+
+    from cnsim.cli import ProgressReporter
+
+    sink = io.StringIO()
+    console = Console(file=sink, force_terminal=terminal, width=120)
+    return ProgressReporter(duration_s, True, console=console, **kw), sink
+
+
+def test_progress_lines_off_a_terminal_then_the_write_phase(tmp_path):
+    """Off a terminal a run prints plain progress lines over simulated time, then one line when its
+    outputs are written (the engine calls `writing` after the last step, before the tables)."""
+    import cnsim
+
+    rep, sink = _reporter(0.005, terminal=False, after_s=0.0, every_s=0.0)
+    cnsim.run(FAN_IN_4, overrides={"run.duration": "5ms"}, out=tmp_path / "r",
+              progress=rep)
+    rep.close()
+    lines = sink.getvalue().splitlines()
+    assert len(lines) >= 3 and all(l.startswith("simulating: ") and " / 5.0 ms (" in l for l in lines[:-1])
+    assert lines[-2].startswith("simulating: 5.0 / 5.0 ms (100 %)")
+    assert lines[-1].startswith("writing outputs (simulation took ")
+    assert "\x1b" not in sink.getvalue()  # no terminal control codes in a log
+
+
+def test_progress_stays_silent_for_a_short_run_and_spaces_its_lines(tmp_path):
+    """Nothing before `after_s` (a short run prints nothing), and off a terminal at most one line per
+    `every_s`."""
+    import cnsim
+
+    quiet, sink = _reporter(0.005, terminal=False)  # the CLI's 1.5 s
+    cnsim.run(FAN_IN_4, overrides={"run.duration": "5ms"}, out=tmp_path / "a",
+              progress=quiet)
+    assert sink.getvalue() == ""
+    spaced, sink = _reporter(0.005, terminal=False, after_s=0.0, every_s=3600.0)
+    for t in (0.001, 0.002, 0.003):
+        spaced(t)
+    spaced.writing()
+    assert sink.getvalue().splitlines()[0].startswith("simulating: 1.0 / 5.0 ms (20 %)")
+    assert len(sink.getvalue().splitlines()) == 2
+
+
+def test_progress_bar_on_a_terminal_names_the_write_phase():
+    rep, _ = _reporter(0.005, terminal=True, after_s=0.0)
+    rep(0.002)
+    assert rep.bar is not None and rep.bar.tasks[0].description == "simulating"
+    rep.writing()
+    task = rep.bar.tasks[0]
+    assert task.description == "writing outputs" and task.completed == task.total
+    rep.close()
+
+
+def test_run_no_progress_keeps_the_summary(cli, tmp_path):
+    r = cli(["run", FAN_IN_4, "--set", "run.duration=1ms", "-o", tmp_path / "o",
+             "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert "outputs:" in r.stdout and (tmp_path / "o" / "summary.json").exists()

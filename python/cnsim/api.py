@@ -25,6 +25,8 @@ from cnsim.scenario import Scenario
 
 ScenarioLike = str | os.PathLike[str] | Mapping[str, Any] | Scenario
 Progress = Callable[[float], None]
+"""Called with the simulated time (s) between chunks of a run. With ``out``, an object that also has a
+``writing()`` method is told when the simulation has ended and its outputs are being written."""
 
 
 def core():
@@ -106,7 +108,8 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
 
     ``seed`` replaces ``run.seed``; ``overrides`` maps dotted paths to values as ``--set`` does.
     ``out`` must be new, empty or a previous cnsim result (``force=True`` replaces any folder).
-    ``progress`` is called with the simulated time in seconds between chunks of the run.
+    ``progress`` is called with the simulated time in seconds between chunks of the run (and its
+    ``writing()``, if it has one, when a run with ``out`` starts writing; see :data:`Progress`).
     Raises :class:`ConfigError` (invalid input), :class:`InvariantError` (a model bug was
     detected), :class:`RunInterrupted` (Ctrl-C; nothing is written).
     """

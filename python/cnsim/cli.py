@@ -64,6 +64,9 @@ def _app_options(version: bool = typer.Option(False, "--version", callback=_vers
 
 DEMO_SCENARIO = "seed-003/cnsim-1hop-none-hs0.5-pause.toml"
 PROGRESS_AFTER_S = 1.5
+"""A run shows its progress once it has lasted this long (s): short runs print nothing."""
+PROGRESS_LINE_EVERY_S = 10.0
+"""Off a terminal, a progress line at most this often (s)."""
 
 
 def scenarios_dir() -> Path | None:
@@ -86,33 +89,73 @@ def parse_sets(items: list[str]) -> dict[str, Any]:
 
 
 class ProgressReporter:
-    """Rich progress bar over simulated time, shown only once a run has lasted a moment."""
+    """Progress of one run, shown once it has lasted ``after_s``: a rich bar over simulated time on a
+    terminal, a plain line every ``every_s`` otherwise (a log file, a batch job); then the write phase
+    (``writing``, called by :func:`cnsim.api.run` when the simulation has ended)."""
 
-    def __init__(self, duration_s: float, enabled: bool):
+    def __init__(self, duration_s: float, enabled: bool, after_s: float = PROGRESS_AFTER_S,
+                 every_s: float = PROGRESS_LINE_EVERY_S, console: Any = None):
         self.duration_s = duration_s
-        self.enabled = enabled and err_console.is_terminal
+        self.enabled = enabled
+        self.after_s, self.every_s = after_s, every_s
+        self.console = console  # None: stderr, made (rich imported) only once something is shown
         self.t0 = time.perf_counter()
-        self.progress = None
+        self.last = -float("inf")
+        self.sim_s = 0.0
+        self.bar = None
         self.task = None
 
+    def _console(self) -> Any:
+        if self.console is None:
+            self.console = err_console.console
+        return self.console
+
+    def _due(self) -> bool:
+        return self.enabled and time.perf_counter() - self.t0 >= self.after_s
+
     def __call__(self, sim_s: float) -> None:
-        if not self.enabled:
+        self.sim_s = sim_s
+        if not self._due():
             return
-        if self.progress is None:
-            if time.perf_counter() - self.t0 < PROGRESS_AFTER_S:
-                return
+        if self._console().is_terminal:
+            self._bar("simulating", sim_s)
+            return
+        now = time.perf_counter()
+        if now - self.last >= self.every_s:
+            self.last = now
+            elapsed = now - self.t0
+            frac = sim_s / self.duration_s if self.duration_s else 1.0
+            eta = f", ETA {elapsed / frac * (1 - frac):.0f} s" if frac > 0 else ""
+            self._line(f"simulating: {sim_s * 1e3:.1f} / {self.duration_s * 1e3:.1f} ms ({100 * frac:.0f} %), "
+                       f"elapsed {elapsed:.0f} s{eta}")
+
+    def writing(self) -> None:
+        """The simulation has ended; its tables are being written (one line or the bar's label)."""
+        if not self._due():
+            return
+        if self._console().is_terminal:
+            self._bar("writing outputs", self.duration_s)
+        else:
+            self._line(f"writing outputs (simulation took {time.perf_counter() - self.t0:.0f} s)")
+
+    def _line(self, text: str) -> None:
+        self._console().print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def _bar(self, label: str, sim_s: float) -> None:
+        if self.bar is None:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-            self.progress = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.fields[sim]}"),
-                                     TimeElapsedColumn(), TimeRemainingColumn(), console=err_console.console,
-                                     transient=True)
-            self.progress.start()
-            self.task = self.progress.add_task("run", total=self.duration_s, sim="")
-        self.progress.update(self.task, completed=sim_s, sim=f"{sim_s * 1e3:.1f} / {self.duration_s * 1e3:.1f} ms")
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[sim]}"),
+                                TimeElapsedColumn(), TimeRemainingColumn(), console=self._console(),
+                                transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(label, total=self.duration_s, sim="")
+        self.bar.update(self.task, description=label, completed=sim_s,
+                        sim=f"{sim_s * 1e3:.1f} / {self.duration_s * 1e3:.1f} ms")
 
     def close(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def pfc_rows(pfc: dict[str, Any] | None) -> list[tuple[str, str]]:
@@ -190,13 +233,14 @@ def summary_table(summary: dict[str, Any]) -> Table:
 
 
 def _run(scenario: Any, seed: Optional[int], sets: list[str], out: Optional[Path], quiet: bool,
-         as_json: bool, default_out: Callable[[Scenario], Path], force: bool = False, plots: bool = False) -> None:
+         as_json: bool, default_out: Callable[[Scenario], Path], force: bool = False, plots: bool = False,
+         no_progress: bool = False) -> None:
     from cnsim.outdir import check
 
     sc = api.resolve(scenario, seed, parse_sets(sets))
     target = out if out is not None else default_out(sc)
     check(target, force=force, scenario=scenario)  # before the simulation, with the --out field named
-    reporter = ProgressReporter(sc.run.duration / 1e12, enabled=not quiet and not as_json)
+    reporter = ProgressReporter(sc.run.duration / 1e12, enabled=not (quiet or as_json or no_progress))
     try:
         result = api.run(sc, out=target, progress=reporter, force=force, plots=plots)
     finally:
@@ -216,6 +260,8 @@ def run(
     set_: list[str] = typer.Option([], "--set", metavar="PATH=VALUE", help="override a scenario value (repeatable), e.g. run.duration=5ms"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="output directory (default results/<name>/)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no summary table"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar or progress lines (the summary "
+                                     "table is still printed)"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json to stdout instead of the table"),
     force: bool = typer.Option(False, "--force", help="replace the output folder even if it is not a cnsim result"),
     plots: bool = typer.Option(False, "--plots", help="also draw plots/queue.png and plots/throughput.png "
@@ -223,7 +269,7 @@ def run(
 ) -> None:
     """Run a scenario; write summary, manifest and Parquet tables (and plots with --plots) into the output directory."""
     _run(scenario, seed, set_, out, quiet, as_json, lambda sc: Path("results") / (sc.run.name or scenario.stem),
-         force, plots)
+         force, plots, no_progress)
 
 
 @app.command()
@@ -327,12 +373,13 @@ def demo(
     out: Path = typer.Option(Path("results/demo-run"), "--out", "-o",
                              help="output directory (make demo's report lives in results/demo)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no summary table"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar or progress lines"),
 ) -> None:
     """Run the CN-SIM single-hop hotspot (0.5 Gb/s, selective PAUSE, no CM) and write its outputs."""
     root = scenarios_dir()
     if root is None or not (root / DEMO_SCENARIO).exists():
         raise CnsimError(f"demo scenario scenarios/{DEMO_SCENARIO} not found; run from the repository root")
-    _run(root / DEMO_SCENARIO, None, [], out, quiet, False, lambda sc: out, plots=True)
+    _run(root / DEMO_SCENARIO, None, [], out, quiet, False, lambda sc: out, plots=True, no_progress=no_progress)
 
 
 register_sweep_commands(app)

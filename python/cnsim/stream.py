@@ -303,6 +303,9 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
                 progress(sim.now_ps / 1e12)
             if done:
                 break
+        writing = getattr(progress, "writing", None)  # e.g. the CLI's reporter: a line for the write phase
+        if writing is not None:
+            writing()
         summary_json, samples, tables = sim.finish(flow_tp=False)
         writer.write(samples, tables)
         writer.close()
