@@ -1,6 +1,7 @@
 """Runs through the engine: conservation, determinism, M/D/1, fan-in, PAUSE, hotspot, CLI outputs."""
 
 import json
+import re
 import tomllib
 
 import numpy as np
@@ -204,3 +205,40 @@ def test_none_override_inside_scheme_params_means_the_default():
     assert "initial_rate" not in r.config_toml
     again = load_scenario(tomllib.loads(r.config_toml))
     assert again.cm.params.get("initial_rate") is None
+
+
+ECM_PAUSE = SC / "seed-003/cnsim-1hop-ecm-hs0.5-pause.toml"
+GLOBAL_PAUSE = {"flow_control.mode": "global", "flow_control.high": "100KB", "flow_control.low": "90KB"}
+SERIES = {"queue_ts": (ECM_PAUSE, {}), "rp_rate": (ECM_PAUSE, {}), "pause_ts": (FAN_IN_4, GLOBAL_PAUSE),
+          "tcp_ts": (SC / "baseline/dctcp-4.toml", {"run.warmup": 0})}
+"""Each sampled series and a scenario that records it within 3 ms."""
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_a_series_switched_off_is_empty_and_changes_nothing_else(series):
+    """`observe.<series> = false` empties that table only: the others and the summary are those of the
+    run that records it (observation never feeds back into the model)."""
+    path, ov = SERIES[series]
+    ov = {**ov, "run.duration": "3ms"}
+    on = cnsim.run(path, overrides=ov, plots=False)
+    off = cnsim.run(path, overrides={**ov, f"observe.{series}": False}, plots=False)
+    assert len(getattr(on, series)) > 0 and len(getattr(off, series)) == 0
+    assert _strip(on.summary) == _strip(off.summary)
+    for name in SERIES:
+        if name != series:
+            assert getattr(on, name).equals(getattr(off, name)), name
+
+
+def test_every_series_off_writes_empty_tables_and_allows_a_finer_interval(tmp_path):
+    """With every sampled series off nothing is sampled: the files are still written (empty), and the
+    engine's bound on samples × series no longer refuses an interval it refuses with the series on."""
+    off = {f"observe.{s}": False for s in SERIES}
+    ov = {"run.duration": "40ms", "observe.sample_interval": "1ns"}
+    with pytest.raises(cnsim.ConfigError) as err:
+        cnsim.run(FAN_IN_4, overrides=ov, plots=False)
+    assert err.value.problems[0].path == "observe.sample_interval"
+    assert re.search(r"use an interval of at least \d+(\.\d+)?ns, or record fewer series \(observe\.queue_ts",
+                     str(err.value)), str(err.value)
+    r = cnsim.run(FAN_IN_4, overrides={**ov, **off, "run.duration": "1ms"}, out=tmp_path / "o", plots=False)
+    for name in SERIES:
+        assert (tmp_path / "o" / f"{name}.parquet").exists() and len(getattr(r, name)) == 0

@@ -92,12 +92,27 @@ def _provenance_in_background() -> Callable[[], dict[str, Any]]:
     return result
 
 
+_SCENARIO_TIMES = {"observe.sample_interval_ps": "observe.sample_interval",
+                   "observe.throughput_bin_ps": "observe.throughput_bin"}
+"""Engine fields that are a scenario field in picoseconds: their errors name the scenario field."""
+
+
 def _scenario_error(exc: Exception) -> ConfigError:
-    """The engine's ``ScenarioError("path: message")`` as a ConfigError."""
+    """The engine's ``ScenarioError("path: message")`` as a ConfigError: ``ir.<path>``, or the scenario's
+    own field (times in its units) where the engine's field is one in picoseconds."""
+    import re
+
+    from cnsim.units import format_quantity
+
     problems = []
     for line in str(exc).splitlines() or [str(exc)]:
         path, sep, message = line.partition(": ")
-        problems.append(Problem("ir." + path if sep else "ir", message if sep else line))
+        if sep and path in _SCENARIO_TIMES:
+            message = re.sub(r"\b(\d+) ps\b", lambda m: format_quantity(int(m.group(1)), "time"), message)
+            message = message.replace("observe.series", "observe.queue_ts / rp_rate / tcp_ts / pause_ts = false")
+            problems.append(Problem(_SCENARIO_TIMES[path], message))
+        else:
+            problems.append(Problem("ir." + path if sep else "ir", message if sep else line))
     return ConfigError(problems)
 
 

@@ -30,6 +30,8 @@ NEVER = 2**64 - 1
 U64_MAX = 2**64 - 1
 WIRE_OVERHEAD_BYTES = 20
 PFC_ONLY = {"priorities", "threshold", "alpha", "hysteresis", "headroom", "response_time", "scheduler", "weights"}
+SAMPLED_SERIES = ("queue_ts", "rp_rate", "tcp_ts", "pause_ts")
+"""The tables sampled every ``observe.sample_interval``, each with a switch of its name in ``[observe]``."""
 
 
 @dataclass
@@ -509,6 +511,15 @@ class Compiler:
         return {"scheme": cm.scheme, "params": scheme.to_ir(params)}
 
     # ---- the IR -----------------------------------------------------------------------------
+    def _observe(self) -> dict[str, Any]:
+        o = self.sc.observe
+        ir = {"sample_interval_ps": o.sample_interval, "throughput_bin_ps": o.throughput_bin, "fct": o.fct,
+              "flow_series": None if o.flow_series == "all" else o.flow_series}
+        series = {k: getattr(o, k) for k in SAMPLED_SERIES}
+        if not all(series.values()):  # all on is the engine's default: the IR (and config_hash) stay as before
+            ir["series"] = series
+        return ir
+
     def compile(self) -> dict[str, Any]:
         self.check_run()
         self.resolve_topology()
@@ -549,9 +560,7 @@ class Compiler:
             "sources": sources,
             "hotspots": hotspots,
             "cm": cm,
-            "observe": {"sample_interval_ps": sc.observe.sample_interval,
-                        "throughput_bin_ps": sc.observe.throughput_bin, "fct": sc.observe.fct,
-                        "flow_series": None if sc.observe.flow_series == "all" else sc.observe.flow_series},
+            "observe": self._observe(),
             "ecmp": sc.topology.routing == "ecmp",
             "pause_watchdog": None if sc.flow_control.watchdog is None else
             {"timeout_ps": sc.flow_control.watchdog, "recovery_ps": sc.flow_control.watchdog_recovery},

@@ -365,6 +365,12 @@ class ObserveSection(Strict):
         16, description="flows with a binned throughput series (table flow_tp): the first N flows in traffic order, "
         "or \"all\" (costs flows × bins rows; per-flow totals are always in summary.json)")
     fct: bool = Field(True, description="record one row per transfer (flow completion times)")
+    queue_ts: bool = Field(True, description="sample switch queue lengths (table queue_ts) every sample_interval")
+    rp_rate: bool = Field(True, description="sample the reaction-point rates of the first flow_series flows "
+                          "(table rp_rate)")
+    tcp_ts: bool = Field(True, description="sample TCP window, threshold and DCTCP alpha of the first flow_series "
+                         "flows (table tcp_ts)")
+    pause_ts: bool = Field(True, description="sample the paused state of links that pause (table pause_ts)")
 
 
 class TcpSection(Strict):

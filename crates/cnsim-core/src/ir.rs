@@ -363,4 +363,35 @@ pub struct ObserveIr {
     pub flow_series: Option<u32>,
     /// Record per-transfer FCT rows.
     pub fct: bool,
+    /// Which sampled series are recorded (all by default).
+    #[serde(default)]
+    pub series: SeriesIr,
+}
+
+/// The sampled time series, each a table taken every `sample_interval_ps`; a series that is off
+/// costs nothing during the run (no samples are taken when all are off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SeriesIr {
+    /// Switch queue lengths (`queue_ts`).
+    pub queue_ts: bool,
+    /// Reaction-point rates of the first `flow_series` flows (`rp_rate`).
+    pub rp_rate: bool,
+    /// TCP window, threshold and DCTCP α of the first `flow_series` flows (`tcp_ts`).
+    pub tcp_ts: bool,
+    /// Paused state of the links that pause (`pause_ts`).
+    pub pause_ts: bool,
+}
+
+impl Default for SeriesIr {
+    fn default() -> Self {
+        SeriesIr { queue_ts: true, rp_rate: true, tcp_ts: true, pause_ts: true }
+    }
+}
+
+impl SeriesIr {
+    /// Whether any sampled series is recorded.
+    pub fn any(&self) -> bool {
+        self.queue_ts || self.rp_rate || self.tcp_ts || self.pause_ts
+    }
 }

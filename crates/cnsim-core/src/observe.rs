@@ -22,7 +22,10 @@ pub use table::{Column, Results, Table};
 /// nothing drains, as `Simulation::run` does): a caller that drains as the run goes — the Python
 /// front writing Parquet row groups — keeps memory independent of the run's length.
 pub struct Observer {
+    /// Interval of the `Sample` event, ps: `observe.sample_interval_ps`, or 0 when every series is off.
     pub sample_interval: u64,
+    /// Which series a sample records (`observe.series`).
+    pub series: crate::ir::SeriesIr,
     /// Switch ports whose queues are sampled (queue id = index here).
     pub queue_ports: Vec<PortId>,
     /// Time of every sample since the last drain, s.
@@ -68,7 +71,9 @@ pub struct Observer {
 impl Observer {
     pub fn new(ir: &Ir, net: &Network) -> Self {
         let flow_limit = ir.observe.flow_series.map_or(usize::MAX, |n| n as usize);
-        let rp_flows = if net.has_rp && ir.observe.sample_interval_ps > 0 { net.flows.len().min(flow_limit) } else { 0 };
+        let series = ir.observe.series;
+        let sample_interval = if series.any() { ir.observe.sample_interval_ps } else { 0 };
+        let rp_flows = if net.has_rp && sample_interval > 0 && series.rp_rate { net.flows.len().min(flow_limit) } else { 0 };
         // RP-rate rows of the whole run (or of one streamed chunk), reserved once instead of grown
         // by doubling: with CM on, the default observation's largest series
         let samples = ir.duration_ps / ir.observe.sample_interval_ps.max(1) + 1;
@@ -78,7 +83,8 @@ impl Observer {
             .map(|i| PortId(i as u32))
             .collect();
         Observer {
-            sample_interval: ir.observe.sample_interval_ps,
+            sample_interval,
+            series,
             q_samples: vec![None; queue_ports.len()],
             q_track: QueueSeries::default(),
             q_threshold: net.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(1).max(1),
@@ -93,9 +99,10 @@ impl Observer {
             tcp_cwnd: Vec::new(),
             tcp_ssthresh: Vec::new(),
             tcp_alpha: Vec::new(),
-            tcp_flows: {
-                let limit = ir.observe.flow_series.map_or(usize::MAX, |n| n as usize);
-                (0..net.flows.len().min(limit)).filter(|&i| net.flows[i].tcp.is_some()).map(|i| i as u32).collect()
+            tcp_flows: if series.tcp_ts {
+                (0..net.flows.len().min(flow_limit)).filter(|&i| net.flows[i].tcp.is_some()).map(|i| i as u32).collect()
+            } else {
+                Vec::new()
             },
             flow_limit,
             record_fct: ir.observe.fct,
@@ -108,8 +115,10 @@ impl Observer {
         let t = to_s(net.now);
         let k = self.sample_t.len();
         self.sample_t.push(t);
-        let queue_bytes = |p: PortId| net.ports[p.idx()].q_bytes;
-        self.q_track.sample(k, self.q_threshold, &self.queue_ports, &net.q_watch, queue_bytes, &mut self.q_samples);
+        if self.series.queue_ts {
+            let queue_bytes = |p: PortId| net.ports[p.idx()].q_bytes;
+            self.q_track.sample(k, self.q_threshold, &self.queue_ports, &net.q_watch, queue_bytes, &mut self.q_samples);
+        }
         if self.rp_limiter {
             self.r_rate.extend(net.flows[..self.rp_of.len()].iter().map(|f| f.rl_rate.unwrap_or(f64::NAN)));
         } else {
@@ -124,7 +133,7 @@ impl Observer {
             self.tcp_ssthresh.push(s.ssthresh().min(u64::MAX >> 11));
             self.tcp_alpha.push(s.alpha());
         }
-        if net.pause_enabled {
+        if net.pause_enabled && self.series.pause_ts {
             let k = self.sample_t.len() - 1; // index of this sample (pushed above)
             if self.p_samples.len() < net.ports.len() {
                 self.p_samples.resize(net.ports.len(), None);

@@ -37,7 +37,9 @@ impl Simulation {
         let mut net = crate::build::build(&ir)?;
         let obs = Observer::new(&ir, &net);
         if obs.sample_interval > 0 {
-            net.q_watch.threshold = obs.q_threshold;
+            if obs.series.queue_ts {
+                net.q_watch.threshold = obs.q_threshold;
+            }
             net.schedule(0, Event::Sample);
         }
         Ok(Simulation { ir, net, obs, events: 0, finished: false })

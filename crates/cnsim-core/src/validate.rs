@@ -255,14 +255,23 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             ));
         }
     }
-    if o.sample_interval_ps > 0 {
+    if o.sample_interval_ps > 0 && o.series.any() {
         let samples = ir.duration_ps.div_ceil(o.sample_interval_ps);
-        let series = (2 * ir.links.len() as u64 + observed_flows) * 2;
+        // at most one series per port (queue; pause where a switch pauses) and per observed flow (RP
+        // rate where a scheme is on; TCP window where a flow is TCP)
+        let (ports, s) = (2 * ir.links.len() as u64, o.series);
+        let pauses = ir.nodes.iter().any(|x| matches!(x, NodeIr::Switch { pause, .. } if !matches!(pause, PauseIr::None)));
+        let tcp = ir.flows.iter().any(|f| matches!(f.transport, TransportIr::Tcp(_)));
+        let series = ports * (s.queue_ts as u64 + (s.pause_ts && pauses) as u64)
+            + observed_flows * ((s.rp_rate && ir.cm.scheme != "none") as u64 + (s.tcp_ts && tcp) as u64);
         if samples.saturating_mul(series) > 4 * MAX_CELLS {
             let min_iv = ir.duration_ps.saturating_mul(series).div_ceil(4 * MAX_CELLS);
             return Err(err(
                 "observe.sample_interval_ps".into(),
-                format!("{samples} samples × {series} series is too many; use an interval of at least {min_iv} ps"),
+                format!(
+                    "{samples} samples × {series} series is too many; use an interval of at least {min_iv} ps, \
+                     or record fewer series (observe.series)"
+                ),
             ));
         }
     }

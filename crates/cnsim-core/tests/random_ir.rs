@@ -129,7 +129,7 @@ fn random_ir(r: &mut Stream) -> Ir {
         sources,
         hotspots,
         cm: CmIr { scheme: "none".into(), params: Value::Null },
-        observe: ObserveIr { sample_interval_ps: 50 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None },
+        observe: ObserveIr { sample_interval_ps: 50 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default() },
         ecmp: false,
         pause_watchdog: None,
     }

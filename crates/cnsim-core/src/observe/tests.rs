@@ -66,7 +66,7 @@ fn late_fan_in() -> Ir {
         sources,
         hotspots: vec![],
         cm: CmIr { scheme: "none".into(), params: serde_json::Value::Null },
-        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None },
+        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default() },
         ecmp: false,
         pause_watchdog: None,
     }
@@ -142,4 +142,49 @@ fn drained_chunks_hold_the_rows_of_an_undrained_run_and_nothing_stays_buffered()
         assert_eq!(&joined, c, "{name}");
     }
     assert_eq!(col(&parts[1], "flow").len(), 1 * 50, "one flow left after the first two, 50 bins");
+}
+
+#[test]
+fn series_that_are_off_are_not_sampled_and_change_nothing_else() {
+    let on = Simulation::new(late_fan_in()).unwrap().run().unwrap();
+    let rows = |r: &Results, name: &str| col(r.table(name).unwrap(), "t_s").len();
+    assert!(rows(&on, "queue_ts") > 0);
+    // queue lengths off: no queue rows, every other table and the summary unchanged
+    let mut ir = late_fan_in();
+    ir.observe.series.queue_ts = false;
+    let no_q = Simulation::new(ir).unwrap().run().unwrap();
+    assert_eq!(rows(&no_q, "queue_ts"), 0);
+    for t in &on.tables {
+        if t.name != "queue_ts" {
+            assert_eq!(Some(t), no_q.table(t.name), "{}", t.name);
+        }
+    }
+    assert_eq!(on.summary, no_q.summary);
+    // every series off: no Sample event at all (the event count drops by the samples), same traffic
+    let mut ir = late_fan_in();
+    ir.observe.series = SeriesIr { queue_ts: false, rp_rate: false, tcp_ts: false, pause_ts: false };
+    let sim = Simulation::new(ir).unwrap();
+    assert_eq!(sim.sample_interval(), 0);
+    let none = sim.run().unwrap();
+    let samples = late_fan_in().duration_ps / late_fan_in().observe.sample_interval_ps;
+    assert_eq!(on.summary["events"].as_u64().unwrap() - none.summary["events"].as_u64().unwrap(), samples);
+    let (mut a, mut b) = (on.summary.clone(), none.summary.clone());
+    a["events"] = Value::Null;
+    b["events"] = Value::Null;
+    assert_eq!(a, b, "everything but the event count");
+}
+
+#[test]
+fn the_observation_bound_counts_only_series_that_can_exist() {
+    // 5 ms at 1 ns: 5·10⁶ samples × 8 port series (no PAUSE, no CM, no TCP) = 4·10⁷ cells, allowed
+    let mut ir = late_fan_in();
+    ir.observe.sample_interval_ps = 1_000;
+    assert!(crate::validate::validate(&ir).is_ok());
+    // the same with ten times the run: refused, naming the interval and the series switches
+    ir.duration_ps *= 10;
+    let e = crate::validate::validate(&ir).unwrap_err().to_string();
+    assert!(e.contains("observe.sample_interval_ps") && e.contains("observe.series"), "{e}");
+    // with queue lengths off nothing is left to sample: allowed
+    ir.observe.series.queue_ts = false;
+    assert!(crate::validate::validate(&ir).is_ok());
 }
