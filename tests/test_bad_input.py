@@ -53,7 +53,21 @@ CASES = [
     ("pause-quanta-range", ["flow_control.quanta=70000"], "flow_control.quanta: Input should be less than or equal to 65535"),
     ("frame-too-small", ["defaults.frame_size=32B"], "defaults.frame_size: allowed: 64B to 9216B (got '32B')"),
     ("malformed-set", ["run.duration"], "--set run.duration: expected PATH=VALUE"),
+    # checked by the engine only: named as the scenario's field, not the engine's (kmin_bytes)
+    ("engine-scheme-rule", ["cm.scheme=dcqcn", "cm.params.kmin=100KB", "cm.params.kmax=50KB"],
+     "cm.params.kmin: must be <= kmax"),
 ]
+
+
+def test_validate_applies_the_engines_checks_too(cli, tmp_path):
+    """`cnsim validate` refuses what a run would refuse, with the same line: a file it passes runs."""
+    f = tmp_path / "s.toml"
+    f.write_text(BASE.read_text().replace('[run]', '[cm]\nscheme = "dcqcn"\nparams = { kmin = "100KB", '
+                                          'kmax = "50KB" }\n\n[run]', 1))
+    r = cli(["validate", f])
+    assert r.exit_code == 2 and f"{f}: cm.params.kmin: must be <= kmax" in r.stderr, r.stderr
+    f.write_text(BASE.read_text())
+    assert cli(["validate", f]).exit_code == 0
 
 
 @pytest.mark.parametrize("sets,fragment", [c[1:] for c in CASES], ids=[c[0] for c in CASES])

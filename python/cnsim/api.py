@@ -97,13 +97,29 @@ _SCENARIO_TIMES = {"observe.sample_interval_ps": "observe.sample_interval",
 """Engine fields that are a scenario field in picoseconds: their errors name the scenario field."""
 
 
-def _scenario_error(exc: Exception) -> ConfigError:
-    """The engine's ``ScenarioError("path: message")`` as a ConfigError: ``ir.<path>``, or the scenario's
-    own field (times in its units) where the engine's field is one in picoseconds."""
+def _scheme_names(scheme: str | None) -> dict[str, str]:
+    """The engine's name of each of ``scheme``'s parameters (a scenario field ``kmin`` is ``kmin_bytes``
+    in base units) → the scenario's name."""
+    from cnsim import schemes
+
+    if scheme is None or scheme not in schemes.SCHEMES:
+        return {}
+    names = {}
+    for field in schemes.SCHEMES[scheme].params.model_fields:
+        for suffix in ("", "_bytes", "_ps", "_bps"):
+            names[field + suffix] = field
+    return names
+
+
+def _scenario_error(exc: Exception, ir: Mapping[str, Any] | None = None) -> ConfigError:
+    """The engine's ``ScenarioError("path: message")`` as a ConfigError: the scenario's own field where
+    the engine's is one in base units (``observe.sample_interval_ps``, ``cm.params.kmin_bytes`` of the
+    IR's scheme), with times in the scenario's units; ``ir.<path>`` otherwise."""
     import re
 
     from cnsim.units import format_quantity
 
+    params = _scheme_names((ir or {}).get("cm", {}).get("scheme"))
     problems = []
     for line in str(exc).splitlines() or [str(exc)]:
         path, sep, message = line.partition(": ")
@@ -111,9 +127,25 @@ def _scenario_error(exc: Exception) -> ConfigError:
             message = re.sub(r"\b(\d+) ps\b", lambda m: format_quantity(int(m.group(1)), "time"), message)
             message = message.replace("observe.series", "observe.queue_ts / rp_rate / tcp_ts / pause_ts = false")
             problems.append(Problem(_SCENARIO_TIMES[path], message))
+        elif sep and path.startswith("cm.params.") and path[len("cm.params."):] in params:
+            message = re.sub(r"\b\w+\b", lambda m: params.get(m.group(0), m.group(0)), message)
+            problems.append(Problem("cm.params." + params[path[len("cm.params."):]], message))
         else:
             problems.append(Problem("ir." + path if sep else "ir", message if sep else line))
     return ConfigError(problems)
+
+
+def engine_check(ir: Mapping[str, Any]) -> None:
+    """The engine's own validation of an IR (what a run would refuse), as a ConfigError naming the
+    scenario's fields; nothing when the engine is not built."""
+    try:
+        from cnsim import _core as engine
+    except ImportError:
+        return
+    try:
+        engine.validate(json.dumps(ir))
+    except engine.ScenarioError as exc:
+        raise _scenario_error(exc, ir) from None
 
 
 def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str, Any] | None = None,
@@ -157,7 +189,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         if isinstance(exc, KeyboardInterrupt):
             raise RunInterrupted("interrupted; no output written") from None
         if isinstance(exc, engine.ScenarioError):
-            raise _scenario_error(exc) from None
+            raise _scenario_error(exc, ir) from None
         if isinstance(exc, engine.InvariantError):
             raise InvariantError(str(exc)) from None
         raise

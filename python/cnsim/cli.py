@@ -275,11 +275,13 @@ def run(
 @app.command()
 @guarded
 def validate(files: list[Path] = typer.Argument(..., metavar="SCENARIO", help="scenario TOML files")) -> None:
-    """Check scenario files without running them (exit 2 if any is invalid)."""
+    """Check scenario files without running them, the engine's own checks included (exit 2 if any is invalid)."""
+    from cnsim.compile import compile_ir_once
+
     bad: list[str] = []
     for f in files:
         try:
-            load_scenario(f)
+            api.engine_check(compile_ir_once(load_scenario(f)))
         except ConfigError as exc:
             # a problem of the file itself (unreadable, TOML syntax) already names the file
             bad += [str(p) if str(p).startswith(f"{f}:") else f"{f}: {p}" for p in exc.problems]

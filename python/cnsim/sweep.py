@@ -281,11 +281,8 @@ def _engine_check(ir: Mapping[str, Any]) -> None:
     """The engine's own validation of one point's IR, as a ConfigError naming the field."""
     from cnsim import api
 
-    engine = api.core()
-    try:
-        engine.validate(json.dumps(ir))
-    except engine.ScenarioError as exc:
-        raise api._scenario_error(exc) from None
+    api.core()  # a clear error when the engine is not built
+    api.engine_check(ir)
 
 
 def run_dir(runs_dir: Path | str, rid: str) -> Path:
