@@ -50,16 +50,25 @@ def test_determinism(path, tmp_path):
     assert _strip(c.summary) != _strip(a.summary)
 
 
-def test_md1_mean_queue_matches_pollaczek_khinchine():
-    rho = 0.8
-    lq = rho**2 / (2 * (1 - rho))  # frames waiting
-    expected = (rho + lq) * 1500  # the queue counts the frame in service: L = rho + Lq frames
-    means = [cnsim.run(SC / "baseline/md1.toml", overrides={"run.replication": k}, plots=False)
-             .summary for k in range(5)]
-    per_run = [next(q["mean_bytes"] for q in s["queues"] if q["port"] == "sink") for s in means]
-    assert sum(s["frames"]["dropped"] for s in means) == 0
-    mean = float(np.mean(per_run))
-    assert abs(mean - expected) / expected < 0.03, (mean, expected, per_run)
+@pytest.mark.parametrize("rho,tol", [(0.5, 0.01), (0.8, 0.03)])
+def test_md1_mean_queue_and_busy_fraction_match_theory(rho, tol):
+    """TESTING.md T8 for M/D/1 (Poisson arrivals, 1500-B frames): over R = 10 replications of 200 ms with
+    the first 10 % discarded, the Pollaczek-Khinchine mean queue L = rho + rho^2 / (2 (1 - rho)) frames
+    (the frame in service counted) and the server's busy fraction rho each lie inside the 99 % CI of the
+    replication mean and within 1 % (rho = 0.5) or 3 % (rho = 0.8) of theory."""
+    from scipy import stats
+
+    runs = [cnsim.run(SC / "baseline/md1.toml", plots=False, overrides={
+        "run.replication": k, "run.warmup": "20ms", "traffic.0.rate": f"{rho * 10:g}Gbps"}).summary for k in range(10)]
+    assert sum(s["frames"]["dropped"] for s in runs) == 0
+    lq = rho**2 / (2 * (1 - rho))
+    for name, theory, per_run in (
+            ("mean queue", (rho + lq) * 1500, [bottleneck(s)["mean_bytes"] for s in runs]),
+            ("busy fraction", rho, [next(l for l in s["links"] if l["to"] == "sink")["utilization"] for s in runs])):
+        x = np.array(per_run)
+        half = stats.t.ppf(0.995, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
+        assert abs(x.mean() - theory) <= half, (name, x.mean(), theory, half)
+        assert abs(x.mean() - theory) / theory <= tol, (name, x.mean(), theory)
 
 
 def test_md1_queue_length_cdf_follows_the_queue_length_distribution():
