@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, SCENARIOS
 
 FAN_IN_4 = ROOT / "scenarios" / "baseline" / "fan-in-4.toml"
-COMMANDS = ["run", "validate", "describe", "list", "schema", "docs", "demo"]
+COMMANDS = ["run", "validate", "describe", "list", "schema", "docs", "demo", "selftest"]
 
 
 @pytest.mark.parametrize("command", [None] + COMMANDS)

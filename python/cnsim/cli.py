@@ -381,6 +381,42 @@ def docs(out: Path = typer.Option(Path("docs/reference"), "--out", help="directo
 
 @app.command()
 @guarded
+def selftest(
+    quick: bool = typer.Option(False, "--quick", help="the first seed of each case only"),
+    update: bool = typer.Option(False, "--update-fingerprints", help="rewrite the fingerprint file with this "
+                                "build's values and list the rows that changed"),
+    file: Optional[Path] = typer.Option(None, "--file", help="fingerprint CSV (default tests/fingerprints.csv "
+                                        "of the repository)"),
+) -> None:
+    """Fingerprint regression: short reference runs whose results must match tests/fingerprints.csv (exit 1 if not)."""
+    from cnsim import selftest as st
+
+    root = scenarios_dir()
+    if root is None:
+        raise CnsimError("selftest needs the repository's scenarios/ folder; run it from the repository")
+    path = file if file is not None else root.parent / "tests" / "fingerprints.csv"
+    if update and quick:
+        raise ConfigError.single("--update-fingerprints", "rewrites every row; drop --quick")
+    rows = st.compute(root, quick=quick)
+    if update:
+        old = st.read(path) if path.exists() else []
+        st.write(path, rows)
+        changes = st.compare(old, rows) if old else []
+        for line in changes:
+            out_console.print(line, markup=False, highlight=False, soft_wrap=True)
+        out_console.print(f"wrote {path}: {len(rows)} rows" + (f", {len(changes)} changed" if old else " (new file)"),
+                          highlight=False, soft_wrap=True)
+        return
+    if not path.exists():
+        raise ConfigError.single("--file", "no such fingerprint file; create it with --update-fingerprints", str(path))
+    problems = st.compare(st.read(path), rows, complete=not quick)
+    if problems:
+        _fail(1, [f"fingerprint changed: {p}" for p in problems])
+    out_console.print(f"selftest: {len(rows)} runs match {path}", highlight=False)
+
+
+@app.command()
+@guarded
 def demo(
     out: Path = typer.Option(Path("results/demo-run"), "--out", "-o",
                              help="output directory (make demo's report lives in results/demo)"),
