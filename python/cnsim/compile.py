@@ -95,6 +95,8 @@ class Compiler:
         self.sc = sc
         self.problems: list[Problem] = []
         self.net = Network()
+        self.cm_params: tuple[schemes.Scheme, Any] | None = None  # the validated scheme parameters (cm_ir)
+        self._ports: dict[str, int] | None = None  # links per node (queue_limit)
 
     def error(self, path: str, message: str, *value: Any) -> None:
         self.problems.append(Problem(path, message, *value))
@@ -234,10 +236,54 @@ class Compiler:
             if n.kind == "switch" and n.buffer_bytes < frame:
                 self.error(n.buffer_path, f"buffer of switch {n.name!r} is smaller than one frame "
                            f"({fq(frame, 'size')}); allowed: >= the largest frame", fq(n.buffer_bytes, "size"))
-            if n.kind == "switch" and n.ecn_threshold_bytes is not None and n.ecn_threshold_bytes >= n.buffer_bytes:
-                self.warn(n.ecn_path, f"ECN threshold of switch {n.name!r} is not below its buffer "
-                          f"({n.buffer_path} = {fq(n.buffer_bytes, 'size')}): frames are dropped before any is "
-                          f"marked, so DCTCP's marking never acts", fq(n.ecn_threshold_bytes, "size"))
+            if n.kind == "switch" and n.ecn_threshold_bytes is not None:
+                limit, how = self.queue_limit(n)
+                if n.ecn_threshold_bytes >= limit:
+                    self.warn(n.ecn_path, f"ECN threshold of switch {n.name!r} is not below its buffer ({how}): "
+                              f"frames are dropped before any is marked, so DCTCP's marking never acts",
+                              fq(n.ecn_threshold_bytes, "size"))
+
+    def queue_limit(self, n: Node) -> tuple[int, str]:
+        """The longest an egress queue of switch ``n`` can grow, bytes, and how that follows from its buffer
+        (for messages): the private limit ('egress') or the pool ('shared'); with 'ingress' and 'partitioned'
+        each input's partition limits only what comes from that input, so a queue can hold one partition from
+        every other port (``net/buffer.rs`` ``admit``)."""
+        if n.buffer_policy in ("ingress", "partitioned"):
+            if self._ports is None:
+                self._ports = {}
+                for lk in self.net.links:
+                    for end in (lk.a, lk.b):
+                        self._ports[end] = self._ports.get(end, 0) + 1
+            inputs = self._ports.get(n.name, 0) - 1
+            if inputs > 1:
+                limit = inputs * n.buffer_bytes
+                return limit, (f"{n.buffer_policy} policy: {inputs} inputs x {n.buffer_path} "
+                               f"({fq(n.buffer_bytes, 'size')}) = {fq(limit, 'size')}")
+        return n.buffer_bytes, f"{n.buffer_path} = {fq(n.buffer_bytes, 'size')}"
+
+    def check_cm_thresholds(self) -> None:
+        """A scheme parameter that acts only while an egress queue exceeds it (Qeq, Qsc, kmin, ...) but is not
+        below the longest queue a switch can hold: that part of the scheme never acts there. One warning per
+        field, naming the switches."""
+        if self.cm_params is None:
+            return
+        scheme, params = self.cm_params
+        thresholds = scheme.queue_thresholds(params)
+        if not thresholds:
+            return
+        switches = [n for n in self.net.nodes if n.kind == "switch"]
+        limits = {n.name: self.queue_limit(n) for n in switches}
+        for name, value, what, effect in thresholds:
+            over = [n.name for n in switches if value >= limits[n.name][0]]
+            if not over:
+                continue
+            how = limits[over[0]][1]
+            if any(limits[s][1] != how for s in over):
+                top = max(over, key=lambda s: limits[s][0])
+                how = f"largest at {top!r}: {limits[top][1]}"
+            got = fq(value, "size") + ("" if name in params.model_fields_set else f", the {scheme.tag} default")
+            self.warn(f"cm.params.{name}", f"the {what} ({scheme.tag}) is not below the longest egress queue of "
+                      f"{_switches(over, len(switches))} ({how}): the queue never exceeds it, so {effect}", got)
 
     def warn(self, path: str, message: str, *value: Any) -> None:
         """A configuration that silently disables a mechanism: a ConfigWarning naming the field."""
@@ -476,9 +522,15 @@ class Compiler:
             if link is None:
                 self.error(f"{path}.toward", f"not a neighbour of {h.switch!r}", h.toward)
                 continue
-            end = h.end if h.end is not None else self.sc.run.duration
-            if end <= h.start:
+            duration = self.sc.run.duration
+            end = h.end if h.end is not None else duration
+            if h.end is None and h.start >= duration:  # the window would end (at the run's end) before it starts
+                self.error(f"{path}.start", f"must be < run.duration ({fq(duration, 'time')})", fq(h.start, "time"))
+            elif end <= h.start:
                 self.error(f"{path}.end", f"must be > start ({fq(h.start, 'time')})", fq(end, "time"))
+            elif h.start >= duration:
+                self.warn(f"{path}.start", f"not before run.duration ({fq(duration, 'time')}): the hotspot never "
+                          "applies", fq(h.start, "time"))
             if h.rate > link.rate_bps:
                 self.error(f"{path}.rate", f"allowed: 0 to the link rate ({fq(link.rate_bps, 'rate')})",
                            fq(h.rate, "rate"))
@@ -508,6 +560,7 @@ class Compiler:
         except ValidationError as err:
             self.problems += problems_from(err, scheme.params, "cm.params")
             return {"scheme": cm.scheme, "params": {}}
+        self.cm_params = (scheme, params)
         return {"scheme": cm.scheme, "params": scheme.to_ir(params)}
 
     # ---- the IR -----------------------------------------------------------------------------
@@ -527,6 +580,7 @@ class Compiler:
         if self.problems:  # element references below need a sound topology
             raise ConfigError(self.problems)
         self.check_buffers()
+        self.check_cm_thresholds()
         pause = self.pause_ir()
         flows, sources = self.traffic_ir()
         hotspots = self.hotspot_ir()
@@ -581,6 +635,16 @@ def _merge(base: Any, override: Any) -> Any:
 def _div_round(num: int, den: int) -> int:
     """Integer num / den rounded to nearest (at least 1)."""
     return max(1, (num + den // 2) // den)
+
+
+def _switches(names: list[str], total: int) -> str:
+    """``switch 'a'`` / ``all 3 switches (a, b, c)`` / ``all 20 switches`` / ``2 of 20 switches (a, b)``: the
+    switches one warning is about, named together."""
+    if total == 1:
+        return f"switch {names[0]!r}"
+    if len(names) == total:
+        return f"all {total} switches" + (f" ({', '.join(names)})" if total <= 8 else "")
+    return f"{len(names)} of {total} switches ({_known(names)})"
 
 
 def _sel(selector: str | list[str]) -> str:

@@ -41,7 +41,7 @@ def ports_of(c: Compiler, n: Node) -> list[Link]:
 
 def pfc_ir(c: Compiler, switches: list[Node]) -> dict[str, dict[str, Any]]:
     """The ``pause`` IR of every switch under PFC; problems and warnings go to the compiler."""
-    from cnsim.compile import WIRE_OVERHEAD_BYTES
+    from cnsim.compile import WIRE_OVERHEAD_BYTES, _switches
 
     fc, d = c.sc.flow_control, c.sc.defaults
     if fc.switches != "all":
@@ -73,6 +73,7 @@ def pfc_ir(c: Compiler, switches: list[Node]) -> dict[str, dict[str, Any]]:
     scheduler = {"kind": "strict"} if fc.scheduler == "strict" else \
         {"kind": "dwrr", "quantum_bytes": [w * mtu for w in fc.weights]}
     out = {}
+    short_at: list[tuple[str, int, int, str, int]] = []  # (switch, ports short, ports, worst peer, its formula)
     for n in switches:
         if n.buffer_policy != "shared":
             c.error("flow_control.mode", f"PFC accounts per (input, priority) in one shared buffer; switch {n.name!r} "
@@ -87,11 +88,7 @@ def pfc_ir(c: Compiler, switches: list[Node]) -> dict[str, dict[str, Any]]:
             short = [(lk, h) for lk, h in zip(links, need) if fc.headroom < h]
             if short:
                 lk, h = max(short, key=lambda x: x[1])
-                peer = lk.b if lk.a == n.name else lk.a
-                c.warn("flow_control.headroom", f"PFC headroom of switch {n.name!r} is below the formula on "
-                       f"{len(short)} of its {len(links)} ports (toward {peer!r}: {fq(h, 'size')} = 2 x rate x "
-                       "link delay + rate x (flow_control.response_time + switch latency) + 3 frames + the PFC "
-                       "frame): lossless priorities can drop frames", fq(fc.headroom, "size"))
+                short_at.append((n.name, len(short), len(links), lk.b if lk.a == n.name else lk.a, h))
         reserved = sum(head) * len(lossless)
         if reserved >= n.buffer_bytes:
             c.error("flow_control.headroom", f"switch {n.name!r} reserves {fq(reserved, 'size')} of headroom "
@@ -101,4 +98,16 @@ def pfc_ir(c: Compiler, switches: list[Node]) -> dict[str, dict[str, Any]]:
                        "hysteresis_bytes": hysteresis, "headroom_bytes": head, "mtu_bytes": mtu,
                        "quanta": fc.quanta, "refresh_fraction": fc.refresh, "response_ps": fc.response_time,
                        "scheduler": scheduler}
+    if short_at:  # one warning for the field, not one per switch
+        formula = ("2 x rate x link delay + rate x (flow_control.response_time + switch latency) + 3 frames + the "
+                   "PFC frame")
+        name, n_short, n_ports, peer, h = max(short_at, key=lambda x: x[4])
+        if len(short_at) == 1:
+            where = (f"PFC headroom of switch {name!r} is below the formula on {n_short} of its {n_ports} ports "
+                     f"(toward {peer!r}: {fq(h, 'size')} = {formula})")
+        else:
+            where = (f"PFC headroom of {_switches([x[0] for x in short_at], len(switches))} is below the formula "
+                     f"on {sum(x[1] for x in short_at)} of their {sum(x[2] for x in short_at)} ports (largest: "
+                     f"switch {name!r} toward {peer!r}: {fq(h, 'size')} = {formula})")
+        c.warn("flow_control.headroom", f"{where}: lossless priorities can drop frames", fq(fc.headroom, "size"))
     return out

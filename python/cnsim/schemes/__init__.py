@@ -3,7 +3,8 @@
 Each scheme is one module in this package defining ``Params`` — a pydantic model (``extra="forbid"``)
 whose fields carry units, defaults (the seeds' baseline) and descriptions — and ``to_ir(params)``,
 which returns the scheme's IR parameters in base units (the JSON object the Rust scheme
-deserialises). Adding a scheme = one module + its tag in ``_MODULES``. The Rust registry
+deserialises); optionally ``queue_thresholds(params)`` (see :meth:`Scheme.queue_thresholds`).
+Adding a scheme = one module + its tag in ``_MODULES``. The Rust registry
 (``cnsim._core.schemes()``) is the authority at run time; this one drives validation and docs.
 """
 
@@ -31,6 +32,14 @@ class Scheme:
     def to_ir(self, params: BaseModel) -> dict[str, Any]:
         """IR parameters (base units) of validated ``params``."""
         return self.module.to_ir(params)
+
+    def queue_thresholds(self, params: BaseModel) -> list[tuple[str, int, str, str]]:
+        """The parameters of validated ``params`` that a congestion point compares with its egress queue and
+        that act only while the queue exceeds them: ``(field, bytes, what it is, what never happens if the
+        queue cannot exceed it)``. ``compile.py`` warns when a switch's egress queue cannot grow that long.
+        A module lists them in an optional ``queue_thresholds(params)``; none = no such parameter."""
+        fn = getattr(self.module, "queue_thresholds", None)
+        return [] if fn is None else fn(params)
 
 
 _MODULES: tuple[str, ...] = (

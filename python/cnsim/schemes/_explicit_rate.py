@@ -66,6 +66,13 @@ def switch_ir(p: SwitchFields) -> dict[str, Any]:
     }
 
 
+def queue_thresholds(p: SwitchFields) -> list[tuple[str, int, str, str]]:
+    """Qeq, above which f(q) < 1 drains the queue (``hyperbolic_f``): compile.py warns when an egress queue
+    cannot grow that long."""
+    return [("qeq", p.qeq, "equilibrium queue Qeq",
+             "f(q) never falls below 1 and the advertised rate never acts to drain the queue")]
+
+
 def hyperbolic_f(q: float, qeq: float, a: float, b: float, c: float) -> float:
     """f(q) of spec §5.2 (same as the engine's; for reports and tests)."""
     if q <= qeq:

@@ -207,6 +207,21 @@ def to_ir(params: Params) -> dict[str, Any]:
     }
 
 
+def queue_thresholds(p: Params) -> list[tuple[str, int, str, str]]:
+    """The CP rules that act only while the egress queue exceeds a parameter (``cp_decide``, ``os_mult`` and
+    ``severe_applies`` in ``cm/bcn.rs``): compile.py warns when a queue cannot grow that long."""
+    effect = ("the offset term Qoff = Qeq - Q never turns negative and only a fast-growing queue (W x Qdelta) "
+              "sends negative feedback")
+    if p.oversampling == "thresh":
+        effect += ", and OS-THRESH oversampling (Q > Qeq) never starts"
+    out = [("qeq", p.qeq, "equilibrium queue Qeq", effect)]
+    if p.severe != "none":
+        kind = "BCN-MAX" if p.severe == "max" else "BCN(0,0)"
+        out.append(("qsc", p.qsc, "severe-congestion threshold Qsc",
+                    f"the severe-congestion rule (cm.params.severe = {p.severe!r}: {kind} above Qsc) never fires"))
+    return out
+
+
 def describe_gains(p: Params) -> str:
     """One line with both gain forms, e.g. for reports: raw values in use and the derived ones."""
     gi, gd = gains(p)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from cnsim.quantities import Duration, Size
+from cnsim.schemes import _explicit_rate
 from cnsim.schemes._explicit_rate import SwitchFields, switch_ir
 
 TAG = "becn"
@@ -45,3 +46,8 @@ def to_ir(params: Params) -> dict[str, Any]:
     """Every engine parameter in base units (see ``cm/becn.rs`` ``Params``)."""
     return {"switch": switch_ir(params), "expiry_intervals": params.expiry, "message_bytes": params.message_size,
             "announce": params.announce}
+
+
+def queue_thresholds(params: Params) -> list[tuple[str, int, str, str]]:
+    """Qeq (``_explicit_rate``)."""
+    return _explicit_rate.queue_thresholds(params)

@@ -107,3 +107,10 @@ def to_ir(params: Params) -> dict[str, Any]:
         # only when on: existing IRs (and their run ids) stay as they were
         **({"new_flow_line_rate": True} if p.new_flow_line_rate else {}),
     }
+
+
+def queue_thresholds(params: Params) -> list[tuple[str, int, str, str]]:
+    """kmin (``mark_probability`` in ``cm/dcqcn.rs``: no mark while Q <= kmin). kmax is left out: above the
+    buffer it only flattens the marking curve (pmax is not reached), marking itself still acts."""
+    return [("kmin", params.kmin, "marking threshold kmin",
+             "no frame is ever ECN-marked and DCQCN never slows a source")]

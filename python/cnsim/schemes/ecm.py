@@ -46,3 +46,8 @@ class Params(bcn.Params):
 def to_ir(params: Params) -> dict[str, Any]:
     """Same IR as ``bcn``."""
     return bcn.to_ir(params)
+
+
+def queue_thresholds(params: Params) -> list[tuple[str, int, str, str]]:
+    """Same as ``bcn`` (Qeq; Qmc = qsc while severe is on)."""
+    return bcn.queue_thresholds(params)

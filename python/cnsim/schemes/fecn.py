@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from cnsim.quantities import Duration, Size
+from cnsim.schemes import _explicit_rate
 from cnsim.schemes._explicit_rate import SwitchFields, switch_ir
 
 TAG = "fecn"
@@ -74,3 +75,12 @@ def to_ir(params: Params) -> dict[str, Any]:
         "qsc_bytes": p.qsc,
         "rl_per_transfer": p.rl_scope == "transfer",
     }
+
+
+def queue_thresholds(params: Params) -> list[tuple[str, int, str, str]]:
+    """Qeq (``_explicit_rate``) and, with E-FECN on, Qsc (``cm/fecn.rs``: a message while Q > Qsc)."""
+    out = _explicit_rate.queue_thresholds(params)
+    if params.efecn:
+        out.append(("qsc", params.qsc, "E-FECN severe-congestion threshold Qsc",
+                    "E-FECN (cm.params.efecn = true) never sends its backward message"))
+    return out

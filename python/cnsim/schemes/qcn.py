@@ -82,3 +82,10 @@ def to_ir(params: Params) -> dict[str, Any]:
         "rp_jitter": p.rp_jitter,
         "stage_boundary": p.stage_boundary,
     }
+
+
+def queue_thresholds(params: Params) -> list[tuple[str, int, str, str]]:
+    """Qeq (``feedback`` in ``cm/qcn.rs``): compile.py warns when an egress queue cannot grow that long."""
+    return [("qeq", params.qeq, "equilibrium queue Qeq",
+             "Qoff = Q - Qeq stays negative and a CNM is sent only while the queue grows fast "
+             "(w x Qdelta > Qeq - Q)")]
