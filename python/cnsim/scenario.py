@@ -364,7 +364,9 @@ class ObserveSection(Strict):
     flow_series: Annotated[int, Field(ge=0, le=2**32 - 1)] | Literal["all"] = Field(
         16, description="flows with a binned throughput series (table flow_tp): the first N flows in traffic order, "
         "or \"all\" (costs flows × bins rows; per-flow totals are always in summary.json)")
-    fct: bool = Field(True, description="record one row per transfer (flow completion times)")
+    fct: bool = Field(True, description="record one row per transfer (table fct); off: the summary's FCT "
+                      "statistics are kept as running totals, so memory follows the transfers in progress, "
+                      "not the run's length")
     queue_ts: bool = Field(True, description="sample switch queue lengths (table queue_ts) every sample_interval")
     rp_rate: bool = Field(True, description="sample the reaction-point rates of the first flow_series flows "
                           "(table rp_rate)")

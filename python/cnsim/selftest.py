@@ -49,6 +49,7 @@ CASES: tuple[tuple[str, dict[str, Any], tuple[int, ...], str], ...] = (
     ("seed-002/mixed-tcp-udp-bcn.toml", {"run.warmup": 0}, (1,), "5ms"),
     ("seed-003/cnsim-1hop-ecm-hs0.5-pause.toml", {"run.warmup": 0}, (1, 2), "5ms"),
     ("seed-003/cnsim-1hop-fecn-hs0-nopause.toml", {"run.warmup": 0}, (1,), "5ms"),
+    ("seed-003/cnsim-1hop-fecn-hs0-nopause.toml", {"run.warmup": 0, "observe.fct": False}, (1,), "5ms"),
     ("seed-003/cnsim-1hop-none-hs2-pause.toml", {"run.warmup": 0}, (1,), "5ms"),
     ("seed-004/og-multistage-bcn-q5.toml", {"run.warmup": 0}, (1,), "55ms"),  # hotspot traffic from 50 ms
     ("seed-004/og-multistage-qcn-selfinc.toml", {"run.warmup": 0}, (1,), "55ms"),

@@ -527,24 +527,31 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
     }
     let overhead_bps = (c.ctrl_bytes_window + c.extra_overhead_bytes) as f64 * 8.0 / window;
     // --- FCT ---
+    // every transfer in id order (FCT rows recorded), or the settled ones' running statistics and
+    // those still in progress (not recorded: see net::transfers)
     let mut fcts = Vec::new();
-    let mut bad = 0u64;
+    let mut folded = net.transfers.stats.clone();
     let mut unfinished = 0u64;
-    for t in &net.transfers {
+    for (_, t) in net.transfers.held() {
         if t.start < w {
             continue;
         }
         if t.bad {
-            bad += 1;
+            folded.bad += 1;
         } else if t.end == u64::MAX {
             unfinished += 1;
         } else {
             fcts.push((t.end - t.start) as f64 / 1e6);
         }
     }
-    let (fmean, fstd) = mean_std(&fcts);
-    let fmin = fcts.iter().cloned().fold(f64::INFINITY, f64::min);
-    let fmax = fcts.iter().cloned().fold(0.0, f64::max);
+    let bad = folded.bad;
+    let (fcount, fmin, fmean, fmax, fstd) = if net.transfers.folds() {
+        // a held transfer is in progress (a completed one settles at once), so `fcts` is empty here
+        (folded.count as usize, folded.min_us, folded.mean_us, folded.max_us, folded.std_us())
+    } else {
+        let (m, sd) = mean_std(&fcts);
+        (fcts.len(), fcts.iter().cloned().fold(f64::INFINITY, f64::min), m, fcts.iter().cloned().fold(0.0, f64::max), sd)
+    };
     let conservation_ok = problems.is_empty();
     let pfc_on = net.pfc_enabled;
     let name = |i: usize| node_name(ir, i).to_string();
@@ -615,11 +622,11 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
         },
         // with no completed transfer the statistics are empty (null), never 0, so means over runs skip them
         "fct": {
-            "count": fcts.len(),
-            "min_us": if fcts.is_empty() { serde_json::Value::Null } else { json!(fmin) },
-            "mean_us": if fcts.is_empty() { serde_json::Value::Null } else { json!(fmean) },
-            "max_us": if fcts.is_empty() { serde_json::Value::Null } else { json!(fmax) },
-            "std_us": if fcts.len() < 2 { serde_json::Value::Null } else { json!(fstd) },
+            "count": fcount,
+            "min_us": if fcount == 0 { serde_json::Value::Null } else { json!(fmin) },
+            "mean_us": if fcount == 0 { serde_json::Value::Null } else { json!(fmean) },
+            "max_us": if fcount == 0 { serde_json::Value::Null } else { json!(fmax) },
+            "std_us": if fcount < 2 { serde_json::Value::Null } else { json!(fstd) },
             "bad_flows": bad,
             "unfinished": unfinished,
         },
@@ -721,7 +728,7 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
     tables.push(take("tcp_ts"));
     tables.push(take("pause_ts"));
     tables.push(take("links"));
-    let tr: Vec<_> = if o.record_fct { net.transfers.iter().enumerate().collect() } else { Vec::new() };
+    let tr: Vec<_> = if o.record_fct { net.transfers.held().map(|(i, t)| (i as usize, t)).collect() } else { Vec::new() };
     tables.push(Table {
         name: "fct",
         columns: vec![

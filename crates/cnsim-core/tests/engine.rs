@@ -475,3 +475,62 @@ fn observation_bound_counts_only_the_observed_flows() {
     ir.observe.flow_series = Some(16);
     assert!(Simulation::new(ir).is_ok(), "16 observed flows fit");
 }
+
+/// Summaries of a run with FCT rows recorded and of the same run without them, and the slots the
+/// second one's transfer store allocated.
+fn fct_on_off(ir: &Ir) -> (Value, Value, usize) {
+    let on = run(ir.clone()).summary;
+    let mut off_ir = ir.clone();
+    off_ir.observe.fct = false;
+    let mut sim = Simulation::new(off_ir).expect("valid");
+    sim.run_until(u64::MAX);
+    let slots = sim.network().transfers.capacity_used();
+    (on, sim.finish().expect("conservation holds").summary, slots)
+}
+
+/// The FCT statistics agree (counts, min and max exactly; mean and std to rounding) and every other
+/// part of the summary is identical.
+fn assert_same_fct(on: &Value, off: &Value) {
+    let (a, b) = (&on["fct"], &off["fct"]);
+    for k in ["count", "min_us", "max_us", "bad_flows", "unfinished"] {
+        assert_eq!(a[k], b[k], "fct.{k}");
+    }
+    for k in ["mean_us", "std_us"] {
+        assert!((f(&a[k]) - f(&b[k])).abs() <= 1e-9 * f(&a[k]).abs(), "fct.{k}: {} vs {}", a[k], b[k]);
+    }
+    let strip = |s: &Value| {
+        let mut s = s.clone();
+        s["fct"] = Value::Null;
+        s
+    };
+    assert_eq!(strip(on), strip(off));
+}
+
+#[test]
+fn without_fct_rows_settled_transfers_are_folded_and_memory_follows_those_in_progress() {
+    // four closed-loop Pareto sources into a 30-KB egress: thousands of transfers, some bad
+    let mut ir = fan_in(
+        4,
+        ProcessIr::ParetoOnOff {
+            xm_ps: 2 * US,
+            alpha: 1.5,
+            off_mean_ps: 4 * US,
+            line_rate_bps: G10,
+            cap_ps: None,
+            shifted: false,
+            nic_buffer_frames: None,
+            rl_release: false,
+        },
+        BufferIr::Egress { egress_bytes: 30_000 },
+        PauseIr::None,
+        40 * MS,
+    );
+    ir.warmup_ps = MS;
+    let (on, off, slots) = fct_on_off(&ir);
+    let fct = &on["fct"];
+    let transfers = u(&fct["count"]) + u(&fct["bad_flows"]) + u(&fct["unfinished"]);
+    assert!(transfers > 5_000 && u(&fct["bad_flows"]) > 0, "{fct}");
+    assert_same_fct(&on, &off);
+    // one transfer per source at a time, plus the bad ones whose frames are still in the network
+    assert!(slots <= 64, "{slots} slots for {transfers} transfers");
+}

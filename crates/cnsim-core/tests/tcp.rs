@@ -167,3 +167,23 @@ fn transfers_complete_when_their_last_byte_is_acknowledged() {
     assert!(f(&fct["min_us"]) > 12.0, "{fct}");
     assert_eq!(u(&fct["bad_flows"]), 0);
 }
+
+#[test]
+fn without_fct_rows_tcp_transfers_are_folded_when_acknowledged() {
+    let mut ir = incast(2, CcIr::NewReno, 150_000, PauseIr::None, None, 10 * MS);
+    for s in &mut ir.sources {
+        s.process = ProcessIr::ParetoOnOff { xm_ps: 12 * US, alpha: 2.5, off_mean_ps: 50 * US, line_rate_bps: G10, cap_ps: None, shifted: false, nic_buffer_frames: None, rl_release: false };
+    }
+    let on = run(ir.clone()).summary;
+    ir.observe.fct = false;
+    let mut sim = Simulation::new(ir).expect("valid");
+    sim.run_until(u64::MAX);
+    let slots = sim.network().transfers.capacity_used();
+    let off = sim.finish().expect("conservation holds").summary;
+    assert!(u(&on["fct"]["count"]) > 50, "{}", on["fct"]);
+    for k in ["count", "min_us", "max_us", "bad_flows", "unfinished"] {
+        assert_eq!(on["fct"][k], off["fct"][k], "fct.{k}");
+    }
+    assert!((f(&on["fct"]["mean_us"]) - f(&off["fct"]["mean_us"])).abs() <= 1e-9 * f(&on["fct"]["mean_us"]));
+    assert!(slots <= 8, "{slots} slots");
+}

@@ -139,6 +139,8 @@ pub struct Transfer {
     pub end: SimTime,
     pub frames: u64,
     pub delivered: u64,
+    /// Frames dropped (`bad` once one is).
+    pub dropped: u64,
     pub bad: bool,
     /// The closed-loop source that created it.
     pub source: u32,
@@ -173,13 +175,13 @@ impl Network {
                     _ => unreachable!(),
                 };
                 let fid = self.sources[si].flow(flow);
-                let tid = self.transfers.len() as u32;
-                self.transfers.push(Transfer {
+                let tid = self.transfers.push(Transfer {
                     flow: fid,
                     start: now,
                     end: u64::MAX,
                     frames,
                     delivered: 0,
+                    dropped: 0,
                     bad: false,
                     source: si as u32,
                     first_tx: u64::MAX,
@@ -317,10 +319,10 @@ impl Network {
             self.adjust_backlogged(h, fid, true, false);
         }
         if first && transfer != NONE_U32 {
-            self.transfers[transfer as usize].first_tx = self.now;
+            self.transfers[transfer].first_tx = self.now;
         }
         if self.release_checks && transfer != NONE_U32 {
-            let si = self.transfers[transfer as usize].source as usize;
+            let si = self.transfers[transfer].source as usize;
             self.sources[si].queued -= 1;
             if self.sources[si].waiting == transfer {
                 self.source_release_check(si, fid);
@@ -340,7 +342,7 @@ impl Network {
 
     /// The last frame of `transfer` left the NIC at `t_end`: its closed-loop source draws OFF.
     pub(crate) fn transfer_left_nic(&mut self, transfer: u32, t_end: SimTime) {
-        let src = self.transfers[transfer as usize].source as usize;
+        let src = self.transfers[transfer].source as usize;
         if let Some(t) = self.sources[src].transfer_done(transfer, t_end) {
             self.schedule(t, Event::SourceFire { source: src as u32 });
         }

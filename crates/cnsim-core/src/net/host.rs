@@ -463,11 +463,12 @@ impl Network {
         }
         self.flow_bins.on_delivery(flow, t, size);
         if transfer != NONE_U32 {
-            let tr = &mut self.transfers[transfer as usize];
+            let tr = &mut self.transfers[transfer];
             tr.delivered += 1;
             if tr.delivered == tr.frames {
                 tr.end = t;
             }
+            self.transfers.settle(transfer);
         }
         if self.flows[flow.idx()].tcp.is_some() {
             self.tcp_on_data(h, flow, seq, size, flags & tag::CE != 0);

@@ -10,6 +10,7 @@
 //! | [`host`] | the NIC: control FIFO, round robin over flows, rate limiters, RP/reflector hooks |
 //! | [`flow`] | flows (FIFO + rate limiter), transfers, and the traffic sources that feed them |
 //! | [`tcp`] | TCP flows: segments from the window, ACK frames, RTO and delayed-ACK timers |
+//! | [`transfers`] | the transfers by id; with FCT rows off, folded into statistics as they settle |
 //! | [`routing`] | shortest-path routes |
 //! | [`crate::flowctl`] | link-level flow control (802.3x PAUSE, 802.1Qbb PFC), a port/buffer policy |
 //!
@@ -23,6 +24,7 @@ pub mod port;
 pub mod routing;
 pub mod switch;
 pub mod tcp;
+pub mod transfers;
 
 pub use buffer::{DropReason, CLASSIC_DROP_REASONS, DROP_REASONS};
 pub use flow::{Chunk, Flow, Transfer};
@@ -112,7 +114,7 @@ pub struct Network {
     pub(crate) source_nodes: Vec<NodeId>,
     pub flows: Vec<Flow>,
     pub(crate) sources: Vec<Source>,
-    pub transfers: Vec<Transfer>,
+    pub transfers: transfers::Transfers,
     /// Some Pareto source has a NIC buffer or RL release (checked as its frames are taken).
     pub(crate) release_checks: bool,
     /// Output-generated hotspots: (egress port, (time, service rate) steps).

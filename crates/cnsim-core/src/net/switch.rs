@@ -130,7 +130,10 @@ impl Network {
                 fl.dropped_frames += 1;
                 fl.dropped_bytes += size;
                 if transfer != NONE_U32 {
-                    self.transfers[transfer as usize].bad = true;
+                    let tr = &mut self.transfers[transfer];
+                    tr.bad = true;
+                    tr.dropped += 1;
+                    self.transfers.settle(transfer);
                 }
             }
             FrameKind::Control => self.c.ctrl_dropped += 1,

@@ -144,7 +144,7 @@ impl Network {
                 break;
             }
             t.unsent.pop_front();
-            self.transfers[tid as usize].first_tx = now;
+            self.transfers[tid].first_tx = now;
         }
         let t = self.flows[fid.idx()].tcp.as_mut().expect("tcp flow");
         let size = seg.len + t.header_bytes;
@@ -214,10 +214,11 @@ impl Network {
                 break;
             }
             self.flows[fid.idx()].tcp.as_mut().expect("tcp flow").pending.pop_front();
-            let tr = &mut self.transfers[tid as usize];
+            let tr = &mut self.transfers[tid];
             tr.end = now;
             tr.delivered = tr.frames;
             let src = tr.source as usize;
+            self.transfers.settle(tid);
             // closed-loop sources draw their OFF period when the transfer is complete
             if let Some(next) = self.sources[src].transfer_done(tid, now) {
                 self.schedule(next, Event::SourceFire { source: src as u32 });
