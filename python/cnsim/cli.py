@@ -101,7 +101,6 @@ class ProgressReporter:
         self.console = console  # None: stderr, made (rich imported) only once something is shown
         self.t0 = time.perf_counter()
         self.last = -float("inf")
-        self.sim_s = 0.0
         self.bar = None
         self.task = None
 
@@ -114,7 +113,6 @@ class ProgressReporter:
         return self.enabled and time.perf_counter() - self.t0 >= self.after_s
 
     def __call__(self, sim_s: float) -> None:
-        self.sim_s = sim_s
         if not self._due():
             return
         if self._console().is_terminal:
