@@ -108,14 +108,14 @@ def test_invalid_point_names_the_point(tmp_path):
 
 
 def test_a_point_over_an_engine_limit_is_refused_before_the_sweep_runs():
-    """The observation-size bound lives in the engine: a point that asks for 10^7 samples is named at
-    expansion (exit 2 before anything runs), not found failing in every one of its runs."""
+    """The observation-size bound lives in the engine: a point that asks for 10^8 samples of 10 queues is
+    named at expansion (exit 2 before anything runs), not found failing in every one of its runs."""
     with pytest.raises(ConfigError) as err:
-        sw.expand(spec(set={"run.duration": "10ms"}, parameters={"observe.sample_interval": ["10us", "1ns"]}))
+        sw.expand(spec(set={"run.duration": "100ms"}, parameters={"observe.sample_interval": ["10us", "1ns"]}))
     msg = str(err.value)
     assert "observe.sample_interval=1ns" in msg and "10us" not in msg
     # the engine's field (ps) is named as the scenario's, with its value in the scenario's units
-    assert "observe.sample_interval: " in msg and "at least 1500ps" in msg and "_ps" not in msg
+    assert "observe.sample_interval: " in msg and "at least 5ns" in msg and "_ps" not in msg
 
 
 def test_cli_dry_run_and_exit_2(tmp_path, cli):
