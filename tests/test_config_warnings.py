@@ -118,6 +118,21 @@ def test_pfc_headroom_warning_is_one_line_for_many_switches():
     assert msg.endswith("lossless priorities can drop frames (got 3KB)")
 
 
+def test_pause_headroom_warning_is_one_line_for_many_switches():
+    """The seed-000 parking lot (global PAUSE, 10 KB of headroom) is short at all three switches: one
+    warning naming them and the largest gap; a single short switch keeps its own wording."""
+    (msg,) = config_warnings(load_scenario(ROOT / "scenarios/seed-000/parking-lot-bcn.toml"))
+    assert msg.startswith("flow_control.high: PAUSE headroom of all 3 switches (sw1, sw2, sw3) is below the "
+                          "overshoot after XOFF (2 x rate x link delay + 2 frames + the PAUSE frame); the largest "
+                          "gap is at switch 'sw1': 10KB (defaults.buffer.size - flow_control.high) against the sum "
+                          "over its 6 inputs of the overshoot, 25.884KB"), msg
+    assert msg.endswith("frames can be dropped with PAUSE on (got 140KB)")
+    (one,) = config_warnings(load_scenario(ROOT / "scenarios/seed-000/symmetric-bcn.toml"))
+    assert one.startswith("flow_control.high: PAUSE headroom of switch 'sw1' is 10KB"), one
+    (two,) = config_warnings(load_scenario(ROOT / "scenarios/seed-000/asymmetric-bcn.toml"))
+    assert "PAUSE headroom of both switches (sw1, sw2) is below" in two, two
+
+
 @pytest.mark.parametrize("scheme,params", [
     ("bcn", {"severe": "max", "oversampling": "thresh"}), ("ecm", {}), ("qcn", {}), ("becn", {}),
     ("fecn", {"efecn": True}), ("dcqcn", {}), ("hpcc", {}), ("none", {}),

@@ -332,30 +332,39 @@ class Compiler:
                            f"buffer policy {n.buffer_policy!r} (allowed: 'ingress', 'partitioned')", fc.mode)
             result[n.name] = {"mode": fc.mode, "high_bytes": high, "low_bytes": low,
                               "quanta": fc.quanta, "refresh_fraction": fc.refresh}
-            self.check_headroom(n, fc.mode, high)
+        self.check_headroom(chosen, len(switches), fc.mode, high)
         return result
 
-    def check_headroom(self, n: Node, mode: str, high: int) -> None:
+    def check_headroom(self, paused: list[Node], total: int, mode: str, high: int) -> None:
         """PAUSE cannot stop what is already on its way: after XOFF leaves, an input keeps delivering for
         a round trip of its link plus a frame at each end (the one the upstream is sending, the one this
         port is sending ahead of the PAUSE) plus the PAUSE frame itself:
         overshoot_i = 2 × rate_i × delay_i + 2 × largest frame + control frame.
         Selective PAUSE needs buffer − high ≥ the largest overshoot_i (one partition per input); global
         PAUSE, which stops every input at once when one egress queue passes high, needs ≥ their sum (all
-        inputs may feed that queue). Less headroom warns: PAUSE is on but frames can still be dropped."""
+        inputs may feed that queue). Less headroom warns (one warning naming every such switch of the
+        ``total``): PAUSE is on but frames can still be dropped."""
         frame, ctrl = self.max_frame(), self.sc.defaults.control_frame_size
-        over = [2 * lk.rate_bps * lk.prop_ps // (8 * 10**12) + 2 * frame + ctrl
-                for lk in self.net.links if n.name in (lk.a, lk.b)]
-        if not over:
+        short = []  # (switch, headroom, need, inputs)
+        for n in paused:
+            over = [2 * lk.rate_bps * lk.prop_ps // (8 * 10**12) + 2 * frame + ctrl
+                    for lk in self.net.links if n.name in (lk.a, lk.b)]
+            need = (max(over) if mode == "selective" else sum(over)) if over else 0
+            if n.buffer_bytes - high < need:
+                short.append((n, n.buffer_bytes - high, need, len(over)))
+        if not short:
             return
-        need = max(over) if mode == "selective" else sum(over)
-        headroom = n.buffer_bytes - high
-        if headroom < need:
-            rule = "its largest input's" if mode == "selective" else f"the sum over its {len(over)} inputs of the"
-            self.warn("flow_control.high", f"PAUSE headroom of switch {n.name!r} is {fq(headroom, 'size')} "
-                      f"({n.buffer_path} - flow_control.high) but {rule} overshoot after XOFF is {fq(need, 'size')} "
-                      "(2 x rate x link delay + 2 frames + the PAUSE frame): frames can be dropped with PAUSE on",
-                      fq(high, "size"))
+        n, headroom, need, inputs = max(short, key=lambda x: x[2] - x[1])
+        rule = "its largest input's" if mode == "selective" else f"the sum over its {inputs} inputs of the"
+        formula = "2 x rate x link delay + 2 frames + the PAUSE frame"
+        if len(short) == 1:
+            where = (f"PAUSE headroom of switch {n.name!r} is {fq(headroom, 'size')} ({n.buffer_path} - "
+                     f"flow_control.high) but {rule} overshoot after XOFF is {fq(need, 'size')} ({formula})")
+        else:
+            where = (f"PAUSE headroom of {_switches([x[0].name for x in short], total)} is below the overshoot "
+                     f"after XOFF ({formula}); the largest gap is at switch {n.name!r}: {fq(headroom, 'size')} "
+                     f"({n.buffer_path} - flow_control.high) against {rule} overshoot, {fq(need, 'size')}")
+        self.warn("flow_control.high", f"{where}: frames can be dropped with PAUSE on", fq(high, "size"))
 
     # ---- traffic ----------------------------------------------------------------------------
     def select(self, selector: str | list[str], path: str) -> list[str]:
@@ -638,12 +647,12 @@ def _div_round(num: int, den: int) -> int:
 
 
 def _switches(names: list[str], total: int) -> str:
-    """``switch 'a'`` / ``all 3 switches (a, b, c)`` / ``all 20 switches`` / ``2 of 20 switches (a, b)``: the
+    """``switch 'a'`` / ``both switches (a, b)`` / ``all 3 switches (a, b, c)`` / ``all 20 switches`` / ``2 of 20 switches (a, b)``: the
     switches one warning is about, named together."""
     if total == 1:
         return f"switch {names[0]!r}"
     if len(names) == total:
-        return f"all {total} switches" + (f" ({', '.join(names)})" if total <= 8 else "")
+        return ("both switches" if total == 2 else f"all {total} switches") + (f" ({', '.join(names)})" if total <= 8 else "")
     return f"{len(names)} of {total} switches ({_known(names)})"
 
 
