@@ -416,6 +416,16 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
     if queued != queued_frames {
         problems.push(format!("queue bytes {queued} != bytes of queued frames {queued_frames}"));
     }
+    // Little's law, sample-path form (TESTING.md T7), exact in integers: the time-integral of each
+    // egress queue over [warm-up, end) equals Σ size × (min(dequeue, end) − max(enqueue, warm-up))
+    // over its frames (those still queued leave at `end`)
+    #[cfg(debug_assertions)]
+    for (i, p) in net.ports.iter().enumerate() {
+        let sojourns = p.little.1 + p.q_bytes as u128 * end.max(w) as u128 - p.little.0;
+        if p.q_area != sojourns {
+            problems.push(format!("port {i}: queue area {} != sum of size x sojourn {sojourns} (Little's law)", p.q_area));
+        }
+    }
     let per_flow_ok = net.flows.iter().all(|f| {
         f.generated_frames >= f.delivered_frames + f.dropped_frames + f.backlog
             && f.sent_frames == f.generated_frames - f.backlog

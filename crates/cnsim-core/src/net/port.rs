@@ -73,6 +73,10 @@ pub struct Port {
     /// Time at each occupancy, in [`HIST_BUCKET`]-byte buckets (switch egress queues only; grows
     /// with the largest occupancy seen, so every buffer policy gets exact percentiles).
     pub q_hist: Vec<u64>,
+    /// Little's law in sample-path form (debug builds, checked at the end of every run):
+    /// Σ size × max(enqueue time, warm-up) and Σ size × max(dequeue time, warm-up), byte·ps.
+    #[cfg(debug_assertions)]
+    pub little: (u128, u128),
     pub drops: [u64; 6],
     /// Index within its node.
     pub index: u32,
@@ -121,6 +125,8 @@ impl Port {
             q_area: 0,
             q_max: 0,
             q_hist: Vec::new(),
+            #[cfg(debug_assertions)]
+            little: (0, 0),
             cpid: 0,
             ecn_marks: 0,
         }
@@ -316,6 +322,10 @@ impl Network {
                 let h = if self.pfc_enabled { p.pfc.as_mut().expect("PFC port").pop(prio, size) } else { p.queue.pop_front() };
                 debug_assert_eq!(h, Some(fr));
                 p.q_bytes -= size;
+                #[cfg(debug_assertions)]
+                {
+                    p.little.1 += size as u128 * now.max(self.cfg.warmup_ps) as u128;
+                }
             }
             if !ingress.is_none() {
                 self.ports[ingress.idx()].part_bytes -= size;

@@ -193,6 +193,10 @@ impl Network {
                 p.queue.push_back(fr);
             }
             p.q_bytes += size;
+            #[cfg(debug_assertions)]
+            {
+                p.little.0 += size as u128 * self.now.max(self.cfg.warmup_ps) as u128;
+            }
             if p.q_bytes > p.q_max {
                 self.q_watch.on_max(out, p.q_max, p.q_bytes);
                 p.q_max = p.q_bytes;
