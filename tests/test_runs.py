@@ -251,3 +251,23 @@ def test_every_series_off_writes_empty_tables_and_allows_a_finer_interval(tmp_pa
     r = cnsim.run(FAN_IN_4, overrides={**ov, **off, "run.duration": "1ms"}, out=tmp_path / "o", plots=False)
     for name in SERIES:
         assert (tmp_path / "o" / f"{name}.parquet").exists() and len(getattr(r, name)) == 0
+
+
+def test_api_and_cli_in_a_fresh_process_write_the_same_files(tmp_path):
+    """TESTING.md T3: the Python API in this (reused) process and the CLI in a fresh one give byte-identical
+    result files for the same scenario and seed (summary.parquet and the JSON files hold wall-clock
+    fields and are compared without them)."""
+    import subprocess
+    import sys
+
+    ov = {"run.duration": "5ms"}
+    cnsim.run(CNSIM, seed=3, overrides=ov, out=tmp_path / "api", plots=False)
+    subprocess.run([sys.executable, "-m", "cnsim", "run", str(CNSIM), "--seed", "3", "--set", "run.duration=5ms",
+                    "-o", str(tmp_path / "cli"), "-q"], check=True, capture_output=True, timeout=120)
+    files = sorted(p.name for p in (tmp_path / "api").glob("*.parquet"))
+    assert files == sorted(p.name for p in (tmp_path / "cli").glob("*.parquet")) and len(files) >= 9
+    for name in files:
+        if name != "summary.parquet":
+            assert (tmp_path / "api" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    a, b = (json.loads((tmp_path / d / "summary.json").read_text()) for d in ("api", "cli"))
+    assert _strip(a) == _strip(b)
