@@ -7,12 +7,13 @@ PIP   := $(VENV)/bin/pip
 CARGO ?= cargo
 STAMP := $(VENV)/.deps-installed
 
-.PHONY: help venv build browser test test-rust test-python test-extensive demo bench reproduce lint clean docs
+.PHONY: help venv build browser test test-rust test-python test-extensive demo bench instructions reproduce lint clean docs
 
 help:
 	@echo "make demo   - install, build, run a seed experiment and write its report"
 	@echo "make test   - install, build, run the whole test suite (cargo + pytest)"
 	@echo "make bench  - fan-in-4 / fan-in-100 throughput of cnsim vs ns-3 3.44 (PyPI)"
+	@echo "make instructions - engine instruction counts (valgrind) against bench/instructions.json, +5 % fails"
 
 $(STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -63,6 +64,11 @@ demo: build
 
 bench: build
 	$(PY) bench/run.py
+
+# Instruction counts of the engine on the bench workloads against bench/instructions.json (+5 % fails;
+# valgrind; steady where wall time on this VM is not). `make instructions ARGS=--update` stores new ones.
+instructions: build
+	$(PY) bench/instructions.py $(ARGS)
 
 reproduce: build
 	$(VENV)/bin/cnsim reproduce all -j 2
