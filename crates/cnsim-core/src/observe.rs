@@ -546,7 +546,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
         if t.start < w {
             continue;
         }
-        if t.bad {
+        if t.bad() {
             folded.bad += 1;
         } else if t.end == u64::MAX {
             unfinished += 1;
@@ -738,11 +738,11 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
     tables.push(take("tcp_ts"));
     tables.push(take("pause_ts"));
     tables.push(take("links"));
-    let tr: Vec<_> = if o.record_fct { net.transfers.held().map(|(i, t)| (i as usize, t)).collect() } else { Vec::new() };
+    let tr: Vec<_> = if o.record_fct { net.transfers.held().collect() } else { Vec::new() };
     tables.push(Table {
         name: "fct",
         columns: vec![
-            ("transfer", Column::U32(tr.iter().map(|(i, _)| *i as u32).collect())),
+            ("transfer", Column::U32(tr.iter().map(|(i, _)| *i).collect())),
             ("flow", Column::U32(tr.iter().map(|(_, t)| t.flow.0).collect())),
             ("start_s", Column::F64(tr.iter().map(|(_, t)| to_s(t.start)).collect())),
             (
@@ -759,7 +759,7 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
                 Column::U64(tr.iter().map(|(_, t)| t.frames * net.flows[t.flow.idx()].frame_bytes as u64).collect()),
             ),
             ("completed", Column::U32(tr.iter().map(|(_, t)| (t.end != u64::MAX) as u32).collect())),
-            ("bad", Column::U32(tr.iter().map(|(_, t)| t.bad as u32).collect())),
+            ("bad", Column::U32(tr.iter().map(|(_, t)| t.bad() as u32).collect())),
         ],
     });
     tables.push(take("flows"));

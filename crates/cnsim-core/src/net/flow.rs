@@ -139,13 +139,20 @@ pub struct Transfer {
     pub end: SimTime,
     pub frames: u64,
     pub delivered: u64,
-    /// Frames dropped (`bad` once one is).
+    /// Frames dropped (the transfer is bad once one is).
     pub dropped: u64,
-    pub bad: bool,
     /// The closed-loop source that created it.
     pub source: u32,
     /// When its first frame started transmission at the host (u64::MAX = not yet).
     pub first_tx: SimTime,
+}
+
+impl Transfer {
+    /// At least one of its frames was dropped: it never completes (spec §12 D5).
+    #[inline]
+    pub fn bad(&self) -> bool {
+        self.dropped > 0
+    }
 }
 
 impl Network {
@@ -182,7 +189,6 @@ impl Network {
                     frames,
                     delivered: 0,
                     dropped: 0,
-                    bad: false,
                     source: si as u32,
                     first_tx: u64::MAX,
                 });

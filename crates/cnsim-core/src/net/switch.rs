@@ -130,9 +130,7 @@ impl Network {
                 fl.dropped_frames += 1;
                 fl.dropped_bytes += size;
                 if transfer != NONE_U32 {
-                    let tr = &mut self.transfers[transfer];
-                    tr.bad = true;
-                    tr.dropped += 1;
+                    self.transfers[transfer].dropped += 1;
                     self.transfers.settle(transfer);
                 }
             }

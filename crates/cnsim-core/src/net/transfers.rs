@@ -98,7 +98,7 @@ impl Transfers {
             return;
         }
         if t.start >= self.warmup {
-            if t.bad {
+            if t.bad() {
                 self.stats.bad += 1;
             } else {
                 self.stats.add_fct((t.end - t.start) as f64 / 1e6);
