@@ -43,3 +43,15 @@ def test_cli_exit_1_names_the_changed_row_and_update_lists_it(cli, tmp_path):
     assert r.exit_code == 0 and "1 changed" in r.stdout and st.read(f) == rows
     shutil.copy(FILE, tmp_path / "same.csv")
     assert cli(["selftest", "--quick", "--file", tmp_path / "same.csv"]).exit_code == 0
+
+
+def test_update_never_replaces_a_file_that_is_not_a_fingerprint_file(cli, tmp_path):
+    notes = tmp_path / "notes.csv"
+    notes.write_text("my,own,data\n1,2,3\n")
+    r = cli(["selftest", "--update-fingerprints", "--file", notes])
+    assert r.exit_code == 2 and "--file" in r.stderr and "not a fingerprint file" in r.stderr
+    assert notes.read_text() == "my,own,data\n1,2,3\n"
+    bad = tmp_path / "bad.csv"
+    bad.write_text(",".join(st.FIELDS) + "\nbaseline/md1.toml,,one,5ms,x,y\n")
+    r = cli(["selftest", "--quick", "--file", bad])
+    assert r.exit_code == 2 and "malformed row" in r.stderr and "Traceback" not in r.stderr

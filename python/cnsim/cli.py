@@ -395,9 +395,11 @@ def selftest(
     path = file if file is not None else root.parent / "tests" / "fingerprints.csv"
     if update and quick:
         raise ConfigError.single("--update-fingerprints", "rewrites every row; drop --quick")
+    if not update and not path.exists():
+        raise ConfigError.single("--file", "no such fingerprint file; create it with --update-fingerprints", str(path))
+    old = st.read(path) if path.exists() else []  # before the runs: a file that is not one fails at once
     rows = st.compute(root, quick=quick)
     if update:
-        old = st.read(path) if path.exists() else []
         st.write(path, rows)
         changes = st.compare(old, rows) if old else []
         for line in changes:
@@ -405,9 +407,7 @@ def selftest(
         out_console.print(f"wrote {path}: {len(rows)} rows" + (f", {len(changes)} changed" if old else " (new file)"),
                           highlight=False, soft_wrap=True)
         return
-    if not path.exists():
-        raise ConfigError.single("--file", "no such fingerprint file; create it with --update-fingerprints", str(path))
-    problems = st.compare(st.read(path), rows, complete=not quick)
+    problems = st.compare(old, rows, complete=not quick)
     if problems:
         _fail(1, [f"fingerprint changed: {p}" for p in problems])
     out_console.print(f"selftest: {len(rows)} runs match {path}", highlight=False)

@@ -128,10 +128,26 @@ def compute(root: Path, quick: bool = False, log: Callable[[str], None] | None =
     return rows
 
 
+def is_fingerprint_file(path: Path) -> bool:
+    """Whether ``path`` starts with the fingerprint CSV's header (``--update-fingerprints`` replaces no
+    other file)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.readline().rstrip("\r\n") == ",".join(FIELDS)
+
+
 def read(path: Path) -> list[Row]:
+    """The rows of a fingerprint file (a ConfigError naming ``--file`` if it is not one)."""
+    from cnsim.exceptions import ConfigError
+
+    if not is_fingerprint_file(path):
+        raise ConfigError.single("--file", f"not a fingerprint file (its first line must be {','.join(FIELDS)})",
+                                 str(path))
     with open(path, newline="", encoding="utf-8") as f:
-        return [Row(r["scenario"], r["args"], int(r["seed"]), r["sim_time_limit"], r["fp_full"], r["fp_wire"])
-                for r in csv.DictReader(f)]
+        try:
+            return [Row(r["scenario"], r["args"], int(r["seed"]), r["sim_time_limit"], r["fp_full"], r["fp_wire"])
+                    for r in csv.DictReader(f)]
+        except (TypeError, ValueError) as exc:  # a short row, a seed that is not a number
+            raise ConfigError.single("--file", f"malformed row ({exc})", str(path)) from None
 
 
 def write(path: Path, rows: list[Row]) -> None:
