@@ -74,8 +74,9 @@ def test_streamed_files_equal_the_in_memory_ones(case, tmp_path, small_chunks):
     # the Result of a streamed run reads its tables from the folder
     pd.testing.assert_frame_equal(streamed.tables["queue_ts"], memory.tables["queue_ts"], check_exact=True)
     assert pq.ParquetFile(tmp_path / "streamed" / "queue_ts.parquet").metadata.num_row_groups > 1
-    if case == "fan-in-4":  # 4 flows × 30 bins in groups of at most 100 rows
-        assert pq.ParquetFile(tmp_path / "streamed" / "flow_tp.parquet").metadata.num_row_groups == 2
+    # the throughput bins are drained with the series, as they become final
+    assert pq.ParquetFile(tmp_path / "streamed" / "flow_tp.parquet").metadata.num_row_groups > 1
+    assert pq.ParquetFile(tmp_path / "streamed" / "throughput_ts.parquet").metadata.num_row_groups > 1
     if case == "cnsim-1hop-pause":  # series that started late were filled in with their zeros
         assert set(small_chunks) == {"queue_ts", "pause_ts"}
         assert (memory.tables["pause_ts"]["paused"] == 1).any()
@@ -95,7 +96,8 @@ def test_default_chunks_equal_small_chunks(tmp_path, monkeypatch):
         assert (pq.read_table(tmp_path / "default" / f"{name}.parquet")
                 .equals(pq.read_table(tmp_path / "small" / f"{name}.parquet")))
     manifest = [json.loads((tmp_path / d / "manifest.json").read_text())["files"] for d in ("default", "small")]
-    assert manifest[0]["flow_tp.parquet"] == manifest[1]["flow_tp.parquet"]
+    for name in ("fct.parquet", "flows.parquet", "queue_cdf.parquet"):  # written whole at the end
+        assert manifest[0][name] == manifest[1][name]
 
 
 def _max_buffered(duration_ms: int, limit: int, step_samples: int) -> tuple[int, int]:

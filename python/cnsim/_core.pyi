@@ -43,14 +43,12 @@ class Simulation:
     def run_until(self, t_ps: int) -> bool:
         """Process the events before min(t_ps, duration) (GIL released); True at the end of the run."""
     def buffered_rows(self) -> int:
-        """Rows of queue_ts, rp_rate, tcp_ts and pause_ts recorded since the last drain."""
+        """Rows of queue_ts, rp_rate, tcp_ts and pause_ts recorded since the last drain, and of
+        throughput_ts and flow_tp for the bins that can no longer change."""
     def drain_series(self) -> tuple[int, dict[str, dict[str, Column]]]:
-        """(sample instants covered, those four tables' rows since the last drain), forgotten by the engine."""
+        """(sample instants covered, those six tables' rows since the last drain), forgotten by the engine."""
     def static_tables(self) -> dict[str, dict[str, Column]]:
         """The tables naming the series' ids: queues, links, flows."""
     flow_series: int
-    def finish(self, flow_tp: bool = True) -> tuple[str, int, dict[str, dict[str, Column]]]:
-        """(summary JSON, samples, tables): the rows not drained yet and every other table; flow_tp=False
-        leaves flow_tp empty (take it with flow_tp_rows)."""
-    def flow_tp_rows(self, first: int, count: int) -> dict[str, dict[str, Column]]:
-        """{"flow_tp": rows of flows first..first+count} (flow-major), after finish."""
+    def finish(self) -> tuple[str, int, dict[str, dict[str, Column]]]:
+        """(summary JSON, samples, tables): the rows not drained yet and every other table."""

@@ -243,7 +243,6 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, 
     from cnsim import stream
     from cnsim.results import TablesOnDisk, _write_parquet, commit_output
 
-    stream.write_table(tmp / "throughput_ts.parquet", tables["throughput_ts"], None)
     import pyarrow.parquet as pq
 
     from cnsim.results import queue_cdf_table

@@ -1,8 +1,9 @@
 """A run whose time series go to Parquet as it goes: their memory does not grow with the run's length.
 
 The engine (``cnsim._core.Simulation``) runs in steps; whenever ``CHUNK_ROWS`` rows of the time series
-(``queue_ts``, ``rp_rate``, ``tcp_ts``, ``pause_ts``) are buffered, they are drained and written as row
-groups of their Parquet file. The files hold exactly the rows, columns and types that
+(``queue_ts``, ``rp_rate``, ``tcp_ts``, ``pause_ts``, and the throughput bins ``throughput_ts`` and
+``flow_tp`` that can no longer change) are buffered, they are drained and written as row groups of
+their Parquet file. The files hold exactly the rows, columns and types that
 :meth:`cnsim.results.Result.save` writes for an in-memory run (tests/test_stream.py):
 
 * names are joined to ids as ``frames_from_core`` does (``queue`` → ``switch``, ``port``; ``flow`` →
@@ -15,8 +16,6 @@ groups of their Parquet file. The files hold exactly the rows, columns and types
   chunk by chunk, filling in the zeros (the sample instants are ``k · sample_interval``, as the engine
   takes them).
 
-``flow_tp`` (flow-major) is written from the finished engine a few flows per row group; its bins
-(``observe.flow_series`` flows × bins) are the one series the engine still holds for the whole run.
 Only pyarrow and numpy are imported here: a short run does not pay for pandas.
 """
 
@@ -38,8 +37,10 @@ STEP_SAMPLES = 512
 drain never waits for more than ``STEP_SAMPLES`` samples' rows beyond ``CHUNK_ROWS``."""
 
 SERIES = {"queue_ts": ("queues", "queue", "bytes"), "rp_rate": ("flows", "flow", None),
-          "tcp_ts": ("flows", "flow", None), "pause_ts": ("links", "link", "paused")}
-"""Streamed tables: (table naming the ids, id column, value column of an id-sparse series or None)."""
+          "tcp_ts": ("flows", "flow", None), "pause_ts": ("links", "link", "paused"),
+          "throughput_ts": (None, None, None), "flow_tp": ("flows", "flow", None)}
+"""Streamed tables: (table naming the ids or None, id column, value column of an id-sparse series or
+None)."""
 
 def column(value: Any) -> Any:
     """An engine column as numpy (``(dtype, array)``, read without a copy) or a list of names."""
@@ -163,7 +164,7 @@ class SeriesWriter:
     def __init__(self, folder: Path, statics: Mapping[str, Mapping[str, Any]], sample_interval_ps: int):
         self.folder = folder
         self.interval = sample_interval_ps
-        self.names = {t: Names(statics[src], key) for t, (src, key, _) in SERIES.items()}
+        self.names = {t: Names(statics[src], key) for t, (src, key, _) in SERIES.items() if src is not None}
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.empty: dict[str, Mapping[str, Any]] = {}
         self.samples = 0
@@ -240,23 +241,6 @@ class SeriesWriter:
         partial.unlink()
 
 
-def write_flow_tp(sim: Any, path: Path, names: Names, limit: int) -> None:
-    """``flow_tp`` (flow-major) from the finished engine in row groups of at most ``limit`` rows, or
-    whole flows when one flow has more bins: never the whole table in memory."""
-    bins = len(column(sim.flow_tp_rows(0, 1)["flow_tp"]["t_s"]))
-    per_group = max(1, limit // bins) if bins else sim.flow_series
-    writer = None
-    for first in range(0, sim.flow_series if bins else 0, per_group):
-        table = arrow_table(sim.flow_tp_rows(first, per_group)["flow_tp"], names)
-        if writer is None:
-            writer = pq.ParquetWriter(path, table.schema, **_encoding(table.schema))
-        writer.write_table(table)
-    if writer is None:
-        write_table(path, sim.flow_tp_rows(0, 0)["flow_tp"], None)
-    else:
-        writer.close()
-
-
 class _Rows:
     """Rows of a Parquet file taken in order, any number at a time."""
 
@@ -282,10 +266,9 @@ class _Rows:
 
 def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], None] | None = None,
         chunk_rows: int | None = None) -> tuple[str, dict[str, Mapping[str, Any]]]:
-    """Run the IR, streaming the series into ``folder`` and writing ``flow_tp`` a few flows at a time;
-    ``(summary JSON, the other tables)``.
+    """Run the IR, streaming the series into ``folder``; ``(summary JSON, the other tables)``.
 
-    The other tables (``throughput_ts``, ``fct``, ``flows``, ...) are returned, not written.
+    The other tables (``fct``, ``flows``, ...) are returned, not written.
     """
     limit = CHUNK_ROWS if chunk_rows is None else chunk_rows
     sim = engine.Simulation(ir_json)
@@ -306,11 +289,10 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
         writing = getattr(progress, "writing", None)  # e.g. the CLI's reporter: a line for the write phase
         if writing is not None:
             writing()
-        summary_json, samples, tables = sim.finish(flow_tp=False)
+        summary_json, samples, tables = sim.finish()
         writer.write(samples, tables)
         writer.close()
-        write_flow_tp(sim, folder / "flow_tp.parquet", Names(statics["flows"], "flow"), limit)
     except BaseException:
         writer.abort()
         raise
-    return summary_json, {k: v for k, v in tables.items() if k not in SERIES and k != "flow_tp"}
+    return summary_json, {k: v for k, v in tables.items() if k not in SERIES}

@@ -6,7 +6,7 @@ use crate::error::RunError;
 use crate::frame::FrameKind;
 use crate::ids::PortId;
 use crate::ir::{Ir, NodeIr};
-use crate::probe::QueueSeries;
+use crate::probe::{BinRows, FlowBins, QueueSeries};
 use crate::net::{Network, CLASSIC_DROP_REASONS, DROP_REASONS, HIST_BUCKET};
 use crate::time::{to_s, PS_PER_S};
 use crate::transport::tcp::TcpStats;
@@ -63,9 +63,6 @@ pub struct Observer {
     /// (`observe.flow_series`), so their cost does not grow with the number of flows.
     pub flow_limit: usize,
     pub record_fct: bool,
-    /// Whether [`collect`] builds the whole `flow_tp` table (else it is empty and the caller takes
-    /// it a few flows at a time with [`flow_tp_rows`]).
-    pub flow_tp_in_tables: bool,
 }
 
 impl Observer {
@@ -106,7 +103,6 @@ impl Observer {
             },
             flow_limit,
             record_fct: ir.observe.fct,
-            flow_tp_in_tables: true,
         }
     }
 
@@ -361,7 +357,8 @@ pub fn jain(xs: &[f64]) -> f64 {
 
 /// Build the summary and the tables; check conservation. Time-weighted statistics must have
 /// been closed at the end of the run ([`Network::close_statistics`]).
-pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Result<Results, RunError> {
+/// `bins`: the throughput bins not drained yet ([`crate::probe::FlowBins::drain`]).
+pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, events: u64) -> Result<Results, RunError> {
     let end = ir.duration_ps;
     let w = ir.warmup_ps;
     let window = (end - w) as f64 / PS_PER_S as f64;
@@ -649,7 +646,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, events: u64) -> Resul
     if pfc_on {
         summary["pfc"] = crate::flowctl::pfc::summary(net, &name, end - w);
     }
-    let tables = build_tables(ir, net, obs);
+    let tables = build_tables(ir, net, obs, bins);
     Ok(Results { summary, tables })
 }
 
@@ -668,24 +665,30 @@ fn sparse_series<T, V: Default>(t: &[f64], series: &[Option<Vec<T>>], f: impl Fn
     (ts, ids, vs)
 }
 
-/// The `flow_tp` rows (flow-major: every bin of a flow, then the next flow) of flows
-/// `first..first + count` among those with a binned series.
-pub fn flow_tp_rows(net: &Network, first: usize, count: usize) -> Table {
-    let fb = &net.flow_bins;
-    let flows = first.min(fb.flows)..(first + count).min(fb.flows);
-    let rows = flows.len() * fb.n_bins;
-    let (mut t, mut fl, mut bps) = (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
-    if fb.n_bins > 0 {
-        let bin_s = fb.bin as f64 / PS_PER_S as f64;
-        for f in flows {
-            for b in 0..fb.n_bins {
-                t.push(b as f64 * bin_s);
-                fl.push(f as u32);
-                bps.push(fb.bytes[f * fb.n_bins + b] as f64 * 8.0 / bin_s);
-            }
-        }
-    }
-    Table { name: "flow_tp", columns: vec![("t_s", Column::F64(t)), ("flow", Column::U32(fl)), ("bps", Column::F64(bps))] }
+/// The tables `throughput_ts` (every flow together) and `flow_tp` (the first
+/// `observe.flow_series` flows, time-major: every flow of a bin, then the next bin) of the bins
+/// `rows` hands over.
+pub fn bin_tables(bins: &FlowBins, rows: BinRows) -> [Table; 2] {
+    let bin_s = bins.bin as f64 / PS_PER_S as f64;
+    let t = |b: usize| (rows.first + b) as f64 * bin_s;
+    let n = rows.total.len();
+    let throughput = Table {
+        name: "throughput_ts",
+        columns: vec![
+            ("t_s", Column::F64((0..n).map(t).collect())),
+            ("bps", Column::F64(rows.total.iter().map(|&x| x as f64 * 8.0 / bin_s).collect())),
+        ],
+    };
+    let flows = if n > 0 { rows.bytes.len() / n } else { 0 };
+    let flow_tp = Table {
+        name: "flow_tp",
+        columns: vec![
+            ("t_s", Column::F64Each { values: (0..n).map(t).collect(), each: flows }),
+            ("flow", Column::U32Cycle { n: flows as u32, times: n }),
+            ("bps", Column::F64(rows.bytes.iter().map(|&x| x as f64 * 8.0 / bin_s).collect())),
+        ],
+    };
+    [throughput, flow_tp]
 }
 
 /// Fractions of the statistics window at which `queues[].cdf` gives the occupancy (the queue-length
@@ -715,7 +718,7 @@ pub fn hist_quantiles(hist: &[u64], q_max: u64) -> Vec<u64> {
     out
 }
 
-fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
+fn build_tables(ir: &Ir, net: &Network, o: &mut Observer, bins: BinRows) -> Vec<Table> {
     let mut pool = o.series_tables();
     pool.extend(static_tables(ir, net, o));
     let mut take = |name: &str| -> Table {
@@ -723,17 +726,7 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer) -> Vec<Table> {
         pool.swap_remove(i)
     };
     let mut tables = vec![take("queue_ts"), take("queues")];
-    let fb = &net.flow_bins;
-    let (mut at, mut abps) = (Vec::with_capacity(fb.n_bins), Vec::with_capacity(fb.n_bins));
-    if fb.n_bins > 0 {
-        let bin_s = fb.bin as f64 / PS_PER_S as f64;
-        for (b, &bytes) in fb.total.iter().enumerate() {
-            at.push(b as f64 * bin_s);
-            abps.push(bytes as f64 * 8.0 / bin_s);
-        }
-    }
-    tables.push(Table { name: "throughput_ts", columns: vec![("t_s", Column::F64(at)), ("bps", Column::F64(abps))] });
-    tables.push(flow_tp_rows(net, 0, if o.flow_tp_in_tables { fb.flows } else { 0 }));
+    tables.extend(bin_tables(&net.flow_bins, bins));
     tables.push(take("rp_rate"));
     tables.push(take("tcp_ts"));
     tables.push(take("pause_ts"));

@@ -4,18 +4,26 @@
 use crate::ids::{FlowId, PortId};
 use crate::time::SimTime;
 
-/// Delivered bytes per flow per time bin (`bin` ps wide, `n_bins` bins; empty when off), for
-/// the first `flows` flows only.
+/// Delivered bytes per time bin (`bin` ps wide, `n_bins` bins over the run; none when off): of
+/// every flow together, and of each of the first `flows` flows.
+///
+/// Only the bins from `base` on are held, time-major; [`FlowBins::drain`] hands over the bins
+/// that can no longer change and forgets them, so a streamed run holds the bins since its last
+/// drain, not the whole run's. A delivery is stamped with a time no earlier than the event being
+/// processed (`t >= now`) and before the current step's limit, so every bin that ends by that
+/// limit is final once the step is over.
 #[derive(Debug, Clone, Default)]
 pub struct FlowBins {
     pub bin: u64,
     pub n_bins: usize,
     /// Flows with a series: ids `0..flows`.
     pub flows: usize,
-    /// flows × bins, row-major by flow.
-    pub bytes: Vec<u64>,
-    /// Every flow's bytes per bin (the aggregate series; n_bins long).
-    pub total: Vec<u64>,
+    /// The first bin held (the earlier ones were drained).
+    base: usize,
+    /// Every flow's bytes per held bin (bin `base + i` at `i`).
+    total: Vec<u64>,
+    /// The first `flows` flows' bytes per held bin: bin `base + i`, flow `f` at `i * flows + f`.
+    bytes: Vec<u64>,
     /// The bin of the last delivery and its span `[lo, hi)`: deliveries mostly come in time
     /// order, so the next one is found by two comparisons instead of a division.
     cur: usize,
@@ -23,17 +31,33 @@ pub struct FlowBins {
     hi: SimTime,
 }
 
+/// Bins handed over by [`FlowBins::drain`]: bins `first..first + total.len()`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BinRows {
+    pub first: usize,
+    pub total: Vec<u64>,
+    /// Bin-major, `flows` per bin.
+    pub bytes: Vec<u64>,
+}
+
 impl FlowBins {
     /// Bins of `bin_ps` over `[0, duration_ps)` for the first `flows` flows (`bin_ps` = 0: off).
     pub fn new(bin_ps: u64, duration_ps: u64, flows: usize) -> Self {
         let n_bins = if bin_ps > 0 { duration_ps.div_ceil(bin_ps) as usize } else { 0 };
-        FlowBins { bin: bin_ps, n_bins, flows, bytes: vec![0; flows * n_bins], total: vec![0; n_bins], cur: 0, lo: 0, hi: 0 }
+        FlowBins { bin: bin_ps, n_bins, flows, hi: 0, ..Default::default() }
     }
 
-    /// The bin of time `t` (the last bin takes every later time), remembered with its span.
+    /// The bin of time `t` (the last bin takes every later time), remembered with its span, and
+    /// held from now on.
     #[cold]
     fn locate(&mut self, t: SimTime) -> usize {
         let b = ((t / self.bin) as usize).min(self.n_bins - 1);
+        debug_assert!(b >= self.base, "a delivery in a drained bin");
+        let b = b.max(self.base);
+        if b - self.base >= self.total.len() {
+            self.total.resize(b - self.base + 1, 0);
+            self.bytes.resize((b - self.base + 1) * self.flows, 0);
+        }
         self.cur = b;
         self.lo = b as u64 * self.bin;
         self.hi = if b + 1 == self.n_bins { SimTime::MAX } else { self.lo + self.bin };
@@ -43,12 +67,34 @@ impl FlowBins {
     #[inline]
     pub fn on_delivery(&mut self, flow: FlowId, t: SimTime, bytes: u32) {
         if self.n_bins > 0 {
-            let b = if t >= self.lo && t < self.hi { self.cur } else { self.locate(t) };
+            let b = (if t >= self.lo && t < self.hi { self.cur } else { self.locate(t) }) - self.base;
             self.total[b] += bytes as u64;
             if flow.idx() < self.flows {
-                self.bytes[flow.idx() * self.n_bins + b] += bytes as u64;
+                self.bytes[b * self.flows + flow.idx()] += bytes as u64;
             }
         }
+    }
+
+    /// Bins held that end by `limit` ps (all of them with `limit` = `u64::MAX`, including the
+    /// bins never reached, as zeros).
+    pub fn final_bins(&self, limit: SimTime) -> usize {
+        let end = if limit == SimTime::MAX { self.n_bins } else { ((limit / self.bin.max(1)) as usize).min(self.n_bins.saturating_sub(1)) };
+        end.saturating_sub(self.base)
+    }
+
+    /// Hand over the bins that end by `limit` ps (see [`FlowBins::final_bins`]) and forget them.
+    pub fn drain(&mut self, limit: SimTime) -> BinRows {
+        let n = self.final_bins(limit);
+        let held = n.min(self.total.len());
+        let mut total: Vec<u64> = self.total.drain(..held).collect();
+        let mut bytes: Vec<u64> = self.bytes.drain(..held * self.flows).collect();
+        total.resize(n, 0);
+        bytes.resize(n * self.flows, 0);
+        let first = self.base;
+        self.base += n;
+        // the remembered bin may have been drained: find the next one afresh
+        (self.lo, self.hi) = (0, 0);
+        BinRows { first, total, bytes }
     }
 }
 
@@ -152,13 +198,46 @@ mod tests {
             let (flow, bytes) = (FlowId(rng.below(flows as u64 + 1) as u32), 1 + i % 1500);
             got.on_delivery(flow, at, bytes);
             let b = ((at / bin) as usize).min(want.n_bins - 1);
+            want.locate(b as u64 * bin);
             want.total[b] += bytes as u64;
             if flow.idx() < flows {
-                want.bytes[flow.idx() * want.n_bins + b] += bytes as u64;
+                want.bytes[b * flows + flow.idx()] += bytes as u64;
             }
         }
-        assert_eq!(got.total, want.total);
-        assert_eq!(got.bytes, want.bytes);
+        let (got, want) = (got.drain(u64::MAX), want.drain(u64::MAX));
+        assert_eq!(got, want);
         assert!(got.total.iter().all(|&x| x > 0), "every bin was hit");
+    }
+
+    /// Drained between steps (every delivery at or after the step's limit, as the engine stamps
+    /// them), the bins come out as the undrained run's, and only the bins since the last drain
+    /// are held.
+    #[test]
+    fn drained_bins_join_into_the_whole_run() {
+        let (bin, duration, flows) = (1_000u64, 20_500u64, 2usize);
+        let mut drained = FlowBins::new(bin, duration, flows);
+        let mut whole = FlowBins::new(bin, duration, flows);
+        let mut rng = crate::rng::Stream::new(4, 0, 0);
+        let (mut limit, mut parts) = (0u64, Vec::new());
+        while limit < duration {
+            let next = (limit + 1 + rng.below(3 * bin)).min(duration);
+            for _ in 0..rng.below(40) {
+                let at = limit + rng.below(next - limit);
+                let (flow, bytes) = (FlowId(rng.below(flows as u64 + 1) as u32), 1 + rng.below(1500) as u32);
+                drained.on_delivery(flow, at, bytes);
+                whole.on_delivery(flow, at, bytes);
+            }
+            limit = next;
+            let part = drained.drain(limit);
+            assert_eq!(part.first + part.total.len(), ((limit / bin) as usize).min(whole.n_bins - 1).max(part.first));
+            assert!(drained.total.len() <= 1, "at most the bin under way is held");
+            parts.push(part);
+        }
+        parts.push(drained.drain(u64::MAX));
+        let all = whole.drain(u64::MAX);
+        assert_eq!(parts.iter().flat_map(|p| p.total.clone()).collect::<Vec<_>>(), all.total);
+        assert_eq!(parts.iter().flat_map(|p| p.bytes.clone()).collect::<Vec<_>>(), all.bytes);
+        assert_eq!(all.total.len(), 21);
+        assert!(all.total.iter().filter(|&&x| x > 0).count() > 15);
     }
 }

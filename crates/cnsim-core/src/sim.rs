@@ -73,27 +73,24 @@ impl Simulation {
     pub fn buffered_samples(&self) -> u64 {
         self.obs.sample_t.len() as u64
     }
-    /// Rows of the time series recorded since the last [`Simulation::drain_series`].
+    /// Rows of the time series recorded since the last [`Simulation::drain_series`], the
+    /// throughput bins held included (a row per bin and one per flow with a series per bin).
     pub fn buffered_rows(&self) -> usize {
-        self.obs.buffered_rows()
+        let fb = &self.net.flow_bins;
+        self.obs.buffered_rows() + fb.final_bins(self.net.run_limit) * (fb.flows + 1)
     }
-    /// The time-series rows recorded since the last drain (see [`Observer::drain_series`]); the
-    /// rest come with [`Simulation::finish`].
+    /// The time-series rows recorded since the last drain (see [`Observer::drain_series`]) and
+    /// the throughput bins that can no longer change (`throughput_ts`, `flow_tp`: those that end
+    /// by the last [`Simulation::run_until`]'s limit); the rest come with [`Simulation::finish`].
     pub fn drain_series(&mut self) -> Vec<Table> {
-        self.obs.drain_series()
+        let mut tables = self.obs.drain_series();
+        let rows = self.net.flow_bins.drain(self.net.run_limit);
+        tables.extend(crate::observe::bin_tables(&self.net.flow_bins, rows));
+        tables
     }
     /// Flows with a binned throughput series (`observe.flow_series`, at most the number of flows).
     pub fn flow_series(&self) -> usize {
         self.net.flow_bins.flows
-    }
-    /// The `flow_tp` rows of flows `first..first + count` (see [`crate::observe::flow_tp_rows`]).
-    pub fn flow_tp_rows(&self, first: usize, count: usize) -> Table {
-        crate::observe::flow_tp_rows(&self.net, first, count)
-    }
-    /// Whether [`Simulation::finish`] returns the whole `flow_tp` table (default) or an empty one,
-    /// for a caller that takes it with [`Simulation::flow_tp_rows`].
-    pub fn set_flow_tp_in_tables(&mut self, whole: bool) {
-        self.obs.flow_tp_in_tables = whole;
     }
     /// The tables naming the series' ids (`queues`, `links`, `flows`).
     pub fn static_tables(&self) -> Vec<Table> {
@@ -134,7 +131,8 @@ impl Simulation {
             self.net.close_statistics(end);
         }
         let events = self.events();
-        crate::observe::collect(&self.ir, &self.net, &mut self.obs, events)
+        let bins = self.net.flow_bins.drain(u64::MAX);
+        crate::observe::collect(&self.ir, &self.net, &mut self.obs, bins, events)
     }
 
     #[inline(always)]

@@ -425,7 +425,7 @@ fn flow_series_bins_only_the_first_flows_and_the_aggregate_counts_every_flow() {
     let mut ir = fan_in(4, cbr, BufferIr::Egress { egress_bytes: 150_000 }, PauseIr::None, 2 * MS);
     ir.observe.flow_series = Some(2);
     let r = run(ir);
-    let flows: std::collections::BTreeSet<u32> = match &r.table("flow_tp").unwrap().columns[1].1 {
+    let flows: std::collections::BTreeSet<u32> = match r.table("flow_tp").unwrap().columns[1].1.plain() {
         cnsim_core::Column::U32(v) => v.iter().copied().collect(),
         other => panic!("flow column {other:?}"),
     };

@@ -157,8 +157,8 @@ impl PySimulation {
     }
 
     /// `(samples, tables)`: the rows of `queue_ts`, `rp_rate`, `tcp_ts`, `pause_ts` recorded since
-    /// the last drain (ids, no names), forgotten by the engine, and the number of sample instants
-    /// they cover.
+    /// the last drain and of `throughput_ts`, `flow_tp` for the bins that can no longer change (ids,
+    /// no names), forgotten by the engine, and the number of sample instants the sampled series cover.
     fn drain_series<'py>(&mut self, py: Python<'py>) -> PyResult<(u64, Bound<'py, PyDict>)> {
         let sim = self.sim.get_mut().unwrap_or_else(|e| e.into_inner());
         let before = sim.buffered_samples();
@@ -177,19 +177,11 @@ impl PySimulation {
         self.get().flow_series()
     }
 
-    /// The `flow_tp` rows of flows `first..first + count` (flow-major), after `finish`.
-    fn flow_tp_rows<'py>(&self, py: Python<'py>, first: usize, count: usize) -> PyResult<Bound<'py, PyDict>> {
-        let table = self.get().flow_tp_rows(first, count);
-        tables_to_py(py, vec![table])
-    }
-
     /// Close the run (conservation checked): `(summary_json, samples, tables)`, the tables holding
-    /// the series rows not drained yet (covering `samples` instants) and every other table;
-    /// `flow_tp=False`: the `flow_tp` table is left empty (take it with `flow_tp_rows`).
-    #[pyo3(signature = (flow_tp=true))]
-    fn finish<'py>(&mut self, py: Python<'py>, flow_tp: bool) -> PyResult<(String, u64, Bound<'py, PyDict>)> {
+    /// the series rows and throughput bins not drained yet (the sampled series covering `samples`
+    /// instants) and every other table.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<(String, u64, Bound<'py, PyDict>)> {
         let sim = self.sim.get_mut().unwrap_or_else(|e| e.into_inner());
-        sim.set_flow_tp_in_tables(flow_tp);
         let before = sim.buffered_samples();
         let results = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.finish()))).map_err(engine_panic)?.map_err(run_error)?;
         Ok((results.summary.to_string(), before, tables_to_py(py, results.tables)?))
