@@ -486,3 +486,71 @@ fn fb_at_cp_sends_decrease_only_and_rp_does_not_tag() {
 
 // The reaction point's tests: AIMD, BCN(0,0), drift, ECM timeout, self-increase.
 mod rp;
+
+// ---------------------------------------------------------------- T10: AIMD closed form
+
+/// TESTING.md T10 (Chiu & Jain 1989) on the BCN reaction point: N rate limiters of one host get the
+/// same message at every step, negative (Fb = −375: β = 1 − Gd·375 = 0.9) while their rates sum to
+/// more than C, positive (Fb = +15: α = Gi·15·Ru = 8 Mb/s) otherwise, with no delay. The cycle
+/// then has the closed form of synchronous AIMD: a peak within one step of C, a trough of β times
+/// the peak, (1 − β)·C/(N·α) = 31.25 increase steps between decreases (within one); the gap
+/// between two limiters is unchanged by an increase and multiplied by β by a decrease; Jain's
+/// index is unchanged by a decrease and rises at each increase, towards 1.
+#[test]
+fn synchronous_feedback_gives_the_aimd_cycle_of_chiu_and_jain() {
+    let (n, c) = (4u32, 10e9);
+    let (fb_dec, fb_inc) = (-375.0, 15.0);
+    let p = base();
+    let (beta, alpha) = (1.0 - p.gd * 375.0, p.gi * fb_inc * p.ru_bps);
+    assert!(close(beta, 0.9) && close(alpha, 8e6));
+    let mut h = RpH::new(p, n);
+    // unequal starting rates 5 / 6 / 8 / 9 Gb/s (one negative message each creates the limiters)
+    for (local, fb) in [(0, -1875.0), (1, -1500.0), (2, -750.0), (3, -375.0)] {
+        h.msg(MSG_NEGATIVE, local, CPID, fb);
+    }
+    let rates = |h: &RpH| (0..n).map(|l| h.rate(l).expect("a limiter")).collect::<Vec<_>>();
+    let jain = |r: &[f64]| r.iter().sum::<f64>().powi(2) / (r.len() as f64 * r.iter().map(|x| x * x).sum::<f64>());
+    let period = (1.0 - beta) * c / (n as f64 * alpha);
+    let (mut ups, mut cycles) = (0usize, 0usize);
+    // the first decreases bring the unequal start under C; the cycle starts at the first trough
+    // reached from a peak (a decrease that follows an increase)
+    let mut peaks = 0usize;
+    for step in 0..20_000 {
+        let before = rates(&h);
+        let sum: f64 = before.iter().sum();
+        let down = sum > c;
+        for local in 0..n {
+            h.msg(if down { MSG_NEGATIVE } else { MSG_POSITIVE }, local, CPID, if down { fb_dec } else { fb_inc });
+        }
+        let after = rates(&h);
+        let new_sum: f64 = after.iter().sum();
+        let gap = |r: &[f64]| r[3] - r[0];
+        if down {
+            assert!(close(new_sum, beta * sum), "step {step}: trough {new_sum} = β × peak {sum}");
+            // (to the rounding of rates near 2.5e9, ulp ≈ 5e-7, once the gap is that small)
+            assert!((gap(&after) - beta * gap(&before)).abs() <= 1e-9 * gap(&before).abs() + 1e-5, "step {step}: the gap shrinks by β");
+            assert!((jain(&after) - jain(&before)).abs() <= 1e-12, "step {step}: Jain unchanged by a decrease");
+            if ups > 0 {
+                // the peak is the first sum above C: within one step (N·α) of it
+                assert!(sum > c && sum <= c + n as f64 * alpha * (1.0 + 1e-9), "step {step}: peak {sum}");
+                if peaks > 0 {
+                    assert!((ups as f64 - period).abs() <= 1.0, "step {step}: {ups} increases, closed form {period}");
+                    cycles += 1;
+                }
+                peaks += 1;
+            } else {
+                assert_eq!(peaks, 0, "step {step}: two decreases in a row inside the cycle");
+            }
+            ups = 0;
+        } else {
+            assert!(close(new_sum, sum + n as f64 * alpha), "step {step}: additive increase");
+            assert!((gap(&after) - gap(&before)).abs() <= 1e-5, "step {step}: the gap is unchanged by an increase");
+            assert!(jain(&after) >= jain(&before) - 1e-15, "step {step}: Jain rises during an increase");
+            ups += 1;
+        }
+    }
+    assert!(cycles > 500, "{cycles} cycles");
+    let r = rates(&h);
+    assert!(jain(&r) > 1.0 - 1e-9, "converged to the fair share: {r:?}");
+    assert!(r.iter().all(|&x| x < c / n as f64 + alpha && x > beta * c / n as f64 - alpha), "{r:?}");
+}
