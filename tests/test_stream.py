@@ -92,11 +92,11 @@ def test_default_chunks_equal_small_chunks(tmp_path, monkeypatch):
     monkeypatch.setattr(stream, "CHUNK_ROWS", 1000)
     monkeypatch.setattr(stream, "STEP_SAMPLES", 3)
     cnsim.run(path, seed=5, overrides=overrides, out=tmp_path / "small", plots=False)
-    for name in stream.SERIES:  # bit-identical series whatever the chunking
-        assert (pq.read_table(tmp_path / "default" / f"{name}.parquet")
-                .equals(pq.read_table(tmp_path / "small" / f"{name}.parquet")))
+    for name in stream.SERIES:  # the same series and FCT rows whatever the chunking (NaN = NaN)
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "default" / f"{name}.parquet"),
+                                      pd.read_parquet(tmp_path / "small" / f"{name}.parquet"), check_exact=True, obj=name)
     manifest = [json.loads((tmp_path / d / "manifest.json").read_text())["files"] for d in ("default", "small")]
-    for name in ("fct.parquet", "flows.parquet", "queue_cdf.parquet"):  # written whole at the end
+    for name in ("flows.parquet", "queue_cdf.parquet"):  # written whole at the end
         assert manifest[0][name] == manifest[1][name]
 
 
@@ -117,7 +117,7 @@ def _max_buffered(duration_ms: int, limit: int, step_samples: int) -> tuple[int,
         most = max(most, sim.buffered_rows())
         if sim.buffered_rows() >= limit and not done:
             samples, tables = sim.drain_series()
-            rows = sum(len(stream.column(t["t_s"])) for t in tables.values())
+            rows = sum(len(stream.column(next(iter(t.values())))) for t in tables.values())
             assert rows == most or rows <= most  # what was buffered came out
             assert sim.buffered_rows() == 0
             drains += 1
@@ -128,9 +128,12 @@ def test_engine_buffer_does_not_grow_with_the_run():
     short, n_short = _max_buffered(2, limit=2000, step_samples=10)
     long, n_long = _max_buffered(8, limit=2000, step_samples=10)
     assert n_long > n_short >= 1
-    # 12 switch ports and 22 links at most, 10 samples per step: the bound holds for any duration
-    assert long <= 2000 + 10 * (12 + 22)
-    assert long <= short + 10 * (12 + 22)
+    # one step (10 samples of 10 us) beyond the limit at most: 12 switch ports and 22 links per sample,
+    # one 100-us bin of 16 flows + the aggregate, and the transfers settled in 100 us (each at least
+    # one 1.2-us frame of one of 10 hosts: at most 840): the bound holds for any duration
+    step = 10 * (12 + 22) + 17 + 840
+    assert long <= 2000 + step
+    assert long <= short + step
 
 
 def test_an_interrupted_streamed_run_leaves_nothing(tmp_path):

@@ -218,7 +218,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     }
     if tmp is not None:
         try:
-            return _save_streamed(tmp, out, tables, ir, Result(summary, manifest, {}, dump_toml(sc)), plots)
+            return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -236,28 +236,31 @@ def _add_slowdown(frames: dict[str, Any], summary: dict[str, Any], ir: Mapping[s
         summary["fct_slowdown"] = slowdown.summary(frames["fct"])
 
 
-def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, Any], ir: Mapping[str, Any],
-                   result: Result, plots: bool) -> Result:
-    """Write the tables the engine returned at the end of a streamed run beside its series, then the
-    summary, plots and manifest, and move the folder to ``out``; the Result reads its tables from there."""
-    from cnsim import stream
-    from cnsim.results import TablesOnDisk, _write_parquet, commit_output
-
+def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, Any], result: Result,
+                   plots: bool) -> Result:
+    """Write the tables the engine returned at the end of a streamed run beside its series and FCT
+    rows, then the summary, plots and manifest, and move the folder to ``out``; the Result reads its
+    tables from there."""
+    import numpy as np
     import pyarrow.parquet as pq
 
-    from cnsim.results import queue_cdf_table
+    from cnsim import slowdown, stream
+    from cnsim.results import TablesOnDisk, _write_parquet, commit_output, queue_cdf_table
 
     pq.write_table(queue_cdf_table(result.summary), tmp / "queue_cdf.parquet")
-    # without pandas (a short run starts and ends fast) unless FCT rows or uneven flow rows need it
+    # without pandas (a short run starts and ends fast) unless the flow rows are uneven
     flows = stream.flows_table(tables["flows"], result.summary.get("flows", []))
-    if flows is not None and not len(stream.column(tables["fct"]["transfer"])):
+    if flows is not None:
         pq.write_table(flows, tmp / "flows.parquet")
-        stream.write_table(tmp / "fct.parquet", tables["fct"], None)
     else:
-        frames = frames_from_core({"fct": tables["fct"], "flows": tables["flows"]}, result.summary)
-        _add_slowdown(frames, result.summary, ir)
-        for name in ("fct", "flows"):
-            _write_parquet(frames[name], tmp / f"{name}.parquet")
+        _write_parquet(frames_from_core({"flows": tables["flows"]}, result.summary)["flows"], tmp / "flows.parquet")
+    # the FCT rows were streamed with their slowdown; the summary's percentiles read two columns back
+    fct = pq.ParquetFile(tmp / "fct.parquet")
+    if fct.metadata.num_rows and "slowdown" in fct.schema_arrow.names:
+        cols = fct.read(columns=["slowdown", "bytes"])
+        result.summary["fct_slowdown"] = slowdown.summary_of(stream.numbers_of(cols["slowdown"], np.float64),
+                                                             stream.numbers_of(cols["bytes"], np.uint64))
+    fct.close()
     result.tables = TablesOnDisk(tmp)  # plots read what was written
     result.write_rest(tmp, plots)
     result.tables = TablesOnDisk(commit_output(tmp, out))

@@ -18,68 +18,88 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 BUCKETS = ((0, 10_000, "<10KB"), (10_000, 100_000, "10KB-100KB"), (100_000, 1_000_000, "100KB-1MB"),
            (1_000_000, 10_000_000, "1MB-10MB"), (10_000_000, math.inf, ">=10MB"))
 PS = 1e-12
 
 
-def flow_ideal_parts(ir: Mapping[str, Any], only: Iterable[int] | None = None
-                     ) -> dict[int, tuple[float, float, float, float]]:
-    """Per flow id (every flow, or the ids in ``only``: a fabric has ~10^6 host pairs, an FCT table a
-    few thousand of them): (first-frame latency coefficient terms) as (Σ 8/r_i seconds per byte,
-    Σ d_i + Σ L_j seconds, 8 / min r seconds per byte, reverse-path seconds for a 64-B ACK, 0 for UDP)."""
-    from cnsim import api
+class Ideal:
+    """Ideal-FCT terms per flow of one IR, computed once per flow when first asked for (a fabric has
+    ~10^6 host pairs, an FCT table a few thousand of them; a streamed run asks chunk by chunk)."""
 
-    paths = api.core().flow_paths(json.dumps(ir))
-    links: dict[tuple[int, int], Mapping[str, Any]] = {}
-    for lk in ir["links"]:
-        links[(lk["a"], lk["b"])] = lk
-        links[(lk["b"], lk["a"])] = lk
-    nodes = ir["nodes"]
-    out: dict[int, tuple[float, float, float, float]] = {}
-    for i in (range(len(paths)) if only is None else sorted(set(only))):
-        f, path = ir["flows"][i], paths[i]
+    def __init__(self, ir: Mapping[str, Any]):
+        self.ir = ir
+        self.wire = ir.get("wire_overhead_bytes", 0)
+        self._paths: list[list[int]] | None = None
+        self._links: dict[tuple[int, int], Mapping[str, Any]] = {}
+        self.parts: dict[int, tuple[float, float, float, float]] = {}
+
+    def _part(self, i: int) -> tuple[float, float, float, float]:
+        """(Σ 8/r_i seconds per byte, Σ d_i + Σ L_j seconds, 8 / min r seconds per byte, reverse-path
+        seconds for a 64-B ACK, 0 for UDP) of flow ``i``."""
+        if self._paths is None:
+            from cnsim import api
+
+            self._paths = api.core().flow_paths(json.dumps(self.ir))
+            for lk in self.ir["links"]:
+                self._links[(lk["a"], lk["b"])] = lk
+                self._links[(lk["b"], lk["a"])] = lk
+        f, path = self.ir["flows"][i], self._paths[i]
         if not path:
-            out[i] = (math.nan, math.nan, math.nan, 0.0)
-            continue
-        hops = [links[(u, v)] for u, v in zip(path, path[1:])]
+            return (math.nan, math.nan, math.nan, 0.0)
+        nodes = self.ir["nodes"]
+        hops = [self._links[(u, v)] for u, v in zip(path, path[1:])]
         per_byte = sum(8.0 / h["rate_bps"] for h in hops)
         fixed = sum(h["prop_ps"] * PS for h in hops) + sum(nodes[v].get("latency_ps", 0) * PS for v in path[1:-1])
         bottleneck = 8.0 / min(h["rate_bps"] for h in hops)
         ack = 0.0
         if (f.get("transport") or {}).get("kind") == "tcp":
             ack = 64 * per_byte + fixed
-        out[i] = (per_byte, fixed, bottleneck, ack)
-    return out
+        return (per_byte, fixed, bottleneck, ack)
+
+    def columns(self, flow: Any, frames: Any, completed: Any, bad: Any, start_s: Any, end_s: Any) -> dict[str, Any]:
+        """``fct_s``, ``ideal_s`` and ``slowdown`` of FCT rows given as arrays (completed, good
+        transfers only get an FCT and a slowdown)."""
+        import numpy as np
+
+        ids = np.asarray(flow, dtype=np.int64)
+        for i in np.unique(ids):
+            if int(i) not in self.parts:
+                self.parts[int(i)] = self._part(int(i))
+        frame = np.array([self.ir["flows"][i]["frame_bytes"] + self.wire for i in ids.tolist()], dtype=float)
+        p = np.array([self.parts[i] for i in ids.tolist()], dtype=float).reshape(len(ids), 4)
+        n = np.asarray(frames, dtype=float)
+        ideal = frame * p[:, 0] + p[:, 1] + (n - 1) * frame * p[:, 2] + p[:, 3]
+        done = (np.asarray(completed) == 1) & (np.asarray(bad) == 0)
+        fct_s = np.where(done, np.asarray(end_s) - np.asarray(start_s), np.nan)
+        return {"fct_s": fct_s, "ideal_s": ideal, "slowdown": fct_s / ideal}
 
 
 def add_slowdown(fct: Any, ir: Mapping[str, Any]) -> Any:
     """The FCT table with ``fct_s``, ``ideal_s`` and ``slowdown`` columns (completed, good transfers
     only get a value)."""
-    import numpy as np
-
     if fct is None or fct.empty:
         return fct
-    ids = [int(i) for i in fct["flow"]]
-    parts = flow_ideal_parts(ir, only=ids)
-    wire = ir.get("wire_overhead_bytes", 0)
-    frame = np.array([ir["flows"][i]["frame_bytes"] + wire for i in ids], dtype=float)
-    p = np.array([parts[i] for i in ids], dtype=float)
-    frames = fct["frames"].to_numpy(dtype=float)
-    ideal = frame * p[:, 0] + p[:, 1] + (frames - 1) * frame * p[:, 2] + p[:, 3]
-    done = (fct["completed"].to_numpy() == 1) & (fct["bad"].to_numpy() == 0)
-    fct_s = np.where(done, fct["end_s"].to_numpy() - fct["start_s"].to_numpy(), np.nan)
+    cols = Ideal(ir).columns(fct["flow"].to_numpy(), fct["frames"].to_numpy(), fct["completed"].to_numpy(),
+                             fct["bad"].to_numpy(), fct["start_s"].to_numpy(), fct["end_s"].to_numpy())
     out = fct.copy()
-    out["fct_s"] = fct_s
-    out["ideal_s"] = ideal
-    out["slowdown"] = fct_s / ideal
+    for name, values in cols.items():
+        out[name] = values
     return out
 
 
 def summary(fct: Any) -> dict[str, Any]:
-    """``fct_slowdown`` of summary.json: overall and per size bucket n, p50, p95, p99 (null when empty)."""
+    """``fct_slowdown`` of summary.json from an FCT table: overall and per size bucket n, p50, p95, p99
+    (null when empty)."""
+    if fct is None or fct.empty or "slowdown" not in fct:
+        return summary_of(None, None)
+    return summary_of(fct["slowdown"].to_numpy(dtype=float), fct["bytes"].to_numpy(dtype=float))
+
+
+def summary_of(slowdown: Any, size_bytes: Any) -> dict[str, Any]:
+    """``fct_slowdown`` from the slowdown and size columns (None: no FCT rows)."""
     import numpy as np
 
     def stats(x: Any) -> dict[str, Any]:
@@ -89,10 +109,9 @@ def summary(fct: Any) -> dict[str, Any]:
         q = np.percentile(x, [50, 95, 99])
         return {"n": int(len(x)), "p50": float(q[0]), "p95": float(q[1]), "p99": float(q[2]), "mean": float(x.mean())}
 
-    if fct is None or fct.empty or "slowdown" not in fct:
+    if slowdown is None:
         return {"all": stats(np.array([])), "buckets": []}
-    s = fct["slowdown"].to_numpy(dtype=float)
-    b = fct["bytes"].to_numpy(dtype=float)
+    s, b = np.asarray(slowdown, dtype=float), np.asarray(size_bytes, dtype=float)
     buckets = [{"bucket": name, "min_bytes": lo, "max_bytes": None if math.isinf(hi) else hi,
                 **stats(s[(b >= lo) & (b < hi)])} for lo, hi, name in BUCKETS]
     return {"all": stats(s), "buckets": buckets}

@@ -1,9 +1,9 @@
 """A run whose time series go to Parquet as it goes: their memory does not grow with the run's length.
 
 The engine (``cnsim._core.Simulation``) runs in steps; whenever ``CHUNK_ROWS`` rows of the time series
-(``queue_ts``, ``rp_rate``, ``tcp_ts``, ``pause_ts``, and the throughput bins ``throughput_ts`` and
-``flow_tp`` that can no longer change) are buffered, they are drained and written as row groups of
-their Parquet file. The files hold exactly the rows, columns and types that
+(``queue_ts``, ``rp_rate``, ``tcp_ts``, ``pause_ts``, the throughput bins ``throughput_ts`` and
+``flow_tp`` that can no longer change, and the ``fct`` rows of the transfers settled since) are
+buffered, they are drained and written as row groups of their Parquet file. The files hold exactly the rows, columns and types that
 :meth:`cnsim.results.Result.save` writes for an in-memory run (tests/test_stream.py):
 
 * names are joined to ids as ``frames_from_core`` does (``queue`` → ``switch``, ``port``; ``flow`` →
@@ -21,6 +21,7 @@ Only pyarrow and numpy are imported here: a short run does not pay for pandas.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -38,9 +39,10 @@ drain never waits for more than ``STEP_SAMPLES`` samples' rows beyond ``CHUNK_RO
 
 SERIES = {"queue_ts": ("queues", "queue", "bytes"), "rp_rate": ("flows", "flow", None),
           "tcp_ts": ("flows", "flow", None), "pause_ts": ("links", "link", "paused"),
-          "throughput_ts": (None, None, None), "flow_tp": ("flows", "flow", None)}
+          "throughput_ts": (None, None, None), "flow_tp": ("flows", "flow", None), "fct": ("flows", "flow", None)}
 """Streamed tables: (table naming the ids or None, id column, value column of an id-sparse series or
-None)."""
+None). ``fct`` holds the rows of the transfers settled since the last drain (``observe.fct``), with
+their FCT slowdown added here."""
 
 def column(value: Any) -> Any:
     """An engine column as numpy (``(dtype, array)``, read without a copy) or a list of names."""
@@ -62,6 +64,16 @@ def _numbers(values: np.ndarray) -> pa.Array:
     """An Arrow array over a numeric numpy array's memory (``pa.array`` would import pandas)."""
     values = np.ascontiguousarray(values)
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
+def numbers_of(col: pa.ChunkedArray, dtype: type) -> np.ndarray:
+    """A numeric column without nulls as a numpy array of ``dtype`` (its Arrow type's width), read
+    from the buffers: pyarrow's ``to_numpy`` imports pandas."""
+    parts = []
+    for chunk in col.chunks:
+        assert chunk.null_count == 0, "a numeric column without missing values"
+        parts.append(np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * np.dtype(dtype).itemsize))
+    return np.concatenate(parts) if parts else np.array([], dtype=dtype)
 
 
 def _strings(values: list[str], large: bool = False) -> pa.Array:
@@ -161,9 +173,11 @@ def write_table(path: Path, cols: Mapping[str, Any], names: Names | None) -> Non
 class SeriesWriter:
     """The streamed tables of one run, each a Parquet file in ``folder`` written chunk by chunk."""
 
-    def __init__(self, folder: Path, statics: Mapping[str, Mapping[str, Any]], sample_interval_ps: int):
+    def __init__(self, folder: Path, statics: Mapping[str, Mapping[str, Any]], sample_interval_ps: int,
+                 ideal: Any = None):
         self.folder = folder
         self.interval = sample_interval_ps
+        self.ideal = ideal  # slowdown.Ideal of the run: the fct rows get fct_s, ideal_s, slowdown
         self.names = {t: Names(statics[src], key) for t, (src, key, _) in SERIES.items() if src is not None}
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.empty: dict[str, Mapping[str, Any]] = {}
@@ -187,6 +201,10 @@ class SeriesWriter:
         if table.num_rows == 0:
             self.empty.setdefault(name, cols)
             return
+        if name == "fct" and self.ideal is not None:
+            extra = self.ideal.columns(*(column(cols[c]) for c in ("flow", "frames", "completed", "bad", "start_s", "end_s")))
+            for c, values in extra.items():
+                table = table.append_column(c, _numbers(values))
         writer = self.writers.get(name)
         if writer is None:
             writer = self.writers[name] = pq.ParquetWriter(self.folder / f"{name}.parquet", table.schema,
@@ -266,14 +284,17 @@ class _Rows:
 
 def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], None] | None = None,
         chunk_rows: int | None = None) -> tuple[str, dict[str, Mapping[str, Any]]]:
-    """Run the IR, streaming the series into ``folder``; ``(summary JSON, the other tables)``.
+    """Run the IR, streaming the series and FCT rows into ``folder``; ``(summary JSON, the other
+    tables)``.
 
-    The other tables (``fct``, ``flows``, ...) are returned, not written.
+    The other tables (``flows``, ``queues``, ...) are returned, not written.
     """
     limit = CHUNK_ROWS if chunk_rows is None else chunk_rows
+    from cnsim.slowdown import Ideal
+
     sim = engine.Simulation(ir_json)
     statics = sim.static_tables()
-    writer = SeriesWriter(folder, statics, sim.sample_interval_ps)
+    writer = SeriesWriter(folder, statics, sim.sample_interval_ps, Ideal(json.loads(ir_json)))
     step = max(1, sim.duration_ps // 200)
     if sim.sample_interval_ps:
         step = min(step, STEP_SAMPLES * sim.sample_interval_ps)

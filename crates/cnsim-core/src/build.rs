@@ -223,7 +223,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         source_nodes,
         flows,
         sources,
-        transfers: crate::net::transfers::Transfers::new(!ir.observe.fct, ir.warmup_ps),
+        transfers: crate::net::transfers::Transfers::new(ir.observe.fct, ir.warmup_ps),
         release_checks: ir.sources.iter().any(|s| {
             matches!(s.process, ProcessIr::ParetoOnOff { nic_buffer_frames: Some(_), .. } | ProcessIr::ParetoOnOff { rl_release: true, .. })
         }),

@@ -6,6 +6,7 @@ use crate::error::RunError;
 use crate::frame::FrameKind;
 use crate::ids::PortId;
 use crate::ir::{Ir, NodeIr};
+use crate::net::flow::Transfer;
 use crate::probe::{BinRows, FlowBins, QueueSeries};
 use crate::net::{Network, CLASSIC_DROP_REASONS, DROP_REASONS, HIST_BUCKET};
 use crate::time::{to_s, PS_PER_S};
@@ -334,16 +335,6 @@ fn node_name(ir: &Ir, i: usize) -> &str {
     }
 }
 
-fn mean_std(xs: &[f64]) -> (f64, f64) {
-    if xs.is_empty() {
-        return (0.0, 0.0);
-    }
-    let n = xs.len() as f64;
-    let m = xs.iter().sum::<f64>() / n;
-    let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n;
-    (m, v.sqrt())
-}
-
 /// Jain's fairness index (Σx)²/(n·Σx²); 1 for an empty or all-zero set.
 pub fn jain(xs: &[f64]) -> f64 {
     let s: f64 = xs.iter().sum();
@@ -357,8 +348,9 @@ pub fn jain(xs: &[f64]) -> f64 {
 
 /// Build the summary and the tables; check conservation. Time-weighted statistics must have
 /// been closed at the end of the run ([`Network::close_statistics`]).
-/// `bins`: the throughput bins not drained yet ([`crate::probe::FlowBins::drain`]).
-pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, events: u64) -> Result<Results, RunError> {
+/// `bins`, `fct_rows`: the throughput bins and settled transfers' rows not drained yet
+/// ([`crate::probe::FlowBins::drain`], [`crate::net::transfers::Transfers::drain_rows`]).
+pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_rows: Vec<Transfer>, events: u64) -> Result<Results, RunError> {
     let end = ir.duration_ps;
     let w = ir.warmup_ps;
     let window = (end - w) as f64 / PS_PER_S as f64;
@@ -534,31 +526,22 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, events
     }
     let overhead_bps = (c.ctrl_bytes_window + c.extra_overhead_bytes) as f64 * 8.0 / window;
     // --- FCT ---
-    // every transfer in id order (FCT rows recorded), or the settled ones' running statistics and
-    // those still in progress (not recorded: see net::transfers)
-    let mut fcts = Vec::new();
-    let mut folded = net.transfers.stats.clone();
+    // the settled transfers' statistics, and those still in progress: bad ones (a frame dropped,
+    // others still in flight) and unfinished ones
+    let mut bad = net.transfers.stats.bad;
     let mut unfinished = 0u64;
-    for (_, t) in net.transfers.held() {
+    for t in net.transfers.in_progress() {
         if t.start < w {
             continue;
         }
         if t.bad() {
-            folded.bad += 1;
-        } else if t.end == u64::MAX {
-            unfinished += 1;
+            bad += 1;
         } else {
-            fcts.push((t.end - t.start) as f64 / 1e6);
+            unfinished += 1;
         }
     }
-    let bad = folded.bad;
-    let (fcount, fmin, fmean, fmax, fstd) = if net.transfers.folds() {
-        // a held transfer is in progress (a completed one settles at once), so `fcts` is empty here
-        (folded.count as usize, folded.min_us, folded.mean_us, folded.max_us, folded.std_us())
-    } else {
-        let (m, sd) = mean_std(&fcts);
-        (fcts.len(), fcts.iter().cloned().fold(f64::INFINITY, f64::min), m, fcts.iter().cloned().fold(0.0, f64::max), sd)
-    };
+    let st = &net.transfers.stats;
+    let (fcount, fmin, fmean, fmax, fstd) = (st.count as usize, st.min_us(), st.mean_us(), st.max_us(), st.std_us());
     let conservation_ok = problems.is_empty();
     let pfc_on = net.pfc_enabled;
     let name = |i: usize| node_name(ir, i).to_string();
@@ -646,7 +629,12 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, events
     if pfc_on {
         summary["pfc"] = crate::flowctl::pfc::summary(net, &name, end - w);
     }
-    let tables = build_tables(ir, net, obs, bins);
+    let mut tables = build_tables(ir, net, obs, bins);
+    let mut rows = fct_rows;
+    if obs.record_fct {
+        rows.extend(net.transfers.in_progress().into_iter().copied());
+    }
+    tables.insert(tables.iter().position(|t| t.name == "flows").expect("flows table"), fct_table(net, &rows));
     Ok(Results { summary, tables })
 }
 
@@ -718,6 +706,25 @@ pub fn hist_quantiles(hist: &[u64], q_max: u64) -> Vec<u64> {
     out
 }
 
+/// The `fct` table of these transfers (the settled ones by settling time, then those in progress by
+/// creation).
+pub fn fct_table(net: &Network, tr: &[Transfer]) -> Table {
+    Table {
+        name: "fct",
+        columns: vec![
+            ("transfer", Column::U32(tr.iter().map(|t| t.serial).collect())),
+            ("flow", Column::U32(tr.iter().map(|t| t.flow.0).collect())),
+            ("start_s", Column::F64(tr.iter().map(|t| to_s(t.start)).collect())),
+            ("first_tx_s", Column::F64(tr.iter().map(|t| if t.first_tx == u64::MAX { f64::NAN } else { to_s(t.first_tx) }).collect())),
+            ("end_s", Column::F64(tr.iter().map(|t| if t.end == u64::MAX { f64::NAN } else { to_s(t.end) }).collect())),
+            ("frames", Column::U64(tr.iter().map(|t| t.frames).collect())),
+            ("bytes", Column::U64(tr.iter().map(|t| t.frames * net.flows[t.flow.idx()].frame_bytes as u64).collect())),
+            ("completed", Column::U32(tr.iter().map(|t| (t.end != u64::MAX) as u32).collect())),
+            ("bad", Column::U32(tr.iter().map(|t| t.bad() as u32).collect())),
+        ],
+    }
+}
+
 fn build_tables(ir: &Ir, net: &Network, o: &mut Observer, bins: BinRows) -> Vec<Table> {
     let mut pool = o.series_tables();
     pool.extend(static_tables(ir, net, o));
@@ -731,30 +738,6 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer, bins: BinRows) -> Vec<
     tables.push(take("tcp_ts"));
     tables.push(take("pause_ts"));
     tables.push(take("links"));
-    let tr: Vec<_> = if o.record_fct { net.transfers.held().collect() } else { Vec::new() };
-    tables.push(Table {
-        name: "fct",
-        columns: vec![
-            ("transfer", Column::U32(tr.iter().map(|(i, _)| *i).collect())),
-            ("flow", Column::U32(tr.iter().map(|(_, t)| t.flow.0).collect())),
-            ("start_s", Column::F64(tr.iter().map(|(_, t)| to_s(t.start)).collect())),
-            (
-                "first_tx_s",
-                Column::F64(tr.iter().map(|(_, t)| if t.first_tx == u64::MAX { f64::NAN } else { to_s(t.first_tx) }).collect()),
-            ),
-            (
-                "end_s",
-                Column::F64(tr.iter().map(|(_, t)| if t.end == u64::MAX { f64::NAN } else { to_s(t.end) }).collect()),
-            ),
-            ("frames", Column::U64(tr.iter().map(|(_, t)| t.frames).collect())),
-            (
-                "bytes",
-                Column::U64(tr.iter().map(|(_, t)| t.frames * net.flows[t.flow.idx()].frame_bytes as u64).collect()),
-            ),
-            ("completed", Column::U32(tr.iter().map(|(_, t)| (t.end != u64::MAX) as u32).collect())),
-            ("bad", Column::U32(tr.iter().map(|(_, t)| t.bad() as u32).collect())),
-        ],
-    });
     tables.push(take("flows"));
     tables
 }

@@ -73,19 +73,23 @@ impl Simulation {
     pub fn buffered_samples(&self) -> u64 {
         self.obs.sample_t.len() as u64
     }
-    /// Rows of the time series recorded since the last [`Simulation::drain_series`], the
-    /// throughput bins held included (a row per bin and one per flow with a series per bin).
+    /// Rows recorded since the last [`Simulation::drain_series`]: the sampled series, the final
+    /// throughput bins (a row per bin and one per flow with a series per bin) and the `fct` rows of
+    /// the transfers settled since.
     pub fn buffered_rows(&self) -> usize {
         let fb = &self.net.flow_bins;
-        self.obs.buffered_rows() + fb.final_bins(self.net.run_limit) * (fb.flows + 1)
+        self.obs.buffered_rows() + fb.final_bins(self.net.run_limit) * (fb.flows + 1) + self.net.transfers.buffered_rows()
     }
-    /// The time-series rows recorded since the last drain (see [`Observer::drain_series`]) and
-    /// the throughput bins that can no longer change (`throughput_ts`, `flow_tp`: those that end
-    /// by the last [`Simulation::run_until`]'s limit); the rest come with [`Simulation::finish`].
+    /// The time-series rows recorded since the last drain (see [`Observer::drain_series`]), the
+    /// throughput bins that can no longer change (`throughput_ts`, `flow_tp`: those that end by the
+    /// last [`Simulation::run_until`]'s limit) and the `fct` rows of the transfers settled since
+    /// (with `observe.fct`); the rest come with [`Simulation::finish`].
     pub fn drain_series(&mut self) -> Vec<Table> {
         let mut tables = self.obs.drain_series();
         let rows = self.net.flow_bins.drain(self.net.run_limit);
         tables.extend(crate::observe::bin_tables(&self.net.flow_bins, rows));
+        let settled = self.net.transfers.drain_rows();
+        tables.push(crate::observe::fct_table(&self.net, &settled));
         tables
     }
     /// Flows with a binned throughput series (`observe.flow_series`, at most the number of flows).
@@ -132,7 +136,8 @@ impl Simulation {
         }
         let events = self.events();
         let bins = self.net.flow_bins.drain(u64::MAX);
-        crate::observe::collect(&self.ir, &self.net, &mut self.obs, bins, events)
+        let fct_rows = self.net.transfers.drain_rows();
+        crate::observe::collect(&self.ir, &self.net, &mut self.obs, bins, fct_rows, events)
     }
 
     #[inline(always)]

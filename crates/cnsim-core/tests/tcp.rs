@@ -181,9 +181,6 @@ fn without_fct_rows_tcp_transfers_are_folded_when_acknowledged() {
     let slots = sim.network().transfers.capacity_used();
     let off = sim.finish().expect("conservation holds").summary;
     assert!(u(&on["fct"]["count"]) > 50, "{}", on["fct"]);
-    for k in ["count", "min_us", "max_us", "bad_flows", "unfinished"] {
-        assert_eq!(on["fct"][k], off["fct"][k], "fct.{k}");
-    }
-    assert!((f(&on["fct"]["mean_us"]) - f(&off["fct"]["mean_us"])).abs() <= 1e-9 * f(&on["fct"]["mean_us"]));
+    assert_eq!(on, off, "the same summary, FCT statistics included, with or without rows");
     assert!(slots <= 8, "{slots} slots");
 }

@@ -145,6 +145,9 @@ pub struct Transfer {
     pub source: u32,
     /// When its first frame started transmission at the host (u64::MAX = not yet).
     pub first_tx: SimTime,
+    /// Its number in the run, in creation order (set by [`super::transfers::Transfers::push`]; the
+    /// `fct` table's `transfer`), where its id is a slot reused once it has settled.
+    pub serial: u32,
 }
 
 impl Transfer {
@@ -191,6 +194,7 @@ impl Network {
                     dropped: 0,
                     source: si as u32,
                     first_tx: u64::MAX,
+                    serial: 0,
                 });
                 self.sources[si].waiting = tid;
                 // counted before the NIC can take the first frame (inside enqueue_at_host)

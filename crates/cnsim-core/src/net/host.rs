@@ -468,7 +468,7 @@ impl Network {
             if tr.delivered == tr.frames {
                 tr.end = t;
             }
-            self.transfers.settle(transfer);
+            self.transfers.settle(transfer, t);
         }
         if self.flows[flow.idx()].tcp.is_some() {
             self.tcp_on_data(h, flow, seq, size, flags & tag::CE != 0);

@@ -131,7 +131,7 @@ impl Network {
                 fl.dropped_bytes += size;
                 if transfer != NONE_U32 {
                     self.transfers[transfer].dropped += 1;
-                    self.transfers.settle(transfer);
+                    self.transfers.settle(transfer, self.now);
                 }
             }
             FrameKind::Control => self.c.ctrl_dropped += 1,

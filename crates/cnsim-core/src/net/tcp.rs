@@ -218,7 +218,7 @@ impl Network {
             tr.end = now;
             tr.delivered = tr.frames;
             let src = tr.source as usize;
-            self.transfers.settle(tid);
+            self.transfers.settle(tid, now);
             // closed-loop sources draw their OFF period when the transfer is complete
             if let Some(next) = self.sources[src].transfer_done(tid, now) {
                 self.schedule(next, Event::SourceFire { source: src as u32 });

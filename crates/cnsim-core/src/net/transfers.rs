@@ -1,74 +1,100 @@
 //! The transfers of a run (Pareto ON periods, workload flows, incast responses): a slab indexed by
 //! transfer id.
 //!
-//! With `observe.fct` on every transfer stays to the end (the `fct` table lists them all, by id).
-//! With it off a transfer is folded into [`FctStats`] as soon as it is *settled* — every frame
-//! delivered or dropped (a TCP transfer: its last byte acknowledged) — and its slot is reused, so
-//! memory follows the transfers in progress, not the run's length. Nothing refers to a settled
-//! transfer any more: its frames are gone, TCP's queues have popped it, and a source compares ids
-//! only with a transfer of its own that is still in progress.
+//! A transfer is *settled* once every frame of it has been delivered or dropped (a TCP transfer:
+//! once its last byte is acknowledged). It is then counted in [`FctStats`] and, with `observe.fct`
+//! on, its row is kept for the `fct` table ([`Transfers::drain_rows`] hands the rows over as the
+//! run goes, by settling time); either way its slot is reused, so memory follows the transfers in progress (and the
+//! rows not yet drained), not the run's length. Nothing refers to a settled transfer any more: its
+//! frames are gone, TCP's queues have popped it, and a source compares ids only with a transfer of
+//! its own that is still in progress. A transfer's number in the `fct` table is its `serial`
+//! (creation order), not its slot.
 
 use super::flow::Transfer;
 use crate::time::SimTime;
 
-/// FCT statistics of the settled transfers that started after the warm-up, accumulated as they
-/// settle (Welford's mean and variance, in settling order).
+/// FCT statistics of the settled transfers that started after the warm-up, accumulated exactly
+/// (integer picoseconds), so they do not depend on the order transfers settle in.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FctStats {
     /// Completed good transfers.
     pub count: u64,
-    pub mean_us: f64,
-    m2: f64,
-    pub min_us: f64,
-    pub max_us: f64,
+    sum_ps: u128,
+    sum_sq_ps: u128,
+    min_ps: u64,
+    max_ps: u64,
     /// Transfers with at least one dropped frame.
     pub bad: u64,
 }
 
 impl FctStats {
-    fn add_fct(&mut self, us: f64) {
-        self.count += 1;
-        if self.count == 1 {
-            (self.min_us, self.max_us) = (us, us);
+    fn add_fct(&mut self, ps: u64) {
+        if self.count == 0 {
+            (self.min_ps, self.max_ps) = (ps, ps);
         } else {
-            self.min_us = self.min_us.min(us);
-            self.max_us = self.max_us.max(us);
+            self.min_ps = self.min_ps.min(ps);
+            self.max_ps = self.max_ps.max(ps);
         }
-        let d = us - self.mean_us;
-        self.mean_us += d / self.count as f64;
-        self.m2 += d * (us - self.mean_us);
+        self.count += 1;
+        self.sum_ps += ps as u128;
+        self.sum_sq_ps = self.sum_sq_ps.saturating_add(ps as u128 * ps as u128);
     }
 
-    /// Population standard deviation (as `observe::mean_std`).
+    pub fn min_us(&self) -> f64 {
+        if self.count == 0 { f64::INFINITY } else { self.min_ps as f64 / 1e6 }
+    }
+    pub fn max_us(&self) -> f64 {
+        self.max_ps as f64 / 1e6
+    }
+    pub fn mean_us(&self) -> f64 {
+        if self.count == 0 { 0.0 } else { self.sum_ps as f64 / self.count as f64 / 1e6 }
+    }
+
+    /// Population standard deviation: (n·Σx² − (Σx)²) / n² exactly in integers, when that fits in
+    /// 128 bits (FCTs below ≈ 1 s with 10⁶ transfers, say), else in floating point.
     pub fn std_us(&self) -> f64 {
         if self.count == 0 {
-            0.0
-        } else {
-            (self.m2 / self.count as f64).sqrt()
+            return 0.0;
         }
+        let n = self.count as u128;
+        let exact = n.checked_mul(self.sum_sq_ps).zip(self.sum_ps.checked_mul(self.sum_ps)).filter(|_| self.sum_sq_ps < u128::MAX);
+        let var_ps2 = match exact {
+            Some((a, b)) => (a - b) as f64 / (n as f64 * n as f64),
+            None => {
+                let m = self.sum_ps as f64 / n as f64;
+                (self.sum_sq_ps as f64 / n as f64 - m * m).max(0.0)
+            }
+        };
+        var_ps2.sqrt() / 1e6
     }
 }
 
-/// Every transfer of the run, or (FCT rows not recorded) those in progress.
+/// The transfers in progress, the rows of the settled ones not yet drained, and the statistics.
 #[derive(Debug, Default)]
 pub struct Transfers {
     slots: Vec<Transfer>,
-    /// Slots of settled transfers, reused by new ones (only when `fold` is on).
+    /// Slots of settled transfers, reused by new ones.
     free: Vec<u32>,
-    /// Fold settled transfers into `stats` and free their slots (`observe.fct` off).
-    fold: bool,
+    /// Keep a row per settled transfer (`observe.fct`).
+    record: bool,
+    /// The settled transfers' rows not drained yet, with the time each settled.
+    rows: Vec<(SimTime, Transfer)>,
+    /// Transfers created so far (the next one's serial).
+    created: u32,
     warmup: SimTime,
-    /// The folded transfers' statistics.
+    /// The settled transfers' statistics.
     pub stats: FctStats,
 }
 
 impl Transfers {
-    pub fn new(fold: bool, warmup: SimTime) -> Self {
-        Transfers { fold, warmup, ..Default::default() }
+    pub fn new(record: bool, warmup: SimTime) -> Self {
+        Transfers { record, warmup, ..Default::default() }
     }
 
-    /// Store a new transfer; its id.
-    pub fn push(&mut self, t: Transfer) -> u32 {
+    /// Store a new transfer (its `serial` is set here); its id.
+    pub fn push(&mut self, mut t: Transfer) -> u32 {
+        t.serial = self.created;
+        self.created += 1;
         match self.free.pop() {
             Some(id) => {
                 self.slots[id as usize] = t;
@@ -81,18 +107,16 @@ impl Transfers {
         }
     }
 
-    /// Whether transfers are folded as they settle (their FCT rows are not kept).
-    pub fn folds(&self) -> bool {
-        self.fold
+    /// Whether a row is kept for every transfer (`observe.fct`).
+    pub fn records(&self) -> bool {
+        self.record
     }
 
-    /// Transfer `id` may just have settled (a frame of it was delivered or dropped, or TCP
-    /// acknowledged its last byte): fold it and free its slot when it has and folding is on.
+    /// Transfer `id` may just have settled at `t` (a frame of it was delivered or dropped, or TCP
+    /// acknowledged its last byte): count it, keep its row if recording, and free its slot.
     #[inline]
-    pub fn settle(&mut self, id: u32) {
-        if !self.fold {
-            return;
-        }
+    pub fn settle(&mut self, id: u32, t: SimTime) {
+        let at = t;
         let t = &self.slots[id as usize];
         if t.delivered + t.dropped < t.frames {
             return;
@@ -101,23 +125,43 @@ impl Transfers {
             if t.bad() {
                 self.stats.bad += 1;
             } else {
-                self.stats.add_fct((t.end - t.start) as f64 / 1e6);
+                self.stats.add_fct(t.end - t.start);
             }
+        }
+        if self.record {
+            self.rows.push((at, *t));
         }
         self.free.push(id);
     }
 
-    /// The transfers still held, with their ids, in id order: all of them when nothing is folded,
-    /// else those in progress.
-    pub fn held(&self) -> impl Iterator<Item = (u32, &Transfer)> {
-        let mut freed = vec![false; if self.fold { self.slots.len() } else { 0 }];
+    /// Rows of settled transfers kept and not drained yet.
+    pub fn buffered_rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The settled transfers' rows kept since the last drain, by the time they settled (ties by
+    /// creation); forgotten here. The engine settles a transfer at its last frame's delivery,
+    /// which may be processed before its time (a delivery folded into its sending event, within
+    /// the current step), so the order of processing depends on the steps; this order does not:
+    /// a drain after a step with limit `L` takes exactly the transfers settled before `L`.
+    pub fn drain_rows(&mut self) -> Vec<Transfer> {
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.sort_unstable_by_key(|(at, t)| (*at, t.serial));
+        rows.into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// The transfers still in progress, in creation order.
+    pub fn in_progress(&self) -> Vec<&Transfer> {
+        let mut freed = vec![false; self.slots.len()];
         for &id in &self.free {
             freed[id as usize] = true;
         }
-        self.slots.iter().enumerate().filter(move |(i, _)| !freed.get(*i).copied().unwrap_or(false)).map(|(i, t)| (i as u32, t))
+        let mut out: Vec<&Transfer> = self.slots.iter().enumerate().filter(|(i, _)| !freed[*i]).map(|(_, t)| t).collect();
+        out.sort_by_key(|t| t.serial);
+        out
     }
 
-    /// Slots allocated (held + free): bounded by the transfers in progress when folding.
+    /// Slots allocated (in progress + free): bounded by the transfers in progress at any time.
     pub fn capacity_used(&self) -> usize {
         self.slots.len()
     }
