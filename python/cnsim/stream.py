@@ -242,7 +242,8 @@ class SeriesWriter:
             if n == 0:
                 continue
             old = source.take(n * len(ids))
-            recorded = old.column(value).to_numpy()
+            col = old.column(value)
+            recorded = numbers_of(col, np.uint64 if col.type == pa.uint64() else np.uint32)
             values = np.zeros((n, len(final)), dtype=recorded.dtype)
             if len(ids):
                 values[:, np.searchsorted(final, ids)] = recorded.reshape(n, len(ids))
