@@ -4,8 +4,8 @@
 //! A transfer is *settled* once every frame of it has been delivered or dropped (a TCP transfer:
 //! once its last byte is acknowledged). It is then counted in [`FctStats`] and, with `observe.fct`
 //! on, its row is kept for the `fct` table ([`Transfers::drain_rows`] hands the rows over as the
-//! run goes, by settling time); either way its slot is reused, so memory follows the transfers in progress (and the
-//! rows not yet drained), not the run's length. Nothing refers to a settled transfer any more: its
+//! run goes, by settling time); either way its slot is reused, so memory follows the transfers in
+//! progress (and the rows not yet drained), not the run's length. Nothing refers to a settled transfer any more: its
 //! frames are gone, TCP's queues have popped it, and a source compares ids only with a transfer of
 //! its own that is still in progress. A transfer's number in the `fct` table is its `serial`
 //! (creation order), not its slot.
@@ -50,14 +50,15 @@ impl FctStats {
         if self.count == 0 { 0.0 } else { self.sum_ps as f64 / self.count as f64 / 1e6 }
     }
 
-    /// Population standard deviation: (n·Σx² − (Σx)²) / n² exactly in integers, when that fits in
-    /// 128 bits (FCTs below ≈ 1 s with 10⁶ transfers, say), else in floating point.
+    /// Population standard deviation: (n·Σx² − (Σx)²) / n² exactly in integers, when n·Σx² fits
+    /// in 128 bits (FCTs below ≈ 1 s with 10⁶ transfers, say), else in floating point from the
+    /// same sums (Σx² itself saturates only beyond 3.4·10³⁸ ps²).
     pub fn std_us(&self) -> f64 {
         if self.count == 0 {
             return 0.0;
         }
         let n = self.count as u128;
-        let exact = n.checked_mul(self.sum_sq_ps).zip(self.sum_ps.checked_mul(self.sum_ps)).filter(|_| self.sum_sq_ps < u128::MAX);
+        let exact = n.checked_mul(self.sum_sq_ps).zip(self.sum_ps.checked_mul(self.sum_ps));
         let var_ps2 = match exact {
             Some((a, b)) => (a - b) as f64 / (n as f64 * n as f64),
             None => {
@@ -105,11 +106,6 @@ impl Transfers {
                 (self.slots.len() - 1) as u32
             }
         }
-    }
-
-    /// Whether a row is kept for every transfer (`observe.fct`).
-    pub fn records(&self) -> bool {
-        self.record
     }
 
     /// Transfer `id` may just have settled at `t` (a frame of it was delivered or dropped, or TCP
