@@ -103,12 +103,21 @@ impl Simulation {
 
     /// Process every event with time < min(t, duration). Returns true when the run has reached its end.
     pub fn run_until(&mut self, t: SimTime) -> bool {
+        self.run_until_with(t, |_, _| {})
+    }
+
+    /// [`Simulation::run_until`], showing `seen` each event (its time and itself) before it is
+    /// processed: golden traces (TESTING.md T5, `tests/golden.rs`) and debugging. `run_until`
+    /// passes a closure that does nothing, which compiles to the plain loop.
+    #[inline]
+    pub fn run_until_with(&mut self, t: SimTime, mut seen: impl FnMut(SimTime, &Event)) -> bool {
         let limit = t.min(self.ir.duration_ps);
         self.net.run_limit = limit;
         while let Some((te, ev)) = self.net.q.pop_before(limit) {
             debug_assert!(te >= self.net.now, "event in the past");
             self.net.now = te;
             self.events += 1;
+            seen(te, &ev);
             self.dispatch(ev);
         }
         if limit >= self.ir.duration_ps {

@@ -1,0 +1,95 @@
+//! Golden traces (TESTING.md T5): tiny runs whose every event — time in picoseconds, kind, the ids
+//! it carries, no floats — must match the committed trace byte for byte. A fingerprint says that a
+//! run changed; the trace says at which event.
+//!
+//! The IRs are `tests/golden/<case>.ir.json` (written by `tools/golden_irs.py` from shipped
+//! scenarios); the traces `tests/golden/<case>.trace`. A change meant to alter trajectories
+//! regenerates them with `CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core --test golden`
+//! and says why in its commit.
+
+use cnsim_core::event::Event;
+use cnsim_core::Simulation;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+const CASES: [&str; 5] = ["fan-in-4-pause", "symmetric-bcn", "tcp-newreno-4", "cnsim-fecn-hs0", "fat-tree-dcqcn-pfc"];
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden")
+}
+
+/// One line per event: `time kind ids…`.
+fn line(out: &mut String, t: u64, ev: &Event) {
+    let _ = match *ev {
+        Event::Arrive { port, frame } => writeln!(out, "{t} A {} {}", port.0, frame.0),
+        Event::PortTxDone { port } => writeln!(out, "{t} T {}", port.0),
+        Event::PortWake { port } => writeln!(out, "{t} W {}", port.0),
+        Event::HostWake { host } => writeln!(out, "{t} H {}", host.0),
+        Event::SourceFire { source } => writeln!(out, "{t} S {source}"),
+        Event::Feedback { host, frame } => writeln!(out, "{t} F {} {}", host.0, frame.0),
+        Event::RpTimer { host, token } => writeln!(out, "{t} R {} {token}", host.0),
+        Event::TcpTimer { flow, which } => writeln!(out, "{t} C {} {which}", flow.0),
+        Event::CpTick { port } => writeln!(out, "{t} K {}", port.0),
+        Event::PauseRefresh { port, gen } => writeln!(out, "{t} P {} {gen}", port.0),
+        Event::ServiceRate { hotspot, step } => writeln!(out, "{t} V {hotspot} {step}"),
+        Event::Sample => writeln!(out, "{t} M"),
+    };
+}
+
+/// The trace of a case's run, ended by its conservation check and event count.
+fn trace(case: &str) -> String {
+    let ir = std::fs::read_to_string(golden_dir().join(format!("{case}.ir.json"))).expect("the case's IR");
+    let mut sim = Simulation::from_json(&ir).expect("a valid IR");
+    let mut out = String::new();
+    sim.run_until_with(u64::MAX, |t, ev| line(&mut out, t, ev));
+    let events = sim.events();
+    let res = sim.finish().expect("conservation holds");
+    let _ = writeln!(out, "end events={events} delivered={} dropped={}", res.summary["frames"]["delivered"], res.summary["frames"]["dropped"]);
+    out
+}
+
+#[test]
+fn every_event_of_the_golden_runs_matches_its_trace() {
+    let update = std::env::var_os("CNSIM_UPDATE_GOLDEN").is_some();
+    let mut problems = Vec::new();
+    for case in CASES {
+        let got = trace(case);
+        let path = golden_dir().join(format!("{case}.trace"));
+        if update {
+            std::fs::write(&path, &got).expect("writable tests/golden");
+            continue;
+        }
+        let want = std::fs::read_to_string(&path).unwrap_or_default();
+        if got != want {
+            let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
+            let i = g.iter().zip(&w).position(|(a, b)| a != b).unwrap_or(g.len().min(w.len()));
+            problems.push(format!(
+                "{case}: first difference at event {} — got `{}`, golden `{}` ({} vs {} lines)",
+                i + 1,
+                g.get(i).unwrap_or(&"<end>"),
+                w.get(i).unwrap_or(&"<end>"),
+                g.len(),
+                w.len()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "golden traces differ (CNSIM_UPDATE_GOLDEN=1 to accept):\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_trace_is_the_same_in_one_step_or_many() {
+    // the event order does not depend on how the run is cut into steps (the trace of a run taken
+    // in 7-us steps equals the one-step trace, but for deliveries folded into their sending event
+    // within a step, which become events at a step's edge: compare the ordered set of the others)
+    let ir = std::fs::read_to_string(golden_dir().join("symmetric-bcn.ir.json")).expect("IR");
+    let mut whole = String::new();
+    Simulation::from_json(&ir).unwrap().run_until_with(u64::MAX, |t, ev| line(&mut whole, t, ev));
+    let mut sim = Simulation::from_json(&ir).unwrap();
+    let (mut stepped, mut t) = (String::new(), 0);
+    while !sim.run_until_with(t, |te, ev| line(&mut stepped, te, ev)) {
+        t += 7_000_000;
+    }
+    let keep = |s: &str| s.lines().filter(|l| !l.split(' ').nth(1).is_some_and(|k| k == "A")).map(String::from).collect::<Vec<_>>();
+    assert!(whole.lines().count() > 1_000);
+    assert_eq!(keep(&whole), keep(&stepped));
+}

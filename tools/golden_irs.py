@@ -1,0 +1,52 @@
+"""Write the IRs of the golden-trace cases (TESTING.md T5) to tests/golden/<case>.ir.json.
+
+The traces (tests/golden/<case>.trace) are checked by crates/cnsim-core/tests/golden.rs, which reads
+these IRs, so the engine test needs no Python. Rerun this script only when the IR format changes
+(then regenerate the traces: CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core --test golden,
+and say in the commit why they changed):
+
+    .venv/bin/python tools/golden_irs.py
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import cnsim.api as api
+from cnsim.compile import compile_ir
+from cnsim.exceptions import ConfigWarning
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# case: (scenario, overrides) — short runs, each exercising different mechanisms
+CASES = {
+    # global PAUSE on a 4-to-1 fan-in: XOFF/XON, PAUSE refresh, saturated sources
+    "fan-in-4-pause": ("baseline/fan-in-4.toml", {"run.duration": "100us", "flow_control.mode": "global",
+                                                  "flow_control.high": "100KB", "flow_control.low": "90KB"}),
+    # BCN on the seed-000 symmetric topology: sampling, feedback messages, rate limiters
+    "symmetric-bcn": ("seed-000/symmetric-bcn.toml", {"run.duration": "200us"}),
+    # TCP NewReno incast: segments, ACKs, retransmission and delayed-ACK timers
+    "tcp-newreno-4": ("baseline/tcp-newreno-4.toml", {"run.duration": "200us"}),
+    # FECN on CN-SIM with the hotspot stopping h1 at 0.5 ms: probes, replies, CP ticks, service rate
+    "cnsim-fecn-hs0": ("seed-003/cnsim-1hop-fecn-hs0-nopause.toml", {"run.duration": "1ms", "hotspot.0.start": "0.5ms"}),
+    # k = 4 fat tree, WebSearch flows under DCQCN with PFC: ECMP, ECN marking, CNPs, per-priority pause
+    "fat-tree-dcqcn-pfc": ("datacenter/fat-tree-k4-websearch-dcqcn-pfc.toml", {"run.duration": "1ms"}),
+}
+
+
+def main() -> None:
+    out = ROOT / "tests" / "golden"
+    out.mkdir(exist_ok=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConfigWarning)
+        for case, (scenario, overrides) in CASES.items():
+            sc = api.resolve(ROOT / "scenarios" / scenario, seed=1, overrides={**overrides, "run.warmup": 0})
+            path = out / f"{case}.ir.json"
+            path.write_text(json.dumps(compile_ir(sc), sort_keys=True, separators=(",", ":")) + "\n")
+            print(f"wrote {path.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
