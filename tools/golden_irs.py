@@ -2,7 +2,7 @@
 
 The traces (tests/golden/<case>.trace) are checked by crates/cnsim-core/tests/golden.rs, which reads
 these IRs, so the engine test needs no Python. Rerun this script only when the IR format changes
-(then regenerate the traces: CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core --test golden,
+(then regenerate the traces: CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core --features trace --test golden,
 and say in the commit why they changed):
 
     .venv/bin/python tools/golden_irs.py

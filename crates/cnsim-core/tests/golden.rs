@@ -4,8 +4,8 @@
 //!
 //! The IRs are `tests/golden/<case>.ir.json` (written by `tools/golden_irs.py` from shipped
 //! scenarios); the traces `tests/golden/<case>.trace`. A change meant to alter trajectories
-//! regenerates them with `CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core --test golden`
-//! and says why in its commit.
+//! regenerates them with `CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core --features trace --test golden`
+//! and says why in its commit. Built with the `trace` feature only (`make test` turns it on).
 
 use cnsim_core::event::Event;
 use cnsim_core::Simulation;
