@@ -43,10 +43,11 @@ class Simulation:
     def run_until(self, t_ps: int) -> bool:
         """Process the events before min(t_ps, duration) (GIL released); True at the end of the run."""
     def buffered_rows(self) -> int:
-        """Rows of queue_ts, rp_rate, tcp_ts and pause_ts recorded since the last drain, and of
-        throughput_ts and flow_tp for the bins that can no longer change."""
+        """Rows of queue_ts, rp_rate, tcp_ts and pause_ts recorded since the last drain, of
+        throughput_ts and flow_tp for the bins that can no longer change, and of fct for the
+        transfers settled since (observe.fct)."""
     def drain_series(self) -> tuple[int, dict[str, dict[str, Column]]]:
-        """(sample instants covered, those six tables' rows since the last drain), forgotten by the engine."""
+        """(sample instants covered, those seven tables' rows since the last drain), forgotten by the engine."""
     def static_tables(self) -> dict[str, dict[str, Column]]:
         """The tables naming the series' ids: queues, links, flows."""
     flow_series: int

@@ -3,8 +3,9 @@
 The engine (``cnsim._core.Simulation``) runs in steps; whenever ``CHUNK_ROWS`` rows of the time series
 (``queue_ts``, ``rp_rate``, ``tcp_ts``, ``pause_ts``, the throughput bins ``throughput_ts`` and
 ``flow_tp`` that can no longer change, and the ``fct`` rows of the transfers settled since) are
-buffered, they are drained and written as row groups of their Parquet file. The files hold exactly the rows, columns and types that
-:meth:`cnsim.results.Result.save` writes for an in-memory run (tests/test_stream.py):
+buffered, they are drained and written as row groups of their Parquet file. The files hold exactly
+the rows, columns and types that :meth:`cnsim.results.Result.save` writes for an in-memory run
+(tests/test_stream.py):
 
 * names are joined to ids as ``frames_from_core`` does (``queue`` → ``switch``, ``port``; ``flow`` →
   ``src``, ``dst``; ``link`` → ``from``, ``to``), as dictionary columns whose categories are the sorted
@@ -71,8 +72,10 @@ def numbers_of(col: pa.ChunkedArray, dtype: type) -> np.ndarray:
     from the buffers: pyarrow's ``to_numpy`` imports pandas."""
     parts = []
     for chunk in col.chunks:
-        assert chunk.null_count == 0, "a numeric column without missing values"
-        parts.append(np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * np.dtype(dtype).itemsize))
+        if chunk.null_count:
+            raise ValueError("numbers_of: the column has missing values")
+        offset = chunk.offset * np.dtype(dtype).itemsize
+        parts.append(np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=offset))
     return np.concatenate(parts) if parts else np.array([], dtype=dtype)
 
 

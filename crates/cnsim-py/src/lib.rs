@@ -151,14 +151,15 @@ impl PySimulation {
         Ok(done)
     }
 
-    /// Rows of the time series recorded since the last drain.
+    /// Rows recorded since the last drain (see `drain_series`).
     fn buffered_rows(&self) -> usize {
         self.get().buffered_rows()
     }
 
     /// `(samples, tables)`: the rows of `queue_ts`, `rp_rate`, `tcp_ts`, `pause_ts` recorded since
-    /// the last drain and of `throughput_ts`, `flow_tp` for the bins that can no longer change (ids,
-    /// no names), forgotten by the engine, and the number of sample instants the sampled series cover.
+    /// the last drain, of `throughput_ts`, `flow_tp` for the bins that can no longer change and of
+    /// `fct` for the transfers settled since (ids, no names), forgotten by the engine, and the number
+    /// of sample instants the sampled series cover.
     fn drain_series<'py>(&mut self, py: Python<'py>) -> PyResult<(u64, Bound<'py, PyDict>)> {
         let sim = self.sim.get_mut().unwrap_or_else(|e| e.into_inner());
         let before = sim.buffered_samples();
