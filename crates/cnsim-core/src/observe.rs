@@ -629,12 +629,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
     if pfc_on {
         summary["pfc"] = crate::flowctl::pfc::summary(net, &name, end - w);
     }
-    let mut tables = build_tables(ir, net, obs, bins);
-    let mut rows = fct_rows;
-    if obs.record_fct {
-        rows.extend(net.transfers.in_progress().into_iter().copied());
-    }
-    tables.insert(tables.iter().position(|t| t.name == "flows").expect("flows table"), fct_table(net, &rows));
+    let tables = build_tables(ir, net, obs, bins, fct_rows);
     Ok(Results { summary, tables })
 }
 
@@ -725,7 +720,7 @@ pub fn fct_table(net: &Network, tr: &[Transfer]) -> Table {
     }
 }
 
-fn build_tables(ir: &Ir, net: &Network, o: &mut Observer, bins: BinRows) -> Vec<Table> {
+fn build_tables(ir: &Ir, net: &Network, o: &mut Observer, bins: BinRows, mut fct_rows: Vec<Transfer>) -> Vec<Table> {
     let mut pool = o.series_tables();
     pool.extend(static_tables(ir, net, o));
     let mut take = |name: &str| -> Table {
@@ -738,6 +733,10 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer, bins: BinRows) -> Vec<
     tables.push(take("tcp_ts"));
     tables.push(take("pause_ts"));
     tables.push(take("links"));
+    if o.record_fct {
+        fct_rows.extend(net.transfers.in_progress().into_iter().copied());
+    }
+    tables.push(fct_table(net, &fct_rows));
     tables.push(take("flows"));
     tables
 }
