@@ -45,7 +45,7 @@ build: $(STAMP)
 # The random-IR test runs a second time in a debug build: with overflow checks on, an arithmetic
 # overflow on a hand-made IR panics there instead of wrapping silently as in release.
 test-rust:
-	$(CARGO) test --release -p cnsim-core --features trace
+	$(CARGO) test --release -p cnsim-core
 	$(CARGO) test -p cnsim-core --test random_ir
 
 test-python: build browser

@@ -1,8 +1,8 @@
 """Write the IRs of the golden-trace cases (TESTING.md T5) to tests/golden/<case>.ir.json.
 
-The traces (tests/golden/<case>.trace) are checked by crates/cnsim-core/tests/golden.rs, which reads
+The traces (tests/golden/<case>.trace) are checked by crates/cnsim-core/src/golden_tests.rs, which reads
 these IRs, so the engine test needs no Python. Rerun this script only when the IR format changes
-(then regenerate the traces: CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core --features trace --test golden,
+(then regenerate the traces: CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core --lib golden,
 and say in the commit why they changed):
 
     .venv/bin/python tools/golden_irs.py

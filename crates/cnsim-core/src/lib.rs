@@ -35,6 +35,9 @@ pub mod traffic;
 pub mod transport;
 pub mod validate;
 
+#[cfg(test)]
+mod golden_tests;
+
 pub use error::{RunError, ScenarioError};
 pub use observe::{Column, Results, Table};
 pub use sim::Simulation;

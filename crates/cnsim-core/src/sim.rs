@@ -114,12 +114,11 @@ impl Simulation {
     }
 
     /// [`Simulation::run_until`], showing `seen` each event (its time and itself) before it is
-    /// processed: golden traces (TESTING.md T5, `tests/golden.rs`). Only with the `trace` feature
-    /// (`make test` turns it on): a second event loop in the build, even a separate one, cost
-    /// `run_until` 3–4 % more instructions (`make instructions`; the functions the dispatch calls
-    /// get two call sites to be inlined at).
-    #[cfg(feature = "trace")]
-    pub fn run_until_with(&mut self, t: SimTime, mut seen: impl FnMut(SimTime, &Event)) -> bool {
+    /// processed: golden traces (TESTING.md T5, `golden_tests.rs`). In test builds only: a second
+    /// event loop in the build, even a separate one, cost `run_until` 3–4 % more instructions
+    /// (`make instructions`; the functions the dispatch calls get two call sites to inline at).
+    #[cfg(test)]
+    pub(crate) fn run_until_with(&mut self, t: SimTime, mut seen: impl FnMut(SimTime, &Event)) -> bool {
         let limit = self.start_step(t);
         while let Some((te, ev)) = self.net.q.pop_before(limit) {
             self.net.now = te;

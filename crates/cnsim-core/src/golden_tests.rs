@@ -2,13 +2,14 @@
 //! it carries, no floats — must match the committed trace byte for byte. A fingerprint says that a
 //! run changed; the trace says at which event.
 //!
-//! The IRs are `tests/golden/<case>.ir.json` (written by `tools/golden_irs.py` from shipped
-//! scenarios); the traces `tests/golden/<case>.trace`. A change meant to alter trajectories
-//! regenerates them with `CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core --features trace --test golden`
-//! and says why in its commit. Built with the `trace` feature only (`make test` turns it on).
+//! The IRs are `tests/golden/<case>.ir.json` of the repository (written by `tools/golden_irs.py`
+//! from shipped scenarios); the traces `tests/golden/<case>.trace`. A change meant to alter
+//! trajectories regenerates them with `CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core
+//! --lib golden` and says why in its commit. A unit test of the crate, because
+//! [`Simulation::run_until_with`] exists in test builds only.
 
-use cnsim_core::event::Event;
-use cnsim_core::Simulation;
+use crate::event::Event;
+use crate::Simulation;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
