@@ -50,6 +50,5 @@ class Simulation:
         """(sample instants covered, those seven tables' rows since the last drain), forgotten by the engine."""
     def static_tables(self) -> dict[str, dict[str, Column]]:
         """The tables naming the series' ids: queues, links, flows."""
-    flow_series: int
     def finish(self) -> tuple[str, int, dict[str, dict[str, Column]]]:
         """(summary JSON, samples, tables): the rows not drained yet and every other table."""

@@ -63,7 +63,6 @@ pub struct Observer {
     /// Per-flow series (RP rates, TCP windows) cover the first `flow_limit` flows
     /// (`observe.flow_series`), so their cost does not grow with the number of flows.
     pub flow_limit: usize,
-    pub record_fct: bool,
 }
 
 impl Observer {
@@ -103,7 +102,6 @@ impl Observer {
                 Vec::new()
             },
             flow_limit,
-            record_fct: ir.observe.fct,
         }
     }
 
@@ -733,7 +731,7 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer, bins: BinRows, mut fct
     tables.push(take("tcp_ts"));
     tables.push(take("pause_ts"));
     tables.push(take("links"));
-    if o.record_fct {
+    if net.transfers.records() {
         fct_rows.extend(net.transfers.in_progress().into_iter().copied());
     }
     tables.push(fct_table(net, &fct_rows));

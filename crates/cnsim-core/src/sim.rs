@@ -92,10 +92,6 @@ impl Simulation {
         tables.push(crate::observe::fct_table(&self.net, &settled));
         tables
     }
-    /// Flows with a binned throughput series (`observe.flow_series`, at most the number of flows).
-    pub fn flow_series(&self) -> usize {
-        self.net.flow_bins.flows
-    }
     /// The tables naming the series' ids (`queues`, `links`, `flows`).
     pub fn static_tables(&self) -> Vec<Table> {
         crate::observe::static_tables(&self.ir, &self.net, &self.obs)

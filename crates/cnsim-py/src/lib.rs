@@ -172,12 +172,6 @@ impl PySimulation {
         tables_to_py(py, self.get().static_tables())
     }
 
-    /// Flows with a binned throughput series (`observe.flow_series`).
-    #[getter]
-    fn flow_series(&self) -> usize {
-        self.get().flow_series()
-    }
-
     /// Close the run (conservation checked): `(summary_json, samples, tables)`, the tables holding
     /// the series rows and throughput bins not drained yet (the sampled series covering `samples`
     /// instants) and every other table.

@@ -130,6 +130,11 @@ impl Transfers {
         self.free.push(id);
     }
 
+    /// Whether a row is kept for every transfer (`observe.fct`).
+    pub fn records(&self) -> bool {
+        self.record
+    }
+
     /// Rows of settled transfers kept and not drained yet.
     pub fn buffered_rows(&self) -> usize {
         self.rows.len()
