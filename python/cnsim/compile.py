@@ -228,7 +228,7 @@ class Compiler:
 
     def max_frame(self) -> int:
         d = self.sc.defaults
-        return max([d.frame_size] + [g.frame_size for g in self.sc.traffic if g.frame_size is not None])
+        return max([d.frame_size] + [_largest_frame(g, d) for g in self.sc.traffic])
 
     def check_buffers(self) -> None:
         frame = self.max_frame()
@@ -404,9 +404,12 @@ class Compiler:
                 self.error(f"{path}.name", "duplicate generator name (give each [[traffic]] a unique name)", name)
             names.add(name)
             frame = g.frame_size if g.frame_size is not None else d.frame_size
-            if not MIN_FRAME <= frame <= MAX_FRAME:
+            if not MIN_FRAME <= frame <= MAX_FRAME and getattr(g, "frame_sizes", "fixed") != "mix":
                 where = f"{path}.frame_size" if g.frame_size is not None else "defaults.frame_size"
                 self.error(where, f"allowed: {MIN_FRAME}B to {MAX_FRAME}B", fq(frame, "size"))
+            sizes = self.frame_sizes(g, path, frame)
+            if sizes is not None:  # the flows carry the largest frame (buffer and headroom checks)
+                frame = _largest_frame(g, d)
             if g.start >= run.duration:
                 self.error(f"{path}.start", f"must be < run.duration ({fq(run.duration, 'time')})",
                            fq(g.start, "time"))
@@ -424,7 +427,7 @@ class Compiler:
                 link = self.net.link_of(src)
                 if link is None:
                     continue  # reported by the topology check
-                process = self.process(g, path, frame, link.rate_bps)
+                process = self.process(g, path, frame, link.rate_bps, sizes)
                 ids = []
                 for t in targets:
                     key = (src, t, frame, g.transport, g.priority)
@@ -465,8 +468,38 @@ class Compiler:
                 "max_rto_ps": t.max_rto, "dupack_threshold": t.dupack_threshold, "delayed_ack": t.delayed_ack,
                 "delack_timeout_ps": t.delack_timeout, "cc": cc}
 
-    def process(self, g: Any, path: str, frame: int, line_bps: int) -> dict[str, Any]:
+    def frame_sizes(self, g: Any, path: str, mean: int) -> dict[str, Any] | None:
+        """The IR ``process.sizes`` of a Poisson generator drawing its frame sizes (None: fixed)."""
+        from cnsim import framesizes
+
+        kind = getattr(g, "frame_sizes", "fixed")
+        if kind == "mix":
+            bad = [b for b, _ in g.size_mix if not MIN_FRAME <= b <= MAX_FRAME]
+            if bad:
+                self.error(f"{path}.size_mix", f"sizes allowed: {MIN_FRAME}B to {MAX_FRAME}B", fq(bad[0], "size"))
+            return {"kind": "mix", "bytes": [b for b, _ in g.size_mix], "weights": [w for _, w in g.size_mix]}
+        if kind != "exponential":
+            return None
+        lo = g.min_frame if g.min_frame is not None else MIN_FRAME
+        hi = g.max_frame if g.max_frame is not None else MAX_FRAME
+        if not MIN_FRAME <= lo < hi <= MAX_FRAME:
+            self.error(f"{path}.max_frame" if g.max_frame is not None else f"{path}.min_frame",
+                       f"need {MIN_FRAME}B <= min_frame < max_frame <= {MAX_FRAME}B", f"{fq(lo, 'size')}, {fq(hi, 'size')}")
+            return None
+        if not lo + 1 < mean < (lo + hi + 1) / 2:
+            self.error(f"{path}.frame_size" if g.frame_size is not None else "defaults.frame_size",
+                       f"the mean of an exponential on [{fq(lo, 'size')}, {fq(hi, 'size')}] must lie between "
+                       f"{lo + 1}B and {(lo + hi + 1) / 2:g}B (exclusive)", fq(mean, "size"))
+            return None
+        return {"kind": "exponential", "scale_bytes": framesizes.exponential_scale(mean, lo, hi),
+                "min_bytes": lo, "max_bytes": hi}
+
+    def process(self, g: Any, path: str, frame: int, line_bps: int, sizes: dict[str, Any] | None = None) -> dict[str, Any]:
         bits_ps = frame * 8 * PS_PER_S  # frame bits x ps per s
+        if sizes is not None:  # the offered rate counts the mean size
+            from cnsim.framesizes import mean_size
+
+            bits_ps = mean_size(sizes) * 8 * PS_PER_S
         if isinstance(g, Saturated):
             return {"kind": "saturated"}
         if isinstance(g, Cbr):
@@ -483,6 +516,8 @@ class Compiler:
                            g.load if g.rate is None else fq(g.rate, "rate"))
                 offered = line_bps
             if isinstance(g, Poisson):
+                if sizes is not None:
+                    return {"kind": "poisson", "mean_gap_ps": max(1, round(bits_ps / offered)), "sizes": sizes}
                 return {"kind": "poisson", "mean_gap_ps": max(1, round(bits_ps / offered))}
             slot = g.slot if g.slot is not None else _div_round(bits_ps, line_bps)
             p = offered * slot / bits_ps
@@ -639,6 +674,16 @@ def _merge(base: Any, override: Any) -> Any:
 
     merged = update(base.model_dump(exclude_none=True), override.model_dump(exclude_unset=True, exclude_none=True))
     return type(base).model_validate(merged)
+
+
+def _largest_frame(g: Any, d: Any) -> int:
+    """The largest frame a generator sends: its frame size, or the top of its size distribution."""
+    kind = getattr(g, "frame_sizes", "fixed")
+    if kind == "mix":
+        return max(b for b, _ in g.size_mix)
+    if kind == "exponential":
+        return g.max_frame if g.max_frame is not None else MAX_FRAME
+    return g.frame_size if g.frame_size is not None else d.frame_size
 
 
 def _div_round(num: int, den: int) -> int:

@@ -134,9 +134,31 @@ class Bernoulli(_Offered):
 
 
 class Poisson(_Offered):
-    """Poisson arrivals of frames (exponential gaps) at the offered rate."""
+    """Poisson arrivals of frames (exponential gaps) at the offered rate, of a fixed or a drawn size (frame_sizes)."""
 
     kind: Literal["poisson"]
+    frame_sizes: Literal["fixed", "exponential", "mix"] = Field(
+        "fixed", description="fixed: every frame is frame_size; exponential: sizes drawn per frame from an "
+        "exponential truncated to [min_frame, max_frame] whose mean is frame_size (M/G/1 service at a port, "
+        "M/M/1 in the limit); mix: sizes from size_mix. The offered rate counts the mean size")
+    min_frame: Size | None = Field(None, description="with frame_sizes = 'exponential': smallest size (default 64B)")
+    max_frame: Size | None = Field(None, description="with frame_sizes = 'exponential': largest size (default 9216B)")
+    size_mix: list[tuple[Size, Annotated[float, Field(gt=0, allow_inf_nan=False)]]] | None = Field(
+        None, min_length=1, description="with frame_sizes = 'mix': [[size, weight], ...], e.g. IMIX "
+        "[['64B', 7], ['594B', 4], ['1518B', 1]]; a frame takes a size with probability weight / sum of weights")
+
+    @model_validator(mode="after")
+    def _sizes(self):
+        exponential, mix = self.frame_sizes == "exponential", self.frame_sizes == "mix"
+        if not exponential and (self.min_frame is not None or self.max_frame is not None):
+            raise ValueError("min_frame and max_frame need frame_sizes = 'exponential'")
+        if mix != (self.size_mix is not None):
+            raise ValueError("frame_sizes = 'mix' needs size_mix, and size_mix needs frame_sizes = 'mix'")
+        if mix and self.frame_size is not None:
+            raise ValueError("with frame_sizes = 'mix' the sizes come from size_mix: leave frame_size out")
+        if self.frame_sizes != "fixed" and self.transport != "udp":
+            raise ValueError("frame_sizes other than 'fixed' needs transport = 'udp' (TCP segments are MSS-sized)")
+        return self
 
 
 DEFAULT_MEAN_OFF_PS = 15 * 10**6

@@ -282,8 +282,13 @@ pub enum ProcessIr {
     },
     /// Slotted Bernoulli: in each slot of `slot_ps` a frame is generated with probability `p`.
     Bernoulli { slot_ps: u64, p: f64 },
-    /// Poisson arrivals of frames with mean gap `mean_gap_ps`.
-    Poisson { mean_gap_ps: u64 },
+    /// Poisson arrivals of frames with mean gap `mean_gap_ps`; every frame is the flow's
+    /// `frame_bytes`, or drawn from `sizes` when given (absent = fixed).
+    Poisson {
+        mean_gap_ps: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sizes: Option<FrameSizesIr>,
+    },
     /// Pareto-ON / exponential-OFF flows (CN-SIM). Each ON period creates one transfer of
     /// max(1, round(t_on * line_rate / frame)) frames to a flow chosen uniformly. Closed loop
     /// (default): the OFF period starts when its last frame has left the NIC. With a NIC buffer
@@ -325,6 +330,28 @@ pub enum ProcessIr {
     /// Incast rounds (issue 13): every `period_ps` from start + `phase_ps`, one flow of `bytes` bytes
     /// to a flow (destination) chosen uniformly — synchronised across the senders of one incast.
     PeriodicFlows { period_ps: u64, phase_ps: u64, bytes: u64 },
+}
+
+/// Distribution of the sizes of a generator's frames, bytes, drawn per frame from the source's
+/// stream. The flows of such a generator have `frame_bytes` = the largest size it can draw.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum FrameSizesIr {
+    /// ceil(X) for X of density ∝ exp(−x / `scale_bytes`) on [`min_bytes`, `max_bytes`] (an
+    /// exponential truncated to the frame sizes Ethernet allows; M/G/1 service at a port).
+    Exponential { scale_bytes: f64, min_bytes: u32, max_bytes: u32 },
+    /// `bytes[i]` with probability `weights[i] / Σ weights` (e.g. IMIX 64 / 594 / 1518 B as 7 : 4 : 1).
+    Mix { bytes: Vec<u32>, weights: Vec<f64> },
+}
+
+impl FrameSizesIr {
+    /// The largest size the distribution can draw.
+    pub fn max_bytes(&self) -> u32 {
+        match self {
+            FrameSizesIr::Exponential { max_bytes, .. } => *max_bytes,
+            FrameSizesIr::Mix { bytes, .. } => bytes.iter().copied().max().unwrap_or(0),
+        }
+    }
 }
 
 /// Service-rate schedule of one switch egress port (OG-LINK hotspot).

@@ -366,7 +366,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
         }
     }
     let host_q: u64 = net.flows.iter().map(|f| f.backlog).sum();
-    let host_q_bytes: u64 = net.flows.iter().map(|f| f.backlog * f.frame_bytes as u64).sum();
+    let host_q_bytes: u64 = net.flows.iter().map(|f| f.queued_bytes()).sum();
     let c = &net.c;
     let mut problems = Vec::new();
     if c.data_generated.0 != c.data_delivered.0 + c.data_dropped.0 + live_data + host_q {

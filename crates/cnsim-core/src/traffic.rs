@@ -5,7 +5,7 @@
 //! as always backlogged while it is active.
 
 use crate::ids::FlowId;
-use crate::ir::{GateIr, ProcessIr};
+use crate::ir::{FrameSizesIr, GateIr, ProcessIr};
 use crate::rng::Stream;
 use crate::time::{SimTime, PS_PER_S};
 
@@ -37,13 +37,58 @@ pub struct Source {
     pub on_end: SimTime,
     /// Pareto: the transfer the source waits for (u32::MAX = none).
     pub waiting: u32,
+    /// Poisson with a frame-size distribution: the sampler (None: every frame is the flow's size).
+    pub sizes: Option<Box<FrameSizes>>,
+}
+
+/// A frame-size distribution ready to draw from ([`FrameSizesIr`]).
+#[derive(Debug, Clone)]
+pub enum FrameSizes {
+    /// Truncated exponential on [min, max] by inversion: X = min − scale·ln(1 − u·mass), where
+    /// mass = 1 − exp(−(max − min)/scale); the size is ceil(X).
+    Exponential { scale: f64, mass: f64, min: u32, max: u32 },
+    /// Sizes with cumulative probabilities (the last is 1).
+    Mix { bytes: Vec<u32>, cum: Vec<f64> },
+}
+
+impl FrameSizes {
+    pub fn new(ir: &FrameSizesIr) -> Self {
+        match ir {
+            FrameSizesIr::Exponential { scale_bytes, min_bytes, max_bytes } => FrameSizes::Exponential {
+                scale: *scale_bytes,
+                mass: -libm::expm1(-((max_bytes - min_bytes) as f64) / scale_bytes),
+                min: *min_bytes,
+                max: *max_bytes,
+            },
+            FrameSizesIr::Mix { bytes, weights } => {
+                let total: f64 = weights.iter().sum();
+                let mut acc = 0.0;
+                let mut cum: Vec<f64> = weights.iter().map(|w| { acc += w; acc / total }).collect();
+                if let Some(last) = cum.last_mut() {
+                    *last = 1.0; // rounding must not leave a gap above the last size
+                }
+                FrameSizes::Mix { bytes: bytes.clone(), cum }
+            }
+        }
+    }
+
+    /// The size of one frame for a uniform `u` in [0, 1).
+    pub fn at(&self, u: f64) -> u32 {
+        match self {
+            FrameSizes::Exponential { scale, mass, min, max } => {
+                let x = *min as f64 - scale * libm::log1p(-u * mass);
+                (libm::ceil(x) as u32).clamp(*min, *max)
+            }
+            FrameSizes::Mix { bytes, cum } => bytes[cum.iter().position(|&c| u < c).unwrap_or(bytes.len() - 1)],
+        }
+    }
 }
 
 /// What a source does when it fires.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Action {
-    /// Add one frame to flow index `flow` of `flows`.
-    Frame { flow: usize },
+    /// Add one frame to flow index `flow` of `flows`: of `size` bytes, or the flow's size (0).
+    Frame { flow: usize, size: u32 },
     /// Start a closed-loop transfer of `on_bits` bits of ON time on flow index `flow`.
     Transfer { flow: usize, on_bits: f64 },
     /// Start an open-loop flow of `bytes` bytes on flow index `flow` (whole frames, rounded up).
@@ -92,6 +137,10 @@ impl Source {
 
     /// A source of `flows` (not empty) with the given timing and process, not started.
     pub fn new(flows: Vec<FlowId>, start: SimTime, stop: SimTime, gate: Option<GateIr>, process: ProcessIr, rng: Stream) -> Self {
+        let process_sizes = match &process {
+            ProcessIr::Poisson { sizes, .. } => sizes.clone(),
+            _ => None,
+        };
         Source {
             first_flow: flows.first().copied().unwrap_or(FlowId::NONE),
             n_flows: flows.len() as u32,
@@ -107,6 +156,10 @@ impl Source {
             queued: 0,
             on_end: 0,
             waiting: u32::MAX,
+            sizes: match &process_sizes {
+                Some(ir) => Some(Box::new(FrameSizes::new(ir))),
+                None => None,
+            },
         }
     }
 
@@ -122,7 +175,7 @@ impl Source {
                 self.slot = self.rng.geometric(p);
                 Some(self.start + self.slot * slot_ps)
             }
-            ProcessIr::Poisson { mean_gap_ps } => {
+            ProcessIr::Poisson { mean_gap_ps, .. } => {
                 Some(self.start + libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64)
             }
             ProcessIr::ParetoOnOff { off_mean_ps, .. } => {
@@ -153,7 +206,7 @@ impl Source {
             }
             ProcessIr::Cbr { interval_ps, .. } => {
                 let a = if self.gate_open(now) {
-                    Action::Frame { flow: self.pick_flow() }
+                    Action::Frame { flow: self.pick_flow(), size: 0 }
                 } else {
                     Action::Nothing
                 };
@@ -161,16 +214,21 @@ impl Source {
             }
             ProcessIr::Bernoulli { slot_ps, p } => {
                 let a = if self.gate_open(now) {
-                    Action::Frame { flow: self.pick_flow() }
+                    Action::Frame { flow: self.pick_flow(), size: 0 }
                 } else {
                     Action::Nothing
                 };
                 self.slot += 1 + self.rng.geometric(p);
                 (a, Some(self.start + self.slot * slot_ps))
             }
-            ProcessIr::Poisson { mean_gap_ps } => {
+            ProcessIr::Poisson { mean_gap_ps, .. } => {
                 let a = if self.gate_open(now) {
-                    Action::Frame { flow: self.pick_flow() }
+                    let flow = self.pick_flow();
+                    let size = match &self.sizes {
+                        Some(d) => d.at(self.rng.uniform()),
+                        None => 0,
+                    };
+                    Action::Frame { flow, size }
                 } else {
                     Action::Nothing
                 };
@@ -274,6 +332,47 @@ pub fn pareto_frames(bits: f64, frame_bytes: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sizes of `n` frames drawn by a Poisson source with distribution `d`.
+    fn sizes(d: FrameSizesIr, n: usize) -> Vec<u32> {
+        let process = ProcessIr::Poisson { mean_gap_ps: 1_000, sizes: Some(d) };
+        let mut s = Source::new(vec![FlowId(0)], 0, u64::MAX, None, process, Stream::new(7, 0, 1));
+        (0..n).map(|_| match s.fire(0).0 { Action::Frame { size, .. } => size, a => panic!("a frame, got {a:?}") }).collect()
+    }
+
+    #[test]
+    fn truncated_exponential_sizes_have_the_closed_form_mean_and_stay_in_range() {
+        // E[ceil X] = a + 1/(1 − r) − n·rⁿ/(1 − rⁿ), r = exp(−1/θ), n = b − a (X continuous on [a, b])
+        let (theta, a, b) = (1400.0, 64u32, 9216u32);
+        let x = sizes(FrameSizesIr::Exponential { scale_bytes: theta, min_bytes: a, max_bytes: b }, 400_000);
+        let (r, n) = (f64::exp(-1.0 / theta), (b - a) as f64);
+        let expected = a as f64 + 1.0 / (1.0 - r) - n * r.powf(n) / (1.0 - r.powf(n));
+        let mean = x.iter().map(|&v| v as f64).sum::<f64>() / x.len() as f64;
+        // the standard error of the mean is ≈ θ / √400 000 ≈ 2.2 B
+        assert!((mean - expected).abs() < 10.0, "mean {mean} B, closed form {expected} B");
+        assert!(x.iter().all(|&v| (a..=b).contains(&v)));
+        assert_eq!(*x.iter().min().unwrap(), a + 1, "sizes just above the minimum are the most likely");
+        // the exponential's memorylessness: P(X > a + 2θ | X > a + θ) = e^−1, truncation aside
+        let above = |t: f64| x.iter().filter(|&&v| v as f64 > a as f64 + t).count() as f64;
+        assert!((above(2.0 * theta) / above(theta) - (-1.0f64).exp()).abs() < 0.01);
+    }
+
+    #[test]
+    fn mixed_sizes_come_in_proportion_to_their_weights() {
+        // IMIX: 64, 594 and 1518 B as 7 : 4 : 1
+        let x = sizes(FrameSizesIr::Mix { bytes: vec![64, 594, 1518], weights: vec![7.0, 4.0, 1.0] }, 120_000);
+        for (b, w) in [(64, 7.0), (594, 4.0), (1518, 1.0)] {
+            let share = x.iter().filter(|&&v| v == b).count() as f64 / x.len() as f64;
+            assert!((share - w / 12.0).abs() < 0.005, "{b} B: share {share}");
+        }
+        assert!(x.iter().all(|v| [64, 594, 1518].contains(v)));
+    }
+
+    #[test]
+    fn a_poisson_source_without_sizes_draws_no_size() {
+        let mut s = Source::new(vec![FlowId(0)], 0, u64::MAX, None, ProcessIr::Poisson { mean_gap_ps: 1_000, sizes: None }, Stream::new(7, 0, 1));
+        assert!(matches!(s.fire(0).0, Action::Frame { size: 0, .. }));
+    }
 
     /// Mean ON time of `n` transfers drawn by a ParetoOnOff source, µs.
     fn mean_on_us(shifted: bool, xm_ps: u64, alpha: f64, n: usize) -> (f64, f64) {

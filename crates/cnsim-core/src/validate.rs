@@ -3,7 +3,7 @@
 //! path-naming error instead of a panic.
 
 use crate::error::ScenarioError;
-use crate::ir::{BufferIr, CcIr, Ir, NodeIr, PauseIr, PfcIr, PfcThresholdIr, ProcessIr, SchedulerIr, TcpIr, TransportIr};
+use crate::ir::{BufferIr, CcIr, FrameSizesIr, Ir, NodeIr, PauseIr, PfcIr, PfcThresholdIr, ProcessIr, SchedulerIr, TcpIr, TransportIr};
 
 fn err(path: String, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::field(path, msg)
@@ -198,8 +198,23 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
                     return Err(err(p("process.p"), format!("must be in (0, 1], got {prob}")));
                 }
             }
-            ProcessIr::Poisson { mean_gap_ps } if *mean_gap_ps == 0 => {
-                return Err(err(p("process.mean_gap_ps"), "must be > 0"))
+            ProcessIr::Poisson { mean_gap_ps, sizes } => {
+                if *mean_gap_ps == 0 {
+                    return Err(err(p("process.mean_gap_ps"), "must be > 0"));
+                }
+                if let Some(d) = sizes {
+                    validate_sizes(&p("process.sizes"), d)?;
+                    for &f in &s.flows {
+                        let flow = &ir.flows[f as usize];
+                        if !matches!(flow.transport, TransportIr::Udp) {
+                            return Err(err(p("process.sizes"), "a frame-size distribution needs UDP flows (TCP segments are MSS-sized)"));
+                        }
+                        if flow.frame_bytes < d.max_bytes() {
+                            return Err(err(format!("flows[{f}].frame_bytes"),
+                                format!("must be >= the largest size of sources[{i}].process.sizes ({}), got {}", d.max_bytes(), flow.frame_bytes)));
+                        }
+                    }
+                }
             }
             ProcessIr::PeriodicFlows { period_ps, bytes, .. } => {
                 if *period_ps == 0 || *bytes == 0 {
@@ -332,6 +347,33 @@ fn validate_pfc(path: &str, c: &PfcIr, buffer: &BufferIr, ports: usize, max_fram
 }
 
 /// TCP parameters of one flow (`path` names the flow's transport).
+/// A frame-size distribution: sizes in 64..=9216 bytes, a positive scale, positive weights.
+fn validate_sizes(path: &str, d: &FrameSizesIr) -> Result<(), ScenarioError> {
+    let in_range = |b: u32| (64..=9216).contains(&b);
+    match d {
+        FrameSizesIr::Exponential { scale_bytes, min_bytes, max_bytes } => {
+            if !(in_range(*min_bytes) && in_range(*max_bytes) && min_bytes < max_bytes) {
+                return Err(err(format!("{path}.min_bytes"), format!("need 64 <= min_bytes < max_bytes <= 9216, got {min_bytes}, {max_bytes}")));
+            }
+            if !(scale_bytes.is_finite() && *scale_bytes > 0.0) {
+                return Err(err(format!("{path}.scale_bytes"), format!("must be finite and > 0, got {scale_bytes}")));
+            }
+        }
+        FrameSizesIr::Mix { bytes, weights } => {
+            if bytes.is_empty() || bytes.len() != weights.len() {
+                return Err(err(format!("{path}.bytes"), "one weight per size, at least one size"));
+            }
+            if let Some(b) = bytes.iter().find(|b| !in_range(**b)) {
+                return Err(err(format!("{path}.bytes"), format!("sizes must be in 64..=9216, got {b}")));
+            }
+            if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+                return Err(err(format!("{path}.weights"), format!("weights must be finite and > 0, got {w}")));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn validate_tcp(path: &str, t: &TcpIr, frame_bytes: u32) -> Result<(), ScenarioError> {
     if t.header_bytes >= frame_bytes {
         return Err(err(format!("{path}.header_bytes"), format!("must be < frame_bytes ({frame_bytes}), got {}", t.header_bytes)));

@@ -286,7 +286,7 @@ fn same_seed_same_results_different_seed_different_results() {
     let mk = |seed| {
         let mut ir = fan_in(
             3,
-            ProcessIr::Poisson { mean_gap_ps: 4_000_000 },
+            ProcessIr::Poisson { mean_gap_ps: 4_000_000, sizes: None },
             BufferIr::Egress { egress_bytes: 30_000 },
             PauseIr::None,
             5 * MS,
@@ -309,7 +309,7 @@ fn a_run_in_slices_gives_the_results_of_one_run() {
     let ir = || {
         let mut ir = fan_in(
             4,
-            ProcessIr::Poisson { mean_gap_ps: 2_000_000 },
+            ProcessIr::Poisson { mean_gap_ps: 2_000_000, sizes: None },
             BufferIr::Egress { egress_bytes: 30_000 },
             PauseIr::None,
             3 * MS,

@@ -85,7 +85,17 @@ fn random_ir(r: &mut Stream) -> Ir {
             0 => ProcessIr::Saturated,
             1 => ProcessIr::Cbr { interval_ps: 1 + r.below(5 * US), phase_ps: r.below(US), random_phase: r.bernoulli(0.5) },
             2 => ProcessIr::Bernoulli { slot_ps: 1_200_000, p: 0.01 + 0.99 * r.uniform() },
-            3 => ProcessIr::Poisson { mean_gap_ps: 1 + r.below(3 * US) },
+            3 => {
+                // frame sizes drawn per frame (UDP flows only; no larger than the flows' frames)
+                let udp = fl.iter().all(|&f| matches!(flows[f as usize].transport, TransportIr::Udp));
+                let largest = fl.iter().map(|&f| flows[f as usize].frame_bytes).min().unwrap_or(64);
+                let sizes = match r.below(3) {
+                    0 if udp && largest > 64 => Some(FrameSizesIr::Exponential { scale_bytes: 50.0 + 1000.0 * r.uniform(), min_bytes: 64, max_bytes: largest }),
+                    1 if udp => Some(FrameSizesIr::Mix { bytes: vec![64, largest], weights: vec![0.1 + r.uniform(), 0.1 + r.uniform()] }),
+                    _ => None,
+                };
+                ProcessIr::Poisson { mean_gap_ps: 1 + r.below(3 * US), sizes }
+            }
             _ => {
                 // closed loop, NIC buffer (bounded or open loop), or release by a rate limiter
                 let (nic_buffer_frames, rl_release) = match r.below(4) {

@@ -20,6 +20,9 @@ use std::collections::VecDeque;
 pub struct Chunk {
     pub transfer: u32,
     pub frames: u64,
+    /// Bytes of each of its frames, or 0: the flow's `frame_bytes` (a size drawn per frame from a
+    /// distribution is at most 9 216 B, spec MAX_FRAME; the record stays 16 bytes).
+    pub size: u16,
     /// No frame of it has been taken yet (its transfer's first transmission is still to come).
     pub fresh: bool,
 }
@@ -70,6 +73,13 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// Bytes of the frames waiting in its FIFO (lone frames and chunks of the flow's size, chunks
+    /// of a drawn size).
+    pub fn queued_bytes(&self) -> u64 {
+        let sized: u64 = self.fifo.iter().map(|c| c.frames * if c.size == 0 { self.frame_bytes } else { c.size as u32 } as u64).sum();
+        sized + self.lone_tail * self.frame_bytes as u64
+    }
+
     pub fn new(src: NodeId, dst: NodeId, frame_bytes: u32, local: u32) -> Self {
         Flow {
             src,
@@ -168,9 +178,9 @@ impl Network {
         }
         match act {
             Action::Nothing => {}
-            Action::Frame { flow } => {
+            Action::Frame { flow, size } => {
                 let fid = self.sources[si].flow(flow);
-                self.enqueue_at_host(fid, 1, NONE_U32);
+                self.enqueue_at_host(fid, 1, NONE_U32, size);
             }
             Action::Transfer { .. } | Action::Sized { .. } => {
                 let (flow, frames) = match act {
@@ -201,7 +211,7 @@ impl Network {
                 if self.release_checks && self.flows[fid.idx()].tcp.is_none() {
                     self.sources[si].queued += frames;
                 }
-                self.enqueue_at_host(fid, frames, tid);
+                self.enqueue_at_host(fid, frames, tid, 0);
                 if self.release_checks {
                     self.source_release_check(si, fid);
                 }
@@ -256,9 +266,10 @@ impl Network {
         }
     }
 
-    /// Add `frames` frames (of `transfer`, or none) to flow `fid`'s FIFO and kick its host.
+    /// Add `frames` frames (of `transfer`, or none) of `size` bytes each (0: the flow's
+    /// `frame_bytes`) to flow `fid`'s FIFO and kick its host.
     #[inline(always)]
-    pub(crate) fn enqueue_at_host(&mut self, fid: FlowId, frames: u64, transfer: u32) {
+    pub(crate) fn enqueue_at_host(&mut self, fid: FlowId, frames: u64, transfer: u32, size: u32) {
         if self.flows[fid.idx()].tcp.is_some() {
             // the application's data: frames × MSS bytes; segments are counted as they are sent
             return self.tcp_write(fid, frames, transfer);
@@ -273,24 +284,24 @@ impl Network {
         let had = f.has_frame();
         if frames == 1 && transfer == NONE_U32 && !had {
             let h = self.host_of[f.src.idx()] as usize;
-            if self.host_send_lone(h, fid) {
+            if self.host_send_lone(h, fid, size) {
                 return;
             }
         }
         let f = &mut self.flows[fid.idx()];
-        if transfer == NONE_U32 {
+        if transfer == NONE_U32 && size == 0 {
             f.lone_tail += frames;
         } else {
             if f.lone_tail > 0 {
                 let lone = std::mem::take(&mut f.lone_tail);
-                f.fifo.push_back(Chunk { transfer: NONE_U32, frames: lone, fresh: true });
+                f.fifo.push_back(Chunk { transfer: NONE_U32, frames: lone, size: 0, fresh: true });
             }
-            f.fifo.push_back(Chunk { transfer, frames, fresh: true });
+            f.fifo.push_back(Chunk { transfer, frames, size: size as u16, fresh: true });
         }
         f.backlog += frames;
         f.generated_frames += frames;
         self.c.data_generated.0 += frames;
-        self.c.data_generated.1 += frames * f.frame_bytes as u64;
+        self.c.data_generated.1 += frames * if size == 0 { f.frame_bytes } else { size } as u64;
         let h = self.host_of[f.src.idx()] as usize;
         if had && self.host_try_send_idle(h, fid) {
             return; // more frames for a flow that already waits: host_try_send would change nothing
@@ -304,10 +315,14 @@ impl Network {
     pub(crate) fn take_frame(&mut self, h: usize, fid: FlowId) -> (u32, u32, bool) {
         let f = &mut self.flows[fid.idx()];
         let mut transfer = NONE_U32;
+        let mut size = f.frame_bytes;
         let (mut first, mut last) = (false, false);
         if f.backlog > 0 {
             if let Some(c) = f.fifo.front_mut() {
                 transfer = c.transfer;
+                if c.size != 0 {
+                    size = c.size as u32;
+                }
                 first = std::mem::take(&mut c.fresh);
                 c.frames -= 1;
                 if c.frames == 0 {
@@ -324,7 +339,6 @@ impl Network {
             self.c.data_generated.0 += 1;
             self.c.data_generated.1 += f.frame_bytes as u64;
         }
-        let size = f.frame_bytes;
         if !f.has_frame() {
             self.adjust_backlogged(h, fid, true, false);
         }

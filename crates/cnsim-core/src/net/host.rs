@@ -278,9 +278,10 @@ impl Network {
     /// when `host_try_send` would pick it at once — the NIC idle and not paused (no PFC), no
     /// control frame and no other flow waiting, the flow's window and rate limiter open — it is
     /// sent here without passing through the flow's FIFO, the host's active set and the round
-    /// robin (same counters, same `rr_next`, same frame). Returns whether it was sent.
+    /// robin (same counters, same `rr_next`, same frame). `size`: its bytes, 0 = the flow's.
+    /// Returns whether it was sent.
     #[inline]
-    pub(crate) fn host_send_lone(&mut self, h: usize, fid: FlowId) -> bool {
+    pub(crate) fn host_send_lone(&mut self, h: usize, fid: FlowId, size: u32) -> bool {
         let now = self.now;
         let host = &self.hosts[h];
         let p = &self.ports[host.port.idx()];
@@ -295,7 +296,8 @@ impl Network {
         {
             return false;
         }
-        let (pid, n, size, local) = (host.port, host.flows.len(), f.frame_bytes, f.local as usize);
+        let size = if size == 0 { f.frame_bytes } else { size };
+        let (pid, n, local) = (host.port, host.flows.len(), f.local as usize);
         self.flows[fid.idx()].generated_frames += 1;
         self.c.data_generated.0 += 1;
         self.c.data_generated.1 += size as u64;
