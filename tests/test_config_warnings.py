@@ -1,6 +1,7 @@
 """A configuration that silently disables a mechanism gets a ConfigWarning naming the field (compile.py):
 queue thresholds of the congestion-management schemes that the egress queue can never exceed, a hotspot that
-starts at or after the end of the run, PFC headroom below the formula on several switches (one warning)."""
+starts at or after the end of the run, PFC headroom below the formula on several switches (one warning), a
+[defaults] value that no element takes."""
 
 from __future__ import annotations
 
@@ -142,3 +143,31 @@ def test_a_correct_configuration_gives_no_warning(scheme, params):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConfigWarning)
         compile_ir(sc)
+
+
+CNSIM_1HOP = ROOT / "scenarios/seed-003/cnsim-1hop-none-hs0.5-pause.toml"  # the preset sets buffer and latency
+MULTISTAGE = ROOT / "scenarios/seed-004/og-multistage-bcn.toml"  # the preset sets buffers and link delays
+
+
+@pytest.mark.parametrize("path,field,element,preset", [
+    (CNSIM_1HOP, "buffer.size", "switch", "cnsim_1hop"),
+    (CNSIM_1HOP, "switch_latency", "switch", "cnsim_1hop"),
+    (MULTISTAGE, "buffer.size", "switch", "og_multistage"),
+    (MULTISTAGE, "link_delay", "link", "og_multistage"),
+], ids=["1hop-buffer", "1hop-latency", "multistage-buffer", "multistage-delay"])
+def test_a_default_that_no_element_takes_warns(path, field, element, preset):
+    """`--set defaults.buffer.size=...` on a preset that sizes every buffer itself would change nothing:
+    the warning names the default and where the elements' own values come from."""
+    value = "2us" if field in ("switch_latency", "link_delay") else "100KB"
+    (msg,) = config_warnings(load_scenario(path, {f"defaults.{field}": value}))
+    assert msg == (f"defaults.{field}: not used: every {element} has its own, set by the preset {preset!r} "
+                   f"(its parameters: `cnsim describe {preset}`) or the scenario")
+
+
+def test_a_default_some_element_takes_does_not_warn():
+    """fan-in-4 leaves its switch's buffer and its links to [defaults]; one switch or link of a scenario
+    with its own value does not make the default unused while others take it."""
+    assert config_warnings(scenario(**{"defaults.buffer.size": "100KB", "defaults.link_delay": "2us",
+                                       "defaults.switch_latency": "2us"})) == []
+    assert config_warnings(scenario(**{"defaults.link_delay": "2us",
+                                       "topology.links": [{"a": "h1", "b": "sw1", "delay": "1us"}]})) == []

@@ -167,6 +167,28 @@ class Compiler:
             return
         self.resolve_links(base.links)
         self.check_topology()
+        hs = [h for name, (h, _) in hosts.items()]
+        sw = [s for name, (s, _) in switches.items() if name not in hosts]
+        self.check_unused_defaults({
+            "response_delay": ("host", any(h.response_delay is None for h in hs)),
+            "switch_latency": ("switch", any(s.latency is None for s in sw)),
+            "buffer.size": ("switch", any(s.buffer is None or s.buffer.size is None for s in sw)),
+            "buffer.policy": ("switch", any(s.buffer is None or s.buffer.policy is None for s in sw)),
+            "ecn_threshold": ("switch", any(s.ecn_threshold is None for s in sw)),
+        })
+
+    def check_unused_defaults(self, used: dict[str, tuple[str, bool]]) -> None:
+        """A ``[defaults]`` value the user set that no element takes (a preset or every element sets its
+        own) changes nothing: a warning naming the field, not a silent no-op."""
+        d = self.sc.defaults
+        given = set(d.model_fields_set) | {f"buffer.{k}" for k in d.buffer.model_fields_set
+                                            if "buffer" in d.model_fields_set}
+        preset = self.sc.topology.preset
+        for field, (element, is_used) in used.items():
+            if field in given and not is_used:
+                by = f"preset {preset!r} (its parameters: `cnsim describe {preset}`) or the scenario" if preset \
+                    else "scenario"
+                self.warn(f"defaults.{field}", f"not used: every {element} has its own, set by the {by}")
 
     def resolve_links(self, preset_links: list[LinkSpec]) -> None:
         d, names = self.sc.defaults, self.net.index()
@@ -191,6 +213,9 @@ class Compiler:
             if lk.key() in table:
                 lk = _merge(table[lk.key()][0], lk)
             table[lk.key()] = (lk, path)
+        specs = [lk for lk, _ in table.values()]
+        self.check_unused_defaults({"link_rate": ("link", any(lk.rate is None for lk in specs)),
+                                    "link_delay": ("link", any(lk.delay is None for lk in specs))})
         for lk, path in table.values():
             self.net.links.append(Link(
                 lk.a, lk.b,
