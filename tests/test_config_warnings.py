@@ -171,3 +171,11 @@ def test_a_default_some_element_takes_does_not_warn():
                                        "defaults.switch_latency": "2us"})) == []
     assert config_warnings(scenario(**{"defaults.link_delay": "2us",
                                        "topology.links": [{"a": "h1", "b": "sw1", "delay": "1us"}]})) == []
+
+
+def test_a_frame_size_default_no_generator_takes_warns_and_does_not_size_the_buffer_check():
+    """Every generator of fan-in-4 given its own 1500-B frames: a 9000-B defaults.frame_size is sent by
+    nobody, so it warns and does not make the 5-KB buffer 'smaller than one frame'."""
+    sc = scenario(**{"defaults.frame_size": "9000B", "traffic.0.frame_size": "1500B", "defaults.buffer.size": "5KB"})
+    assert config_warnings(sc) == ["defaults.frame_size: not used: every generator has its own, set by the "
+                                   "scenario (frame_size or size_mix of each [[traffic]])"]

@@ -177,17 +177,19 @@ class Compiler:
             "ecn_threshold": ("switch", any(s.ecn_threshold is None for s in sw)),
         })
 
-    def check_unused_defaults(self, used: dict[str, tuple[str, bool]]) -> None:
+    def check_unused_defaults(self, used: dict[str, tuple[str, bool]], by: str | None = None) -> None:
         """A ``[defaults]`` value the user set that no element takes (a preset or every element sets its
-        own) changes nothing: a warning naming the field, not a silent no-op."""
+        own) changes nothing: a warning naming the field, not a silent no-op. ``by``: who sets the
+        elements' own values (default: the preset, if any, or the scenario)."""
         d = self.sc.defaults
         given = set(d.model_fields_set) | {f"buffer.{k}" for k in d.buffer.model_fields_set
                                             if "buffer" in d.model_fields_set}
         preset = self.sc.topology.preset
+        if by is None:
+            by = f"preset {preset!r} (its parameters: `cnsim describe {preset}`) or the scenario" if preset \
+                else "scenario"
         for field, (element, is_used) in used.items():
             if field in given and not is_used:
-                by = f"preset {preset!r} (its parameters: `cnsim describe {preset}`) or the scenario" if preset \
-                    else "scenario"
                 self.warn(f"defaults.{field}", f"not used: every {element} has its own, set by the {by}")
 
     def resolve_links(self, preset_links: list[LinkSpec]) -> None:
@@ -252,8 +254,9 @@ class Compiler:
             self.error("run.warmup", f"must be < run.duration ({fq(run.duration, 'time')})", fq(run.warmup, "time"))
 
     def max_frame(self) -> int:
+        """The largest data frame of the scenario: of its generators (defaults.frame_size when none)."""
         d = self.sc.defaults
-        return max([d.frame_size] + [_largest_frame(g, d) for g in self.sc.traffic])
+        return max((_largest_frame(g, d) for g in self.sc.traffic), default=d.frame_size)
 
     def check_buffers(self) -> None:
         frame = self.max_frame()
@@ -422,6 +425,9 @@ class Compiler:
         flow_ids: dict[tuple[str, str, int, str, int], int] = {}
         sources: list[dict] = []
         names: set[str] = set()
+        takes_default = [g.frame_size is None and getattr(g, "frame_sizes", "fixed") != "mix" for g in self.sc.traffic]
+        self.check_unused_defaults({"frame_size": ("generator", any(takes_default) or not takes_default)},
+                                   by="scenario (frame_size or size_mix of each [[traffic]])")
         for i, g in enumerate(self.sc.traffic):
             path = f"traffic.{i}"
             name = g.name or f"{g.kind}:{_sel(g.src)}->{_sel(g.dst)}"
