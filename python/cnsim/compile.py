@@ -556,7 +556,8 @@ class Compiler:
                 self.error(where, f"more than one frame per slot (p = {p:.4g} > 1); lower the load or the slot")
             return {"kind": "bernoulli", "slot_ps": slot, "p": min(p, 1.0)}
         if isinstance(g, Incast):
-            return {"kind": "periodic_flows", "period_ps": g.period, "phase_ps": g.phase, "bytes": g.size}
+            ir = {"kind": "periodic_flows", "period_ps": g.period, "phase_ps": g.phase, "bytes": g.size}
+            return {**ir, "partial_last": True} if g.last_frame == "partial" else ir
         if isinstance(g, Workload):
             from cnsim import workloads
 
@@ -569,9 +570,12 @@ class Compiler:
             except ValueError as exc:
                 self.error(f"{path}.cdf", f"{path_}: {exc}", g.cdf)
                 return {"kind": "saturated"}
-            mean = workloads.mean_wire_bytes(cdf, frame)
+            partial = g.last_frame == "partial"
+            header = self.sc.tcp.header if g.transport != "udp" else None
+            mean = workloads.mean_wire_bytes(cdf, frame, partial=partial, header=header)
             gap = 8 * mean * PS_PER_S / (g.load * line_bps)
-            return {"kind": "flow_arrivals", "mean_gap_ps": max(1, round(gap)), "cdf": [list(p_) for p_ in cdf]}
+            ir = {"kind": "flow_arrivals", "mean_gap_ps": max(1, round(gap)), "cdf": [list(p_) for p_ in cdf]}
+            return {**ir, "partial_last": True} if partial else ir
         assert isinstance(g, ParetoOnOff)
         xm, alpha = g.pareto()
         ir = {"kind": "pareto_on_off", "xm_ps": xm, "alpha": alpha, "off_mean_ps": g.off_mean(),

@@ -271,15 +271,22 @@ def capped_pareto_mean(xm: float, alpha: float, cap: float) -> float:
     return xm + xm * ((cap / xm) ** (1 - alpha) - 1) / (1 - alpha)  # = x_m^α (c^(1-α) - x_m^(1-α)) / (1-α)
 
 
+LAST_FRAME_DOC = ("whole: a flow of S bytes is ceil(S / frame) frames of frame_size (its size rounded up to whole "
+                  "frames); partial: S bytes, the last frame carrying the remainder (at least 64 B; a TCP segment is "
+                  "its header and payload), as ns-3 or htsim send a flow")
+
+
 class Workload(_Generator):
     """Open-loop flows of a published flow-size distribution (issue 13): Poisson arrivals per source at the
     rate giving ``load`` of its link (λ = load × link rate / (8 × mean size in whole frames)), each flow to a
-    destination drawn uniformly from ``dst``, its size from the CDF, sent as ceil(size / frame) frames."""
+    destination drawn uniformly from ``dst``, its size from the CDF, sent as ceil(size / frame) frames (the last
+    one full or carrying the remainder: last_frame)."""
 
     kind: Literal["workload"]
     cdf: str = Field(description="'websearch' or 'fb_hadoop' (bundled, see cnsim/workloads/README.md) or the path "
                      "of a file of 'flow_size_bytes cumulative_percent' lines (relative to the working directory)")
     load: float = Field(gt=0, le=1, description="offered load, fraction of each source's link rate")
+    last_frame: Literal["whole", "partial"] = Field("whole", description=LAST_FRAME_DOC)
 
     @model_validator(mode="after")
     def _cdf(self):
@@ -294,18 +301,20 @@ class Workload(_Generator):
 class Incast(_Generator):
     """Incast rounds (issue 13): every ``period`` (from ``start`` + ``phase``) each source starts one flow of
     ``size`` bytes to ``dst`` (one receiver, or one chosen uniformly per round and sender) — N senders at
-    once, the partition-aggregate pattern; sent as ceil(size / frame) frames."""
+    once, the partition-aggregate pattern; sent as ceil(size / frame) frames (last_frame as for workloads)."""
 
     kind: Literal["incast"]
     size: Size = Field(description="bytes per sender and round")
     period: Duration = Field(description="time between rounds")
     phase: Time = Field(0, description="first round at start + phase")
+    last_frame: Literal["whole", "partial"] = Field("whole", description=LAST_FRAME_DOC)
 
 
 Traffic = Annotated[Union[Saturated, Cbr, Bernoulli, Poisson, ParetoOnOff, Workload, Incast],
                     Field(discriminator="kind")]
 TRAFFIC_KINDS: dict[str, type[_Generator]] = {
     "saturated": Saturated, "cbr": Cbr, "bernoulli": Bernoulli, "poisson": Poisson, "pareto_onoff": ParetoOnOff,
+    "workload": Workload, "incast": Incast,
 }
 
 

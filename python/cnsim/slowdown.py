@@ -6,7 +6,9 @@ delays d_i, through switches with latencies L_j (store-and-forward, what the eng
 
     ideal = Σ_i (8 S / r_i + d_i) + Σ_j L_j + (F − 1) · 8 S / min_i r_i
 
-(the first frame crosses every hop; the others follow at the bottleneck rate). A lone flow's FCT
+(the first frame crosses every hop; the others follow at the bottleneck rate). A flow of B bytes whose
+last frame carries the remainder (``last_frame = "partial"``) has its first frame S₁ = min(S, B) and
+8 (B − S₁) / min_i r_i after it (wire overhead per frame counted in both). A lone flow's FCT
 equals it, so its slowdown is 1. For TCP the last byte counts when it is acknowledged, so the ACK's
 way back (one 64-B frame over the reverse path) is added. Slowdown = FCT / ideal ≥ 1.
 
@@ -59,19 +61,23 @@ class Ideal:
             ack = 64 * per_byte + fixed
         return (per_byte, fixed, bottleneck, ack)
 
-    def columns(self, flow: Any, frames: Any, completed: Any, bad: Any, start_s: Any, end_s: Any) -> dict[str, Any]:
-        """``fct_s``, ``ideal_s`` and ``slowdown`` of FCT rows given as arrays (completed, good
-        transfers only get an FCT and a slowdown)."""
+    def columns(self, flow: Any, frames: Any, size: Any, completed: Any, bad: Any, start_s: Any,
+                end_s: Any) -> dict[str, Any]:
+        """``fct_s``, ``ideal_s`` and ``slowdown`` of FCT rows given as arrays (``size``: the ``bytes``
+        column; completed, good transfers only get an FCT and a slowdown)."""
         import numpy as np
 
         ids = np.asarray(flow, dtype=np.int64)
         for i in np.unique(ids):
             if int(i) not in self.parts:
                 self.parts[int(i)] = self._part(int(i))
-        frame = np.array([self.ir["flows"][i]["frame_bytes"] + self.wire for i in ids.tolist()], dtype=float)
+        frame = np.array([self.ir["flows"][i]["frame_bytes"] for i in ids.tolist()], dtype=float)
         p = np.array([self.parts[i] for i in ids.tolist()], dtype=float).reshape(len(ids), 4)
-        n = np.asarray(frames, dtype=float)
-        ideal = frame * p[:, 0] + p[:, 1] + (n - 1) * frame * p[:, 2] + p[:, 3]
+        n, b = np.asarray(frames, dtype=float), np.asarray(size, dtype=float)
+        first = np.where(n > 1, frame, b)  # whole frames: b = n · frame, so the first is a full frame
+        # integers below 2^53 throughout: with whole frames this is exactly (n − 1)(frame + wire)
+        rest = (b - first) + (n - 1) * self.wire
+        ideal = (first + self.wire) * p[:, 0] + p[:, 1] + rest * p[:, 2] + p[:, 3]
         done = (np.asarray(completed) == 1) & (np.asarray(bad) == 0)
         fct_s = np.where(done, np.asarray(end_s) - np.asarray(start_s), np.nan)
         return {"fct_s": fct_s, "ideal_s": ideal, "slowdown": fct_s / ideal}
@@ -82,8 +88,9 @@ def add_slowdown(fct: Any, ir: Mapping[str, Any]) -> Any:
     only get a value)."""
     if fct is None or fct.empty:
         return fct
-    cols = Ideal(ir).columns(fct["flow"].to_numpy(), fct["frames"].to_numpy(), fct["completed"].to_numpy(),
-                             fct["bad"].to_numpy(), fct["start_s"].to_numpy(), fct["end_s"].to_numpy())
+    cols = Ideal(ir).columns(fct["flow"].to_numpy(), fct["frames"].to_numpy(), fct["bytes"].to_numpy(),
+                             fct["completed"].to_numpy(), fct["bad"].to_numpy(), fct["start_s"].to_numpy(),
+                             fct["end_s"].to_numpy())
     out = fct.copy()
     for name, values in cols.items():
         out[name] = values

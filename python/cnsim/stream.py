@@ -205,7 +205,7 @@ class SeriesWriter:
             self.empty.setdefault(name, cols)
             return
         if name == "fct" and self.ideal is not None:
-            extra = self.ideal.columns(*(column(cols[c]) for c in ("flow", "frames", "completed", "bad", "start_s", "end_s")))
+            extra = self.ideal.columns(*(column(cols[c]) for c in ("flow", "frames", "bytes", "completed", "bad", "start_s", "end_s")))
             for c, values in extra.items():
                 table = table.append_column(c, _numbers(values))
         writer = self.writers.get(name)

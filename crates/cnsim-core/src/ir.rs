@@ -325,11 +325,24 @@ pub enum ProcessIr {
     /// Open-loop flow arrivals (data-center workloads, issue 13): flows start as a Poisson process
     /// of mean gap `mean_gap_ps`, each to a flow (destination) chosen uniformly, of a size drawn from
     /// the piecewise-linear CDF `cdf` = [(bytes, cumulative probability)], rising from 0 to 1;
-    /// each flow is ceil(size / frame) whole frames.
-    FlowArrivals { mean_gap_ps: u64, cdf: Vec<(f64, f64)> },
+    /// each flow is ceil(size / frame) whole frames, or with `partial_last` its size in bytes with
+    /// the remainder in its last frame.
+    FlowArrivals {
+        mean_gap_ps: u64,
+        cdf: Vec<(f64, f64)>,
+        #[serde(default)]
+        partial_last: bool,
+    },
     /// Incast rounds (issue 13): every `period_ps` from start + `phase_ps`, one flow of `bytes` bytes
     /// to a flow (destination) chosen uniformly — synchronised across the senders of one incast.
-    PeriodicFlows { period_ps: u64, phase_ps: u64, bytes: u64 },
+    PeriodicFlows {
+        period_ps: u64,
+        phase_ps: u64,
+        bytes: u64,
+        /// As for `FlowArrivals`: the last frame carries the remainder (absent/false: whole frames).
+        #[serde(default)]
+        partial_last: bool,
+    },
 }
 
 /// Distribution of the sizes of a generator's frames, bytes, drawn per frame from the source's

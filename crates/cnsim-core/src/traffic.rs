@@ -91,8 +91,9 @@ pub enum Action {
     Frame { flow: usize, size: u32 },
     /// Start a closed-loop transfer of `on_bits` bits of ON time on flow index `flow`.
     Transfer { flow: usize, on_bits: f64 },
-    /// Start an open-loop flow of `bytes` bytes on flow index `flow` (whole frames, rounded up).
-    Sized { flow: usize, bytes: f64 },
+    /// Start an open-loop flow of `bytes` bytes on flow index `flow`: whole frames, rounded up, or
+    /// (`partial`) ceil(bytes) bytes, the last frame carrying the remainder ([`flow_bytes`]).
+    Sized { flow: usize, bytes: f64, partial: bool },
     /// Saturated source turns on/off.
     Saturate(bool),
     Nothing,
@@ -235,18 +236,18 @@ impl Source {
                 let gap = libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64;
                 (a, Some(now + gap.max(1)))
             }
-            ProcessIr::PeriodicFlows { period_ps, bytes, .. } => {
+            ProcessIr::PeriodicFlows { period_ps, bytes, partial_last, .. } => {
                 let a = if self.gate_open(now) {
-                    Action::Sized { flow: self.pick_flow(), bytes: bytes as f64 }
+                    Action::Sized { flow: self.pick_flow(), bytes: bytes as f64, partial: partial_last }
                 } else {
                     Action::Nothing
                 };
                 (a, Some(now + period_ps))
             }
-            ProcessIr::FlowArrivals { mean_gap_ps, ref cdf } => {
+            ProcessIr::FlowArrivals { mean_gap_ps, ref cdf, partial_last } => {
                 let u = self.rng.uniform();
                 let bytes = cdf_quantile(cdf, u);
-                let a = if self.gate_open(now) { Action::Sized { flow: self.pick_flow(), bytes } } else { Action::Nothing };
+                let a = if self.gate_open(now) { Action::Sized { flow: self.pick_flow(), bytes, partial: partial_last } } else { Action::Nothing };
                 let gap = libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64;
                 (a, Some(now + gap.max(1)))
             }
@@ -323,6 +324,16 @@ pub fn sized_frames(bytes: f64, frame_bytes: u32) -> u64 {
     if n < 1.0 { 1 } else { n as u64 }
 }
 
+/// An open-loop flow of `bytes` bytes sent in frames of `frame_bytes` with the remainder in the last
+/// one: (frames, bytes of the last frame). The size is ceil(bytes), at least 1 byte, and a frame
+/// carries at least 64 bytes (Ethernet's minimum: a short last frame is padded).
+pub fn flow_bytes(bytes: f64, frame_bytes: u32) -> (u64, u32) {
+    let total = libm::ceil(bytes).max(1.0) as u64;
+    let frames = total.div_ceil(frame_bytes as u64);
+    let last = total - (frames - 1) * frame_bytes as u64;
+    (frames, (last as u32).max(64).min(frame_bytes))
+}
+
 /// Frames of a Pareto transfer: max(1, round(ON bits / frame bits)) — spec §12 D2.
 pub fn pareto_frames(bits: f64, frame_bytes: u32) -> u64 {
     let n = libm::round(bits / (8.0 * frame_bytes as f64));
@@ -366,6 +377,17 @@ mod tests {
             assert!((share - w / 12.0).abs() < 0.005, "{b} B: share {share}");
         }
         assert!(x.iter().all(|v| [64, 594, 1518].contains(v)));
+    }
+
+    #[test]
+    fn a_flow_in_bytes_puts_the_remainder_in_its_last_frame() {
+        assert_eq!(flow_bytes(3000.0, 1500), (2, 1500)); // exact multiple: no short frame
+        assert_eq!(flow_bytes(3000.2, 1500), (3, 64)); // 3 001 B: 1 B left, padded to 64
+        assert_eq!(flow_bytes(4000.0, 1500), (3, 1000));
+        assert_eq!(flow_bytes(10.0, 1500), (1, 64));
+        assert_eq!(flow_bytes(0.0, 1500), (1, 64)); // at least one byte, one frame
+        assert_eq!(flow_bytes(1400.0, 1500), (1, 1400));
+        assert_eq!(sized_frames(4000.0, 1500), 3); // the whole-frame reading of the same flow
     }
 
     #[test]

@@ -221,7 +221,7 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
                     return Err(err(p("process"), "period_ps and bytes must be > 0"));
                 }
             }
-            ProcessIr::FlowArrivals { mean_gap_ps, cdf } => {
+            ProcessIr::FlowArrivals { mean_gap_ps, cdf, .. } => {
                 if *mean_gap_ps == 0 {
                     return Err(err(p("process.mean_gap_ps"), "must be > 0"));
                 }

@@ -81,7 +81,7 @@ fn random_ir(r: &mut Stream) -> Ir {
         if fl.is_empty() {
             continue;
         }
-        let process = match r.below(5) {
+        let process = match r.below(6) {
             0 => ProcessIr::Saturated,
             1 => ProcessIr::Cbr { interval_ps: 1 + r.below(5 * US), phase_ps: r.below(US), random_phase: r.bernoulli(0.5) },
             2 => ProcessIr::Bernoulli { slot_ps: 1_200_000, p: 0.01 + 0.99 * r.uniform() },
@@ -95,6 +95,15 @@ fn random_ir(r: &mut Stream) -> Ir {
                     _ => None,
                 };
                 ProcessIr::Poisson { mean_gap_ps: 1 + r.below(3 * US), sizes }
+            }
+            5 => {
+                // open-loop flows of 1 B to 20 kB, whole frames or the remainder in the last frame
+                let cdf = vec![(1.0, 0.0), (100.0, 0.3), (3_000.0, 0.7), (20_000.0, 1.0)];
+                if r.bernoulli(0.5) {
+                    ProcessIr::FlowArrivals { mean_gap_ps: 1 + r.below(20 * US), cdf, partial_last: r.bernoulli(0.7) }
+                } else {
+                    ProcessIr::PeriodicFlows { period_ps: 1 + r.below(100 * US), phase_ps: r.below(US), bytes: 1 + r.below(10_000), partial_last: r.bernoulli(0.7) }
+                }
             }
             _ => {
                 // closed loop, NIC buffer (bounded or open loop), or release by a rate limiter

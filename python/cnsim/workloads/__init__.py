@@ -64,13 +64,24 @@ def mean_bytes(cdf: tuple[tuple[float, float], ...]) -> float:
 
 
 @lru_cache(maxsize=64)
-def mean_wire_bytes(cdf: tuple[tuple[float, float], ...], frame: int, steps: int = 200_000) -> float:
-    """Mean size after rounding each flow up to whole frames (what the engine sends), bytes: the
-    quantile function averaged over ``steps`` equal probability slices (midpoint rule)."""
+def mean_wire_bytes(cdf: tuple[tuple[float, float], ...], frame: int, steps: int = 200_000, partial: bool = False,
+                    header: int | None = None) -> float:
+    """Mean frame bytes of a flow as the engine sends it, bytes: the quantile function averaged over
+    ``steps`` equal probability slices (midpoint rule). Whole frames: ceil(size / frame) frames of
+    ``frame``. ``partial``: ceil(size) bytes, the last frame the remainder padded to 64 B
+    (``traffic::flow_bytes``); over TCP (``header`` bytes per segment) the payload in segments of
+    frame − header, each with its header and no padding."""
     import numpy as np
 
     u = (np.arange(steps) + 0.5) / steps
     q = np.array([p for _, p in cdf])
     x = np.array([b for b, _ in cdf])
     sizes = np.interp(u, q, x)
-    return float(np.maximum(1, np.ceil(sizes / frame)).mean() * frame)
+    if not partial:
+        return float(np.maximum(1, np.ceil(sizes / frame)).mean() * frame)
+    total = np.maximum(1, np.ceil(sizes))
+    if header is not None:  # TCP: payload + one header per segment
+        return float((total + np.ceil(total / (frame - header)) * header).mean())
+    frames = np.ceil(total / frame)
+    last = total - (frames - 1) * frame
+    return float(((frames - 1) * frame + np.maximum(last, 64)).mean())

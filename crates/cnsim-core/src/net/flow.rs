@@ -12,7 +12,7 @@ use super::{rate_gap_ps, Network, NONE_U32};
 use crate::event::Event;
 use crate::ids::{FlowId, NodeId};
 use crate::time::SimTime;
-use crate::traffic::{pareto_frames, sized_frames, Action};
+use crate::traffic::{flow_bytes, pareto_frames, sized_frames, Action};
 use std::collections::VecDeque;
 
 /// A pending chunk of frames of a flow's FIFO belonging to one transfer (u32::MAX = none).
@@ -73,11 +73,15 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// Bytes of the frames waiting in its FIFO (lone frames and chunks of the flow's size, chunks
-    /// of a drawn size).
-    pub fn queued_bytes(&self) -> u64 {
-        let sized: u64 = self.fifo.iter().map(|c| c.frames * if c.size == 0 { self.frame_bytes } else { c.size as u32 } as u64).sum();
-        sized + self.lone_tail * self.frame_bytes as u64
+    /// Bytes of the frames waiting in its FIFO: lone frames and chunks of the flow's size, chunks of
+    /// a drawn size, and a transfer's short last frame (a chunk of a transfer always holds its last).
+    pub fn queued_bytes(&self, transfers: &super::transfers::Transfers) -> u64 {
+        let chunk = |c: &Chunk| {
+            let bytes = c.frames * if c.size == 0 { self.frame_bytes } else { c.size as u32 } as u64;
+            let short = if c.transfer == NONE_U32 { 0 } else { transfers[c.transfer].last_bytes };
+            bytes - if short != 0 { (self.frame_bytes - short) as u64 } else { 0 }
+        };
+        self.fifo.iter().map(chunk).sum::<u64>() + self.lone_tail * self.frame_bytes as u64
     }
 
     pub fn new(src: NodeId, dst: NodeId, frame_bytes: u32, local: u32) -> Self {
@@ -158,6 +162,9 @@ pub struct Transfer {
     /// Its number in the run, in creation order (set by [`super::transfers::Transfers::push`]; the
     /// `fct` table's `transfer`), where its id is a slot reused once it has settled.
     pub serial: u32,
+    /// Bytes of its last frame when that one is shorter than the flow's frames (a flow sent with
+    /// its remainder in the last frame: `last_frame = "partial"`), else 0.
+    pub last_bytes: u32,
 }
 
 impl Transfer {
@@ -183,14 +190,27 @@ impl Network {
                 self.enqueue_at_host(fid, 1, NONE_U32, size);
             }
             Action::Transfer { .. } | Action::Sized { .. } => {
-                let (flow, frames) = match act {
+                let (flow, frames, last_bytes) = match act {
                     Action::Transfer { flow, on_bits } => {
                         let fid = self.sources[si].flow(flow);
-                        (flow, pareto_frames(on_bits, self.flows[fid.idx()].frame_bytes))
+                        (flow, pareto_frames(on_bits, self.flows[fid.idx()].frame_bytes), 0)
                     }
-                    Action::Sized { flow, bytes } => {
+                    Action::Sized { flow, bytes, partial } => {
                         let fid = self.sources[si].flow(flow);
-                        (flow, sized_frames(bytes, self.flows[fid.idx()].frame_bytes))
+                        let f = &self.flows[fid.idx()];
+                        if !partial {
+                            (flow, sized_frames(bytes, f.frame_bytes), 0)
+                        } else if let Some(tcp) = &f.tcp {
+                            // the payload in MSS segments, the last one shorter (a segment is its
+                            // header and payload: no padding)
+                            let (payload, mss) = (libm::ceil(bytes).max(1.0) as u64, tcp.mss());
+                            let frames = payload.div_ceil(mss);
+                            let last = payload - (frames - 1) * mss;
+                            (flow, frames, if last < mss { (last + f.frame_bytes as u64 - mss) as u32 } else { 0 })
+                        } else {
+                            let (frames, last) = flow_bytes(bytes, f.frame_bytes);
+                            (flow, frames, if last < f.frame_bytes { last } else { 0 })
+                        }
                     }
                     _ => unreachable!(),
                 };
@@ -205,6 +225,7 @@ impl Network {
                     source: si as u32,
                     first_tx: u64::MAX,
                     serial: 0,
+                    last_bytes,
                 });
                 self.sources[si].waiting = tid;
                 // counted before the NIC can take the first frame (inside enqueue_at_host)
@@ -300,8 +321,15 @@ impl Network {
         }
         f.backlog += frames;
         f.generated_frames += frames;
+        let mut bytes = frames * if size == 0 { f.frame_bytes } else { size } as u64;
+        if transfer != NONE_U32 {
+            let short = self.transfers[transfer].last_bytes;
+            if short != 0 {
+                bytes -= (f.frame_bytes - short) as u64; // its last frame carries the remainder
+            }
+        }
         self.c.data_generated.0 += frames;
-        self.c.data_generated.1 += frames * if size == 0 { f.frame_bytes } else { size } as u64;
+        self.c.data_generated.1 += bytes;
         let h = self.host_of[f.src.idx()] as usize;
         if had && self.host_try_send_idle(h, fid) {
             return; // more frames for a flow that already waits: host_try_send would change nothing
@@ -328,6 +356,9 @@ impl Network {
                 if c.frames == 0 {
                     f.fifo.pop_front();
                     last = transfer != NONE_U32;
+                    if last && self.transfers[transfer].last_bytes != 0 {
+                        size = self.transfers[transfer].last_bytes;
+                    }
                 }
             } else {
                 debug_assert!(f.lone_tail > 0, "backlog implies a chunk or lone frames");
