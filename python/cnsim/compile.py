@@ -167,8 +167,8 @@ class Compiler:
             return
         self.resolve_links(base.links)
         self.check_topology()
-        hs = [h for name, (h, _) in hosts.items()]
-        sw = [s for name, (s, _) in switches.items() if name not in hosts]
+        hs = [h for h, _ in hosts.values()]
+        sw = [s for name, (s, _) in switches.items() if name not in hosts]  # a clash was reported above
         self.check_unused_defaults({
             "response_delay": ("host", any(h.response_delay is None for h in hs)),
             "switch_latency": ("switch", any(s.latency is None for s in sw)),
