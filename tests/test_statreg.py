@@ -222,6 +222,10 @@ def test_tool_bad_input_exits_2_without_traceback(tmp_path, tool_main):
     status, err = tool_main("record", tmp_path / "x.json", "--replications", "1")
     assert status == 2 and "at least 2" in err
     assert not (tmp_path / "x.json").exists()
+    (tmp_path / "mine.json").write_text("a user's file")
+    assert tool_main("record", tmp_path / "mine.json") == (2, f"error: {tmp_path / 'mine.json'}: exists; give "
+                                                              "another file or --force to replace it\n")
+    assert (tmp_path / "mine.json").read_text() == "a user's file"
 
 
 # ----------------------------------------------------------------------------------------- real runs

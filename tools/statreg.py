@@ -16,6 +16,7 @@ metric differs (Welch / Levene, Holm over all tests), 0 when none does, 2 on bad
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from cnsim import statreg
@@ -28,6 +29,8 @@ def progress(case: statreg.Case, seconds: float) -> None:
 
 
 def record(args: argparse.Namespace) -> int:
+    if os.path.exists(args.out) and not args.force:  # checked before the runs: a user's file is never replaced
+        raise ConfigError.single(str(args.out), "exists; give another file or --force to replace it")
     samples = statreg.collect(statreg.REFERENCE, args.replications, args.first_seed, progress=progress)
     samples.save(args.out)
     print(f"{len(samples.values)} metrics x {len(samples.seeds)} replications (seeds {samples.seeds[0]}.."
@@ -72,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("out", help="the samples file to write")
     rec.add_argument("--replications", type=at_least_2, default=20)
     rec.add_argument("--first-seed", type=int, default=1)
+    rec.add_argument("--force", action="store_true", help="replace OUT if it exists")
     rec.set_defaults(run=record)
     chk = sub.add_parser("check", help="sample again with this build and compare with a recorded file")
     chk.add_argument("before", help="a file written by `record`")

@@ -701,11 +701,6 @@ pub fn hist_quantiles(hist: &[u64], q_max: u64) -> Vec<u64> {
 
 /// The `fct` table of these transfers (the settled ones by settling time, then those in progress by
 /// creation).
-/// A transfer's frame bytes: its frames of the flow's size, the last one short if it is.
-fn transfer_bytes(t: &Transfer, frame_bytes: u32) -> u64 {
-    t.frames * frame_bytes as u64 - if t.last_bytes != 0 { (frame_bytes - t.last_bytes) as u64 } else { 0 }
-}
-
 pub fn fct_table(net: &Network, tr: &[Transfer]) -> Table {
     Table {
         name: "fct",
@@ -716,7 +711,7 @@ pub fn fct_table(net: &Network, tr: &[Transfer]) -> Table {
             ("first_tx_s", Column::F64(tr.iter().map(|t| if t.first_tx == u64::MAX { f64::NAN } else { to_s(t.first_tx) }).collect())),
             ("end_s", Column::F64(tr.iter().map(|t| if t.end == u64::MAX { f64::NAN } else { to_s(t.end) }).collect())),
             ("frames", Column::U64(tr.iter().map(|t| t.frames).collect())),
-            ("bytes", Column::U64(tr.iter().map(|t| transfer_bytes(t, net.flows[t.flow.idx()].frame_bytes)).collect())),
+            ("bytes", Column::U64(tr.iter().map(|t| t.bytes(net.flows[t.flow.idx()].frame_bytes)).collect())),
             ("completed", Column::U32(tr.iter().map(|t| (t.end != u64::MAX) as u32).collect())),
             ("bad", Column::U32(tr.iter().map(|t| t.bad() as u32).collect())),
         ],

@@ -78,8 +78,7 @@ impl Flow {
     pub fn queued_bytes(&self, transfers: &super::transfers::Transfers) -> u64 {
         let chunk = |c: &Chunk| {
             let bytes = c.frames * if c.size == 0 { self.frame_bytes } else { c.size as u32 } as u64;
-            let short = if c.transfer == NONE_U32 { 0 } else { transfers[c.transfer].last_bytes };
-            bytes - if short != 0 { (self.frame_bytes - short) as u64 } else { 0 }
+            bytes - if c.transfer == NONE_U32 { 0 } else { transfers[c.transfer].short_by(self.frame_bytes) }
         };
         self.fifo.iter().map(chunk).sum::<u64>() + self.lone_tail * self.frame_bytes as u64
     }
@@ -168,6 +167,17 @@ pub struct Transfer {
 }
 
 impl Transfer {
+    /// Bytes its short last frame lacks against the flow's `frame_bytes` (0 when every frame is full).
+    #[inline]
+    pub fn short_by(&self, frame_bytes: u32) -> u64 {
+        if self.last_bytes != 0 { (frame_bytes - self.last_bytes) as u64 } else { 0 }
+    }
+
+    /// Its frame bytes: `frames` of the flow's `frame_bytes`, the last one short if it is.
+    pub fn bytes(&self, frame_bytes: u32) -> u64 {
+        self.frames * frame_bytes as u64 - self.short_by(frame_bytes)
+    }
+
     /// At least one of its frames was dropped: it never completes (spec §12 D5).
     #[inline]
     pub fn bad(&self) -> bool {
@@ -323,10 +333,7 @@ impl Network {
         f.generated_frames += frames;
         let mut bytes = frames * if size == 0 { f.frame_bytes } else { size } as u64;
         if transfer != NONE_U32 {
-            let short = self.transfers[transfer].last_bytes;
-            if short != 0 {
-                bytes -= (f.frame_bytes - short) as u64; // its last frame carries the remainder
-            }
+            bytes -= self.transfers[transfer].short_by(f.frame_bytes); // its last frame carries the remainder
         }
         self.c.data_generated.0 += frames;
         self.c.data_generated.1 += bytes;

@@ -108,13 +108,13 @@ impl Network {
     /// or none); `frames == u64::MAX` makes the source unbounded.
     pub(crate) fn tcp_write(&mut self, fid: FlowId, frames: u64, transfer: u32) {
         // a transfer whose last segment is short (`last_frame = "partial"`) writes that much less
-        let short = if transfer != NONE_U32 { self.transfers[transfer].last_bytes } else { 0 };
         let frame = self.flows[fid.idx()].frame_bytes;
+        let short = if transfer != NONE_U32 { self.transfers[transfer].short_by(frame) } else { 0 };
         let t = self.flows[fid.idx()].tcp.as_mut().expect("tcp flow");
         if frames == u64::MAX {
             t.sender.set_unbounded();
         } else {
-            let bytes = frames * t.mss() - if short != 0 { (frame - short) as u64 } else { 0 };
+            let bytes = frames * t.mss() - short;
             let start = t.sender.written();
             t.sender.write(bytes);
             if transfer != NONE_U32 {

@@ -108,11 +108,10 @@ impl Transfers {
         }
     }
 
-    /// Transfer `id` may just have settled at `t` (a frame of it was delivered or dropped, or TCP
+    /// Transfer `id` may just have settled at `at` (a frame of it was delivered or dropped, or TCP
     /// acknowledged its last byte): count it, keep its row if recording, and free its slot.
     #[inline]
-    pub fn settle(&mut self, id: u32, t: SimTime) {
-        let at = t;
+    pub fn settle(&mut self, id: u32, at: SimTime) {
         let t = &self.slots[id as usize];
         if t.delivered + t.dropped < t.frames {
             return;
