@@ -66,6 +66,10 @@ CASES = [
      "defaults.frame_size: the mean of an exponential on [64B, 2KB] must lie between 65B and 1032.5B (exclusive) (got '1500B')"),
     ("mix-size-too-large", ['traffic.0={kind = "poisson", src = "h1", dst = "sink", load = 0.5, frame_sizes = "mix", size_mix = [["64B", 1], ["10000B", 1]]}'],
      "traffic.0.size_mix: sizes allowed: 64B to 9216B (got '10KB')"),
+    ("bcn-legacy-zero-without-tags", ["cm.scheme=bcn", "cm.params.zero_encoding=legacy", "cm.params.fb_at_cp=true"],
+     "cm.params: zero_encoding = 'legacy' needs RL tags"),
+    ("bcn-unknown-zero-encoding", ["cm.scheme=bcn", "cm.params.zero_encoding=implicit"],
+     "cm.params.zero_encoding: Input should be 'explicit' or 'legacy' (got 'implicit')"),
     ("malformed-set", ["run.duration"], "--set run.duration: expected PATH=VALUE"),
     # checked by the engine only: named as the scenario's field, not the engine's (kmin_bytes)
     ("engine-scheme-rule", ["cm.scheme=dcqcn", "cm.params.kmin=100KB", "cm.params.kmax=50KB"],

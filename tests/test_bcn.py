@@ -117,6 +117,28 @@ def test_symmetric_equilibrium_and_negative_fraction():
     assert statistics.mean(shares) == pytest.approx(n / (5 + n), abs=0.08), shares
 
 
+def test_legacy_bcn00_encoding_lowers_throughput_at_equilibrium():
+    """[C] §8: with BCN(0,0) coded as a normal message with Qoff = Qdelta = 0, samples at equilibrium
+    (exactly 16 frames = Qeq, queue unchanged since the last sample) stop their source, which restarts
+    at C/100: lower throughput than with an explicit message type, where BCN(0,0) is sent only above Qsc.
+
+    Measured (30 ms, seeds 1–2): explicit 9.88 / 9.99 Gb/s with 3 BCN(0,0) each (the start-up overshoot
+    above Qsc), legacy 9.67 / 9.23 Gb/s with 16 / 23; at 100 ms over 3 seeds 9.96 vs 9.49 Gb/s and a
+    queue cv of 0.035 vs 0.49 (the seed-002 claims C-bcn00-low-throughput and C-bcn00-oscillation).
+    """
+    tp, zeros = {}, {}
+    for enc in ("explicit", "legacy"):
+        for seed in (1, 2):
+            s = cnsim.run(SC / "seed-002/symmetric-10g-bcn-c.toml", seed=seed, overrides={
+                "run.duration": "30ms", "cm.params.severe": "zero", "cm.params.rmin": "100Mbps",
+                "cm.params.zero_encoding": enc}).summary
+            tp.setdefault(enc, []).append(sum(f["throughput_bps"] for f in s["flows"]))
+            zeros.setdefault(enc, []).append(s["control"]["messages"]["zero"])
+    assert max(zeros["explicit"]) <= 5 < 10 <= min(zeros["legacy"]), zeros
+    assert statistics.mean(tp["explicit"]) > 0.985 * 10e9, tp
+    assert statistics.mean(tp["legacy"]) < 0.98 * statistics.mean(tp["explicit"]), tp
+
+
 def test_symmetric_onoff_overhead_three_orders_below_becn():
     """[A]: BCN overhead ≈ 3 orders of magnitude below BECN's 1.63 Gb/s (T = 30 µs)."""
     s = cnsim.run(SC / "seed-000/symmetric-bcn.toml").summary

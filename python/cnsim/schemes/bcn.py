@@ -63,6 +63,11 @@ class Params(BaseModel):
                                  "True is the alternative read against seed 003's ECM no-PAUSE drops")
     fb_at_cp: bool = Field(False, description="Kwan/Matthews (spec §4.1): the CP computes Fb and sends only "
                            "decrease messages; no positive messages, no RL tags")
+    zero_encoding: Literal["explicit", "legacy"] = Field(
+        "explicit", description="how BCN(0,0) is coded (spec §12 C4): 'explicit' = a message type of its own, and a "
+        "sample with Fb = 0 sends nothing (default); 'legacy' = the original message with Qoff = Qdelta = 0 ([C] §8): "
+        "Qoff and Qdelta are reported in whole pages, and a sample of a frame tagged by this CP whose two fields "
+        "are both 0 — likely while the queue sits at Qeq — reaches its source as BCN(0,0)")
     quant_bits: int | None = Field(None, ge=1, le=52, description="quantise the reported Fb to sign + n-bit "
                                    "magnitude over [0, Fb_max] (spec §4.2, §12 E5; [E]: 32, 5, 3); none = exact")
     slow_cp_rate: Rate | None = Field(None, description="[C] §4 'enhanced' asymmetric setting: CPs on ports "
@@ -127,6 +132,9 @@ class Params(BaseModel):
             raise ValueError("gi/gd are only used with gains = 'raw'")
         if self.sampling == "periodic" and self.sample_jitter is not None and self.sample_jitter >= self.sample_interval:
             raise ValueError("sample_jitter must be < sample_interval")
+        if self.zero_encoding == "legacy" and self.fb_at_cp:
+            raise ValueError("zero_encoding = 'legacy' needs RL tags (the Qoff = Qdelta = 0 message goes to a tagged "
+                             "frame); fb_at_cp = true sends decrease-only messages without tags")
         return self
 
 
@@ -181,6 +189,7 @@ def to_ir(params: Params) -> dict[str, Any]:
         "severe_holdoff_ps": p.severe_holdoff,
         "sample_refused": p.sample_refused,
         "fb_at_cp": p.fb_at_cp,
+        "zero_legacy": p.zero_encoding == "legacy",
         "quant_bits": p.quant_bits,
         "slow_cp_max_rate_bps": p.slow_cp_rate,
         "slow_cp_sample_p": p.slow_cp_sample_probability,

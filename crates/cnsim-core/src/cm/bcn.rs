@@ -157,6 +157,11 @@ pub struct Params {
     pub sample_refused: bool,
     /// Fb computed at the CP, decrease-only messages, no RL tags (spec §4.1).
     pub fb_at_cp: bool,
+    /// BCN(0,0) coded as the original message with Qoff = Qdelta = 0 ([C] §8) instead of an explicit
+    /// type (spec §12 C4): the CP reports Qoff and Qdelta in whole pages, and a sample whose two
+    /// fields are both 0 — likely at equilibrium — reaches its (tagged) source as BCN(0,0).
+    #[serde(default)]
+    pub zero_legacy: bool,
     /// Quantise the reported Fb to sign + n-bit magnitude (spec §4.2, §12 E5); null = exact.
     pub quant_bits: Option<u32>,
     /// [C] §4 "enhanced" setting: CPs whose port rate is ≤ this use `slow_cp_sample_p`
@@ -402,8 +407,13 @@ pub enum Verdict {
 /// The CP message rule for one sample (spec §2.2, §2.5, §4.1, §4.2).
 /// `tagged_by_me`: the frame carries an RL tag with this CP's id.
 pub fn cp_decide(p: &Params, q_bytes: u64, q_last_bytes: u64, tagged_by_me: bool) -> Verdict {
-    let qoff = qoff_pages(p.qeq_bytes, q_bytes);
-    let qdelta = qdelta_pages(p.qeq_bytes, q_bytes, q_last_bytes);
+    let mut qoff = qoff_pages(p.qeq_bytes, q_bytes);
+    let mut qdelta = qdelta_pages(p.qeq_bytes, q_bytes, q_last_bytes);
+    if p.zero_legacy {
+        // [C] §8: the message's Qoff and Qdelta fields are whole pages
+        qoff = qoff.round();
+        qdelta = qdelta.round();
+    }
     let fb_max = p.fb_max();
     // §2.5: above Qsc the severe message replaces the normal one (at sampling instants, §12 B4).
     if severe_applies(p, q_bytes) {
@@ -416,6 +426,9 @@ pub fn cp_decide(p: &Params, q_bytes: u64, q_last_bytes: u64, tagged_by_me: bool
     }
     if fb < 0.0 {
         Verdict::Send(MSG_NEGATIVE, [qoff, fb]) // negative: always
+    } else if p.zero_legacy && qoff == 0.0 && qdelta == 0.0 && !p.fb_at_cp && tagged_by_me {
+        // the original code point of BCN(0,0): the RP cannot tell this sample from a stop order
+        Verdict::Send(MSG_ZERO, [0.0, 0.0])
     } else if fb > 0.0 && !p.fb_at_cp && tagged_by_me {
         Verdict::Send(MSG_POSITIVE, [qoff, fb]) // positive: only to RLs this CP owns
     } else {

@@ -205,6 +205,52 @@ fn fb_zero_sends_nothing() {
 }
 
 #[test]
+fn legacy_encoding_turns_a_sample_at_equilibrium_into_bcn00() {
+    // [C] §8: Qoff and Qdelta in whole pages; both 0 at a sample of a frame this CP tagged is the
+    // original code point of BCN(0,0) (spec §12 C4's explicit type avoids it)
+    let p = params_with(json!({"zero_legacy": true}));
+    assert_eq!(cp_decide(&p, 24_000, 24_000, true), Verdict::Send(MSG_ZERO, [0.0, 0.0]));
+    // within half a page of Qeq and of the last sample the fields still read 0 (−0.31 and +0.31 pages)
+    assert_eq!(cp_decide(&p, 24_020, 24_000, true), Verdict::Send(MSG_ZERO, [0.0, 0.0]));
+    // an untagged frame has no RL of this CP: nothing, as for any Fb = 0
+    assert_eq!(cp_decide(&p, 24_000, 24_000, false), Verdict::Nothing);
+    // Fb = 0 with Qoff ≠ 0 (Qoff = +4, Qdelta = +2 pages) is no stop order: nothing, as before
+    assert_eq!(cp_decide(&p, 23_744, 23_616, true), Verdict::Nothing);
+    // the fields are rounded before Fb: +5 and +2.5 → +3 pages give Fb = −1, a (small) negative message
+    assert_eq!(cp_decide(&p, 23_680, 23_520, true), Verdict::Send(MSG_NEGATIVE, [5.0, -1.0]));
+    // one frame more: a negative message, its fields whole pages (−23 − 2·23 = −69, not −70.3)
+    match cp_decide(&p, 25_500, 24_000, false) {
+        Verdict::Send(MSG_NEGATIVE, v) => assert!(close(v[1], -23.0 - 2.0 * 23.0), "{v:?}"),
+        v => panic!("expected negative, got {v:?}"),
+    }
+    // the explicit encoding keeps the real-valued fields: the same sample is a small negative message
+    assert_eq!(cp_decide(&base(), 24_020, 24_000, true), Verdict::Send(MSG_NEGATIVE, [-0.3125, -0.9375]));
+}
+
+#[test]
+fn legacy_bcn00_stops_the_source_like_the_severe_message() {
+    // the whole path: every frame sampled (random_bytes with I = L); the first sample at Qeq sees the
+    // queue grow from 0 (negative), the second an unchanged queue at Qeq (the (0, 0) code point)
+    let p = params_with(json!({"zero_legacy": true, "sample_interval_bytes": 1500, "rmin0_bps": 1e8}));
+    let mut cp = CpH::new(p.clone());
+    let mut f = data_frame(0, 0, 1500);
+    f.tag = Tag { flags: tag::RL, cpid: CPID, rate: 0.0 };
+    assert_eq!(cp.enqueue(24_000, &mut f)[0].msg.kind, MSG_NEGATIVE);
+    let out = cp.enqueue(24_000, &mut f);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].msg.kind, MSG_ZERO);
+    // the RP cannot tell it from a stop order: its RL stops, then restarts at Rmin0 within Tmax0
+    let mut h = RpH::new(p, 1);
+    h.msg(MSG_NEGATIVE, 0, CPID, -100.0);
+    assert!(h.rate(0).is_some_and(|r| r > 0.0));
+    let m = out[0].msg;
+    h.with(|rp, ctx| rp.on_feedback(ctx, &m));
+    assert_eq!(h.rate(0), Some(0.0));
+    h.advance(100 * PS_PER_US);
+    assert_eq!(h.rate(0), Some(1e8));
+}
+
+#[test]
 fn negative_always_positive_only_to_own_tagged_frames() {
     let p = base();
     // queue above Qeq and growing: negative, whether tagged or not
