@@ -179,3 +179,29 @@ def test_a_frame_size_default_no_generator_takes_warns_and_does_not_size_the_buf
     sc = scenario(**{"defaults.frame_size": "9000B", "traffic.0.frame_size": "1500B", "defaults.buffer.size": "5KB"})
     assert config_warnings(sc) == ["defaults.frame_size: not used: every generator has its own, set by the "
                                    "scenario (frame_size or size_mix of each [[traffic]])"]
+
+
+def test_a_sweep_or_a_rerun_of_a_resolved_scenario_does_not_invent_defaults():
+    """A sweep re-resolves its base scenario for every point, and `cnsim.run(scenario_object, seed=…)`
+    re-resolves the object: only what the user gave is carried over, so the [defaults] a preset
+    overrides are not "set" the second time and nothing warns (before, every sweep of a cnsim_1hop or
+    og_multistage scenario printed three 'not used' warnings)."""
+    import cnsim.api as api
+    from cnsim.sweep import SweepSpec, expand
+
+    for path in (CNSIM_1HOP, MULTISTAGE):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            sc = api.resolve(path)
+            again = api.resolve(sc, seed=7, overrides={"run.name": "again"})
+            runs = expand(SweepSpec(base=str(path.relative_to(ROOT / "scenarios")), replications=2,
+                                    parameters={"run.name": ["a", "b"]}), root=ROOT / "scenarios")
+        assert [str(w.message) for w in got if issubclass(w.category, ConfigWarning)] == []
+        assert again.defaults == sc.defaults and again.run.seed == 7
+        assert len(runs) == 4
+    # what the user did set is still carried over (and still warns when a preset overrides it)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        sc = api.resolve(CNSIM_1HOP, overrides={"defaults.buffer.size": "100KB"})
+        assert api.resolve(sc, seed=3).defaults.buffer.size == 100_000
+    assert sum("defaults.buffer.size: not used" in str(w.message) for w in got) == 2

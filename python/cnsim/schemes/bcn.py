@@ -189,7 +189,6 @@ def to_ir(params: Params) -> dict[str, Any]:
         "severe_holdoff_ps": p.severe_holdoff,
         "sample_refused": p.sample_refused,
         "fb_at_cp": p.fb_at_cp,
-        "zero_legacy": p.zero_encoding == "legacy",
         "quant_bits": p.quant_bits,
         "slow_cp_max_rate_bps": p.slow_cp_rate,
         "slow_cp_sample_p": p.slow_cp_sample_probability,
@@ -213,6 +212,8 @@ def to_ir(params: Params) -> dict[str, Any]:
         "rl_per_transfer": p.rl_scope == "transfer",
         "self_increase": p.self_increase,
         "self_increase_interval_ps": p.self_increase_interval,
+        # only when set: the IRs (and config hashes) of every scenario with the default stay as they were
+        **({"zero_legacy": True} if p.zero_encoding == "legacy" else {}),
     }
 
 
