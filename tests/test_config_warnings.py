@@ -205,3 +205,19 @@ def test_a_sweep_or_a_rerun_of_a_resolved_scenario_does_not_invent_defaults():
         sc = api.resolve(CNSIM_1HOP, overrides={"defaults.buffer.size": "100KB"})
         assert api.resolve(sc, seed=3).defaults.buffer.size == 100_000
     assert sum("defaults.buffer.size: not used" in str(w.message) for w in got) == 2
+
+
+def test_running_a_resolved_config_again_does_not_warn():
+    """`resolved-config.toml` writes every default out; run again, the built-in values of a preset
+    scenario's [defaults] are not taken for the user's choice (no 'not used' warning), while a value the
+    user did choose still warns from the resolved file."""
+    import tomllib
+
+    from cnsim.loader import dump_toml
+
+    for path in (CNSIM_1HOP, MULTISTAGE):
+        text = dump_toml(load_scenario(path))
+        assert "[defaults.buffer]" in text
+        assert config_warnings(load_scenario(tomllib.loads(text))) == []
+    chosen = dump_toml(load_scenario(CNSIM_1HOP, {"defaults.buffer.size": "100KB"}))
+    assert [m.split(":")[0] for m in config_warnings(load_scenario(tomllib.loads(chosen)))] == ["defaults.buffer.size"]

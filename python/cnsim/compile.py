@@ -179,11 +179,18 @@ class Compiler:
 
     def check_unused_defaults(self, used: dict[str, tuple[str, bool]], by: str | None = None) -> None:
         """A ``[defaults]`` value the user set that no element takes (a preset or every element sets its
-        own) changes nothing: a warning naming the field, not a silent no-op. ``by``: who sets the
-        elements' own values (default: the preset, if any, or the scenario)."""
+        own) changes nothing: a warning naming the field, not a silent no-op. A value equal to the
+        built-in default is not counted as given: a ``resolved-config.toml`` writes every default out,
+        and running it again must not warn about values nobody chose. ``by``: who sets the elements'
+        own values (default: the preset, if any, or the scenario)."""
         d = self.sc.defaults
-        given = set(d.model_fields_set) | {f"buffer.{k}" for k in d.buffer.model_fields_set
-                                            if "buffer" in d.model_fields_set}
+
+        def chosen(model: Any, names: set[str]) -> set[str]:
+            fields = type(model).model_fields
+            return {n for n in names if getattr(model, n) != fields[n].get_default(call_default_factory=True)}
+
+        given = chosen(d, set(d.model_fields_set)) | {
+            f"buffer.{k}" for k in chosen(d.buffer, set(d.buffer.model_fields_set)) if "buffer" in d.model_fields_set}
         preset = self.sc.topology.preset
         if by is None:
             by = f"preset {preset!r} (its parameters: `cnsim describe {preset}`) or the scenario" if preset \
