@@ -183,9 +183,9 @@ def test_a_frame_size_default_no_generator_takes_warns_and_does_not_size_the_buf
 
 def test_a_sweep_or_a_rerun_of_a_resolved_scenario_does_not_invent_defaults():
     """A sweep re-resolves its base scenario for every point, and `cnsim.run(scenario_object, seed=…)`
-    re-resolves the object: only what the user gave is carried over, so the [defaults] a preset
-    overrides are not "set" the second time and nothing warns (before, every sweep of a cnsim_1hop or
-    og_multistage scenario printed three 'not used' warnings)."""
+    re-resolves the object, both from a dump with every default written out: the built-in values a
+    preset overrides are not taken for the user's choice, so nothing warns (before, every sweep of a
+    cnsim_1hop or og_multistage scenario printed three 'not used' warnings)."""
     import cnsim.api as api
     from cnsim.sweep import SweepSpec, expand
 

@@ -46,9 +46,7 @@ def resolve(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[
     if isinstance(scenario, Scenario):
         if not overrides:
             return scenario
-        # only what was given: a default written out would count as set by the user (and, for a
-        # [defaults] value a preset overrides, warn as unused)
-        scenario = scenario.model_dump(mode="json", exclude_none=True, exclude_unset=True)
+        scenario = scenario.model_dump(mode="json", exclude_none=True)
     return load_scenario(scenario, overrides)
 
 

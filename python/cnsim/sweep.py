@@ -247,7 +247,7 @@ def expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) -> list
     seed = spec.seed if spec.seed is not None else base_sc.run.seed
     runs: list[RunSpec] = []
     problems: list[Problem] = []
-    base_data = base_sc.model_dump(mode="json", exclude_none=True, exclude_unset=True)  # as given (api.resolve)
+    base_data = base_sc.model_dump(mode="json", exclude_none=True)
     for point in spec.points():
         try:
             sc = resolve(base_data, seed, {**point, "run.replication": 0})
