@@ -179,6 +179,9 @@ def test_samples_file_round_trip(tmp_path):
     (tmp_path / "bad.json").write_text("[1, 2")
     with pytest.raises(ConfigError, match="not a JSON file"):
         statreg.Samples.load(tmp_path / "bad.json")
+    (tmp_path / "binary.json").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")  # e.g. a plot passed by mistake
+    with pytest.raises(ConfigError, match="not a JSON file"):
+        statreg.Samples.load(tmp_path / "binary.json")
     (tmp_path / "other.json").write_text(json.dumps({"format": "something else"}))
     with pytest.raises(ConfigError, match="not a statreg samples file"):
         statreg.Samples.load(tmp_path / "other.json")

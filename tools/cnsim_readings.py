@@ -10,7 +10,7 @@ Flows: completed transfers with PAUSE on, all generated transfers with PAUSE off
 The bad-flow column is left out, so the count is of 136 discriminating cells, not the study's 148.
 
 Usage: .venv/bin/python tools/cnsim_readings.py [--fct-from start|first_tx] [--seeds 1,2,3,4]
-           [--set PATH=VALUE]... [--out DIR]
+           [--set PATH=VALUE]... [--out DIR] [--force]
 e.g.   .venv/bin/python tools/cnsim_readings.py --fct-from first_tx --set traffic.flows.loop=open
 """
 
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
+from cnsim.exceptions import CnsimError
 from cnsim.loader import parse_value
 from cnsim.reproduce import Cell, load_study
 
@@ -41,12 +42,12 @@ def published_cells() -> dict[tuple[str, str], Cell]:
 
 
 def one(job: tuple) -> tuple:
-    scheme, hs, pause, seed, overrides, fct_from, out = job
+    scheme, hs, pause, seed, overrides, fct_from, out, force = job
     import cnsim
 
     d = Path(out) / f"{scheme}-{hs}-{pause}-{seed}"
     s = cnsim.run(f"scenarios/seed-003/cnsim-1hop-{scheme}-{hs}-{pause}.toml", seed=seed, overrides=overrides,
-                  out=d, force=True).summary
+                  out=d, force=force).summary
     f = pl.read_parquet(d / "fct.parquet")
     good = f.filter(pl.col("completed").cast(pl.Boolean) & (pl.col("bad") == 0))
     fct = (good["end_s"] - good[f"{fct_from}_s"]) * 1e6
@@ -62,10 +63,15 @@ def main() -> None:
     ap.add_argument("--seeds", default="1,2,3,4")
     ap.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     ap.add_argument("--out", default="/tmp/cnsim_readings")
+    ap.add_argument("--force", action="store_true", help="replace run folders under --out that are not cnsim results")
     a = ap.parse_args()
     overrides = {k: parse_value(v) for k, v in (kv.split("=", 1) for kv in a.set)}
-    jobs = [(sc, hs, p, int(seed), overrides, a.fct_from, a.out)
+    jobs = [(sc, hs, p, int(seed), overrides, a.fct_from, a.out, a.force)
             for p in ("pause", "nopause") for hs in HOTSPOTS for sc in SCHEMES for seed in a.seeds.split(",")]
+    from cnsim.outdir import check
+
+    for j in jobs:  # before any run: a folder under --out that is not a cnsim result is refused, not replaced
+        check(Path(a.out) / f"{j[0]}-{j[1]}-{j[2]}-{j[3]}", force=a.force, field="--out")
     with ProcessPoolExecutor(2) as ex:
         results = list(ex.map(one, jobs))
     cells = published_cells()
@@ -90,4 +96,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except CnsimError as exc:  # e.g. a folder under --out that is not a cnsim result
+        raise SystemExit(f"error: {exc}") from None

@@ -432,7 +432,7 @@ class Compiler:
         flow_ids: dict[tuple[str, str, int, str, int], int] = {}
         sources: list[dict] = []
         names: set[str] = set()
-        takes_default = [g.frame_size is None and getattr(g, "frame_sizes", "fixed") != "mix" for g in self.sc.traffic]
+        takes_default = [g.frame_size is None and _sizes_kind(g) != "mix" for g in self.sc.traffic]
         self.check_unused_defaults({"frame_size": ("generator", any(takes_default) or not takes_default)},
                                    by="scenario (frame_size or size_mix of each [[traffic]])")
         for i, g in enumerate(self.sc.traffic):
@@ -442,7 +442,7 @@ class Compiler:
                 self.error(f"{path}.name", "duplicate generator name (give each [[traffic]] a unique name)", name)
             names.add(name)
             frame = g.frame_size if g.frame_size is not None else d.frame_size
-            if not MIN_FRAME <= frame <= MAX_FRAME and getattr(g, "frame_sizes", "fixed") != "mix":
+            if not MIN_FRAME <= frame <= MAX_FRAME and _sizes_kind(g) != "mix":
                 where = f"{path}.frame_size" if g.frame_size is not None else "defaults.frame_size"
                 self.error(where, f"allowed: {MIN_FRAME}B to {MAX_FRAME}B", fq(frame, "size"))
             sizes = self.frame_sizes(g, path, frame)
@@ -510,7 +510,7 @@ class Compiler:
         """The IR ``process.sizes`` of a Poisson generator drawing its frame sizes (None: fixed)."""
         from cnsim import framesizes
 
-        kind = getattr(g, "frame_sizes", "fixed")
+        kind = _sizes_kind(g)
         if kind == "mix":
             bad = [b for b, _ in g.size_mix if not MIN_FRAME <= b <= MAX_FRAME]
             if bad:
@@ -554,9 +554,8 @@ class Compiler:
                            g.load if g.rate is None else fq(g.rate, "rate"))
                 offered = line_bps
             if isinstance(g, Poisson):
-                if sizes is not None:
-                    return {"kind": "poisson", "mean_gap_ps": max(1, round(bits_ps / offered)), "sizes": sizes}
-                return {"kind": "poisson", "mean_gap_ps": max(1, round(bits_ps / offered))}
+                ir = {"kind": "poisson", "mean_gap_ps": max(1, round(bits_ps / offered))}
+                return {**ir, "sizes": sizes} if sizes is not None else ir
             slot = g.slot if g.slot is not None else _div_round(bits_ps, line_bps)
             p = offered * slot / bits_ps
             if p > 1:
@@ -718,9 +717,14 @@ def _merge(base: Any, override: Any) -> Any:
     return type(base).model_validate(merged)
 
 
+def _sizes_kind(g: Any) -> str:
+    """How a generator sizes its frames: 'fixed', or a Poisson generator's 'exponential' or 'mix'."""
+    return getattr(g, "frame_sizes", "fixed")
+
+
 def _largest_frame(g: Any, d: Any) -> int:
     """The largest frame a generator sends: its frame size, or the top of its size distribution."""
-    kind = getattr(g, "frame_sizes", "fixed")
+    kind = _sizes_kind(g)
     if kind == "mix":
         return max(b for b, _ in g.size_mix)
     if kind == "exponential":

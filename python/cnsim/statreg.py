@@ -107,7 +107,7 @@ class Samples:
         """Read a file written by :meth:`save`; a ConfigError names what is wrong with it."""
         try:
             data = json.loads(Path(path).read_text())
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a binary file too
             raise ConfigError.single(str(path), f"not a JSON file ({exc})") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ConfigError.single(str(path), f"not a statreg samples file (expected format {FORMAT!r})")

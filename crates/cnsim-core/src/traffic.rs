@@ -138,8 +138,8 @@ impl Source {
 
     /// A source of `flows` (not empty) with the given timing and process, not started.
     pub fn new(flows: Vec<FlowId>, start: SimTime, stop: SimTime, gate: Option<GateIr>, process: ProcessIr, rng: Stream) -> Self {
-        let process_sizes = match &process {
-            ProcessIr::Poisson { sizes, .. } => sizes.clone(),
+        let sizes = match &process {
+            ProcessIr::Poisson { sizes: Some(ir), .. } => Some(Box::new(FrameSizes::new(ir))),
             _ => None,
         };
         Source {
@@ -157,10 +157,7 @@ impl Source {
             queued: 0,
             on_end: 0,
             waiting: u32::MAX,
-            sizes: match &process_sizes {
-                Some(ir) => Some(Box::new(FrameSizes::new(ir))),
-                None => None,
-            },
+            sizes,
         }
     }
 

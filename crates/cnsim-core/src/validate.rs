@@ -346,7 +346,6 @@ fn validate_pfc(path: &str, c: &PfcIr, buffer: &BufferIr, ports: usize, max_fram
     Ok(())
 }
 
-/// TCP parameters of one flow (`path` names the flow's transport).
 /// A frame-size distribution: sizes in 64..=9216 bytes, a positive scale, positive weights.
 fn validate_sizes(path: &str, d: &FrameSizesIr) -> Result<(), ScenarioError> {
     let in_range = |b: u32| (64..=9216).contains(&b);
@@ -374,6 +373,7 @@ fn validate_sizes(path: &str, d: &FrameSizesIr) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// TCP parameters of one flow (`path` names the flow's transport).
 fn validate_tcp(path: &str, t: &TcpIr, frame_bytes: u32) -> Result<(), ScenarioError> {
     if t.header_bytes >= frame_bytes {
         return Err(err(format!("{path}.header_bytes"), format!("must be < frame_bytes ({frame_bytes}), got {}", t.header_bytes)));

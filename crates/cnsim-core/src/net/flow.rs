@@ -76,11 +76,23 @@ impl Flow {
     /// Bytes of the frames waiting in its FIFO: lone frames and chunks of the flow's size, chunks of
     /// a drawn size, and a transfer's short last frame (a chunk of a transfer always holds its last).
     pub fn queued_bytes(&self, transfers: &super::transfers::Transfers) -> u64 {
-        let chunk = |c: &Chunk| {
-            let bytes = c.frames * if c.size == 0 { self.frame_bytes } else { c.size as u32 } as u64;
-            bytes - if c.transfer == NONE_U32 { 0 } else { transfers[c.transfer].short_by(self.frame_bytes) }
-        };
-        self.fifo.iter().map(chunk).sum::<u64>() + self.lone_tail * self.frame_bytes as u64
+        let chunks: u64 = self.fifo.iter().map(|c| self.frames_bytes(c.frames, c.size as u32, c.transfer, transfers)).sum();
+        chunks + self.lone_tail * self.frame_bytes as u64
+    }
+
+    /// Bytes of `frames` frames of `size` each (0: the flow's `frame_bytes`) of `transfer` (or none),
+    /// whose last frame may be short (`last_frame = "partial"`): one rule for the generated and the
+    /// queued bytes.
+    #[inline]
+    pub fn frames_bytes(&self, frames: u64, size: u32, transfer: u32, transfers: &super::transfers::Transfers) -> u64 {
+        let full = frames * self.size_or_own(size) as u64;
+        full - if transfer == NONE_U32 { 0 } else { transfers[transfer].short_by(self.frame_bytes) }
+    }
+
+    /// A frame's bytes: `size`, or the flow's `frame_bytes` when 0.
+    #[inline(always)]
+    pub fn size_or_own(&self, size: u32) -> u32 {
+        if size == 0 { self.frame_bytes } else { size }
     }
 
     pub fn new(src: NodeId, dst: NodeId, frame_bytes: u32, local: u32) -> Self {
@@ -331,10 +343,7 @@ impl Network {
         }
         f.backlog += frames;
         f.generated_frames += frames;
-        let mut bytes = frames * if size == 0 { f.frame_bytes } else { size } as u64;
-        if transfer != NONE_U32 {
-            bytes -= self.transfers[transfer].short_by(f.frame_bytes); // its last frame carries the remainder
-        }
+        let bytes = f.frames_bytes(frames, size, transfer, &self.transfers);
         self.c.data_generated.0 += frames;
         self.c.data_generated.1 += bytes;
         let h = self.host_of[f.src.idx()] as usize;

@@ -296,7 +296,7 @@ impl Network {
         {
             return false;
         }
-        let size = if size == 0 { f.frame_bytes } else { size };
+        let size = f.size_or_own(size);
         let (pid, n, local) = (host.port, host.flows.len(), f.local as usize);
         self.flows[fid.idx()].generated_frames += 1;
         self.c.data_generated.0 += 1;
