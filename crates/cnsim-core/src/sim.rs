@@ -35,6 +35,13 @@ impl Simulation {
     pub fn new(ir: Ir) -> Result<Self, ScenarioError> {
         crate::validate::validate(&ir)?;
         let mut net = crate::build::build(&ir)?;
+        // the longest reception into a host (its flows' largest frame on its link): the throughput
+        // bins that a delivery after a step can still reach are not final at the step's end
+        let reach = ir.flows.iter().map(|f| {
+            let h = net.host_of[f.dst as usize] as usize;
+            net.ports[net.hosts[h].port.idx()].tx_ps(f.frame_bytes as u64)
+        });
+        net.flow_bins.set_reach(reach.max().unwrap_or(0));
         let obs = Observer::new(&ir, &net);
         if obs.sample_interval > 0 {
             if obs.series.queue_ts {

@@ -463,7 +463,7 @@ impl Network {
         if warm {
             f.delivered_bytes_window += size as u64;
         }
-        self.flow_bins.on_delivery(flow, t, size);
+        self.flow_bins.on_delivery(flow, t, size, self.ports[self.hosts[h].port.idx()].tx_ps(size as u64));
         if transfer != NONE_U32 {
             let tr = &mut self.transfers[transfer];
             tr.delivered += 1;
