@@ -53,7 +53,7 @@ def test_gain_rule_spec_10():
     # ECM's printed raw gains equal the derived ones
     e = ecm.Params()
     assert bcn.gains(e) == pytest.approx(bcn.derived_gains(e), rel=1e-8)
-    assert "derived by spec §2.1" in bcn.describe_gains(e)
+    assert "derived by model reference §2.1" in bcn.describe_gains(e)
 
 
 def test_raw_gains_need_both_values():
