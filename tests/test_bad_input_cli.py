@@ -115,7 +115,9 @@ def test_ctrl_c_in_a_parallel_sweep_prints_one_line(tmp_path):
     spec.write_text(f'base = "{FAN100}"\nreplications = 40\nset = {{ "run.duration" = "4s" }}\n'
                     '[parameters]\n"traffic.senders.rate" = ["0.1Gbps", "0.2Gbps"]\n')
     out = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, "-m", "cnsim", "sweep", str(spec), "-o", str(out), "-j", "2",
+    from test_interrupt import FOREGROUND  # SIGINT handled even if the tests run with it ignored
+
+    p = subprocess.Popen([*FOREGROUND, "sweep", str(spec), "-o", str(out), "-j", "2",
                           "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True, cwd=tmp_path)
     t0 = time.monotonic()

@@ -63,3 +63,20 @@ def test_renders_in_headless_chromium_offline(report, tmp_path):
     assert "Published vs cnsim" in dom and "Figures" in dom and "Sweeps, parameters and seeds" in dom
     assert dom.count("<img") >= 1 and "data:image/png;base64," in dom
     assert not re.search(r"""(src|href)=["'](https?:)?//""", dom)
+
+
+def test_the_legend_and_the_replication_count_sit_beside_the_verdicts(report):
+    """Issue 34: the verdict legend was at the bottom and "claims hold 4/8" showed on 2 replications
+    without saying so. The legend follows the overview table and names each study's replications;
+    each study's table says what its means rest on."""
+    _, html_path, md_path = report
+    html = html_path.read_text()
+    overview_end = html.index("</table>", html.index("id='overview'"))
+    legend = html.index("id='legend'")
+    assert overview_end < legend < html.index("class='study'")
+    text = html[legend:html.index("</p>", legend)]
+    assert "within band" in text and "claim" in text and "seed-000 2 replications" in text
+    assert "fewer than 5 replications (seed-000)" in text
+    assert "mean ± 95 % CI over 2 replications" in html[html.index("id='seed-000-tables'"):]
+    md = md_path.read_text()
+    assert md.index("**Legend.**") < md.index("## seed-000")

@@ -226,8 +226,10 @@ def test_tool_bad_input_exits_2_without_traceback(tmp_path, tool_main):
     assert status == 2 and "at least 2" in err
     assert not (tmp_path / "x.json").exists()
     (tmp_path / "mine.json").write_text("a user's file")
-    assert tool_main("record", tmp_path / "mine.json") == (2, f"error: {tmp_path / 'mine.json'}: exists; give "
-                                                              "another file or --force to replace it\n")
+    for extra in ([], ["--force"]):  # a file that is not a samples file is never replaced (issue 34)
+        assert tool_main("record", tmp_path / "mine.json", *extra) == (
+            2, f"error: {tmp_path / 'mine.json'}: exists and is not a statreg samples file; nothing was replaced: "
+               "choose another file name\n")
     assert (tmp_path / "mine.json").read_text() == "a user's file"
 
 

@@ -154,7 +154,9 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     """Run one scenario and return its :class:`Result` (also saved into ``out`` when given).
 
     ``seed`` replaces ``run.seed``; ``overrides`` maps dotted paths to values as ``--set`` does.
-    ``out`` must be new, empty or a previous cnsim result (``force=True`` replaces any folder).
+    ``out`` must be new, empty or a previous cnsim result (a symbolic link to one is followed); a previous
+    result holding files cnsim did not write needs ``force=True``, which replaces cnsim's files and keeps
+    the others (see :mod:`cnsim.outdir`).
     ``progress`` is called with the simulated time in seconds between chunks of the run (and its
     ``writing()``, if it has one, when a run with ``out`` starts writing; see :data:`Progress`).
     Raises :class:`ConfigError` (invalid input), :class:`InvariantError` (a model bug was
@@ -172,7 +174,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
                                  f"{', '.join(engine.schemes())}", sc.cm.scheme)
     if out is not None:  # the time series go to Parquet as the run goes (memory independent of its length)
         from cnsim import stream  # pyarrow: imported before the clock of wall_s starts
-        from cnsim.results import open_output
+        from cnsim.outdir import open_output
     import numpy  # noqa: F401 — the engine hands its tables over as NumPy arrays: imported before the clock too
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
@@ -192,6 +194,10 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
             raise _scenario_error(exc, ir) from None
         if isinstance(exc, engine.InvariantError):
             raise InvariantError(str(exc)) from None
+        if isinstance(exc, OSError) and tmp is not None and not isinstance(exc, CnsimError):
+            from cnsim.outdir import write_failure  # the streamed tables could not be written
+
+            raise write_failure(exc, out) from None
         raise
     wall = time.perf_counter() - t0
     # after the run, not during it: the subprocesses' fork would compete with the engine (wall_s)
@@ -218,9 +224,13 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     }
     if tmp is not None:
         try:
-            return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots)
-        except BaseException:
+            return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots, force)
+        except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(exc, OSError) and not isinstance(exc, CnsimError):
+                from cnsim.outdir import write_failure
+
+                raise write_failure(exc, out) from None
             raise
     frames = frames_from_core(tables, summary)
     _add_slowdown(frames, summary, ir)
@@ -237,7 +247,7 @@ def _add_slowdown(frames: dict[str, Any], summary: dict[str, Any], ir: Mapping[s
 
 
 def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, Any], result: Result,
-                   plots: bool) -> Result:
+                   plots: bool, force: bool) -> Result:
     """Write the tables the engine returned at the end of a streamed run beside its series and FCT
     rows, then the summary, plots and manifest, and move the folder to ``out``; the Result reads its
     tables from there."""
@@ -245,7 +255,8 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, 
     import pyarrow.parquet as pq
 
     from cnsim import slowdown, stream
-    from cnsim.results import TablesOnDisk, _write_parquet, commit_output, queue_cdf_table
+    from cnsim.outdir import commit_output
+    from cnsim.results import TablesOnDisk, _write_parquet, queue_cdf_table
 
     pq.write_table(queue_cdf_table(result.summary), tmp / "queue_cdf.parquet")
     # without pandas (a short run starts and ends fast) unless the flow rows are uneven
@@ -263,5 +274,5 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, 
     fct.close()
     result.tables = TablesOnDisk(tmp)  # plots read what was written
     result.write_rest(tmp, plots)
-    result.tables = TablesOnDisk(commit_output(tmp, out))
+    result.tables = TablesOnDisk(commit_output(tmp, out, force))
     return result

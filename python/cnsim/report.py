@@ -37,7 +37,7 @@ td.l,th.l{text-align:left}
 .ok{background:#dfd}.bad{background:#fdd}.expl{background:#ffd}.na{background:#eee;color:#777}
 figure{display:inline-block;margin:0.5em;vertical-align:top;max-width:560px}
 figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:0.85em;color:#444}
-.prov{font-size:0.85em;color:#444}code{background:#f4f4f8;padding:0 3px}
+.prov{font-size:0.85em;color:#444}.legend{font-size:0.9em;max-width:60em}code{background:#f4f4f8;padding:0 3px}
 """
 
 
@@ -221,7 +221,7 @@ def sim_text(c: dict) -> str:
 def comment(c: dict) -> str:
     expl = c.get("explanation")
     if expl and c.get("verdict") == "outside band":
-        expl = "suspected (not established under spec §12 R9): " + expl
+        expl = "suspected (not established under model reference §12 R9): " + expl
     elif expl and c.get("explained_by"):
         expl = f"explained ({c['explained_by']}): {expl} Evidence: {c.get('evidence')}"
     struct = f"structural: {c['structural']}" if c.get("structural") else None
@@ -335,6 +335,36 @@ def load_studies(out: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(out.glob("*/study.json"))]
 
 
+def replications_of(study: dict) -> list[int]:
+    """The replication counts of the sweeps that ran in ``study`` (study.json), ascending."""
+    return sorted({int(e["replications"]) for e in study.get("sweeps", {}).values() if e.get("replications")})
+
+
+def replications_text(study: dict) -> str:
+    """``"20 replications"``, ``"2–5 replications"``, or that none ran."""
+    reps = replications_of(study)
+    if not reps:
+        return "no replication (nothing ran)"
+    span = str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"
+    return f"{span} replication{'s' if reps[-1] > 1 else ''}"
+
+
+def verdict_legend(studies: list[dict]) -> str:
+    """What the overview's verdicts mean and how many replications each study's means rest on, placed
+    beside the table (a reader of "claims hold 4/8" on 2 replications must see the 2 there)."""
+    few = [s["id"] for s in studies if replications_of(s) and replications_of(s)[0] < 5]
+    reps = "; ".join(f"{s['id']} {replications_text(s)}" for s in studies)
+    return ("**Legend.** A cell is *within band* when cnsim's mean lies within the published value ± its band "
+            "(from the study file); *explained* when outside and the study shows the seed's own numbers "
+            "inconsistent, or an unprinted value swept over its plausible range without reaching the band "
+            "(model reference §12 R9); *open (outside band)* otherwise; *not available* when the scheme or "
+            "scenario is missing or no run succeeded. *Structural* cells (fixed by construction) are counted "
+            "apart from the discriminating ones. A claim *holds* when its criterion, written in the study file, "
+            f"is true of the terms' means. Means over: {reps}."
+            + (f" With fewer than 5 replications ({', '.join(few)}) the confidence intervals are wide and a "
+               "verdict can flip between runs: read those counts as a smoke test, not a result." if few else ""))
+
+
 def write_report(out: str | Path) -> tuple[Path, Path]:
     """Write ``DIR/report/report.html`` and ``DIR/report/report.md`` (+ ``DIR/report/figures/*.png``)."""
     from cnsim.exceptions import ConfigError
@@ -362,7 +392,7 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
                                            else ""))
     h.append(f"<p class='prov' id='provenance'>Provenance: {_html.escape(prov_line).replace('**', '')}</p>")
     m.append(f"Provenance: {prov_line}\n")
-    # overview: discriminating cells first (spec §12 R9), then every verdict, then the claims
+    # overview: discriminating cells first (model reference §12 R9), then every verdict, then the claims
     cols = ["discriminating within band", "structural", "cells", "within band", "explained", "open (outside band)",
             "not available", "claims hold"]
     h.append("<h2 id='overview'>Overview</h2><table><tr><th class='l'>study</th>"
@@ -388,15 +418,20 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
     h.append("<tr><th class='l'>total</th>" + "".join(f"<th>{v}</th>" for v in txt) + "</tr></table>")
     m.append("| total | " + " | ".join(txt) + " |")
     m.append("")
+    legend = verdict_legend(studies)
+    h.append(f"<p class='legend' id='legend'>{_html.escape(legend).replace('**', '')}</p>")
+    m.append(legend + "\n")
     for s in studies:
         sid = s["id"]
         sdir = out / sid
         h.append(f"<h2 id='{sid}' class='study'>{sid}: {_html.escape(s['title'])}</h2>")
-        h.append(f"<p>Source: {_html.escape(s['source'])}. Specification: {_html.escape(s['spec'])}.</p>")
-        m.append(f"## {sid}: {s['title']}\n\nSource: {s['source']}. Specification: {s['spec']}.\n")
+        h.append(f"<p>Source: {_html.escape(s['source'])}. Model: model reference {_html.escape(s['spec'])} (docs/model-reference.md).</p>")
+        m.append(f"## {sid}: {s['title']}\n\nSource: {s['source']}. Model: model reference {s['spec']} (docs/model-reference.md).\n")
         # tables
-        h.append(f"<h3 id='{sid}-tables'>Published vs cnsim</h3>")
-        m.append("### Published vs cnsim\n")
+        reps = f"cnsim: mean ± 95 % CI over {replications_text(s)}"
+        h.append(f"<h3 id='{sid}-tables'>Published vs cnsim</h3><p class='legend'>{_html.escape(reps)}; "
+                 "verdicts as in the <a href='#legend'>legend</a>.</p>")
+        m.append(f"### Published vs cnsim\n\n{reps}; verdicts as in the legend under the overview.\n")
         if not s["cells"]:
             h.append("<p>No published numbers (graphs only).</p>")
             m.append("No published numbers (graphs only).\n")
@@ -454,18 +489,11 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
         m.append("")
     h.append("<h2 id='method'>Method</h2><p>Each cnsim value is the mean over the replications of the sweep; "
              "± is the 95 % Student-t half-width. Replication k uses the same master seed with "
-             "<code>run.replication = k</code> at every configuration (common random numbers). A verdict is "
-             "<em>within band</em> when the mean lies within published ± band (band from the study file), "
-             "<em>explained</em> when outside and the study shows the seed's own numbers inconsistent or an "
-             "unprinted value swept over its plausible range without reaching the band (spec §12 R9), "
-             "<em>outside band</em> (open) otherwise, <em>not available</em> when the "
-             "scheme or scenario is missing or no run succeeded. <em>Structural</em> cells (fixed by "
-             "construction) are counted apart from the discriminating cells. A claim <em>holds</em> when its "
-             "criterion, written in the study file, is true of the terms' means.</p></body></html>")
+             "<code>run.replication = k</code> at every configuration (common random numbers). The verdicts "
+             "are defined in the <a href='#legend'>legend</a> under the overview.</p></body></html>")
     m.append("## Method\n\nEach cnsim value is the mean over the replications; ± is the 95 % Student-t half-width. "
              "Replication k uses the same master seed with `run.replication = k` at every configuration (common "
-             "random numbers). Verdicts: within band / outside band (open) / explained (spec §12 R9) / not available; "
-             "structural cells are counted apart; a claim holds when its criterion is true of the terms' means.\n")
+             "random numbers). The verdicts are defined in the legend under the overview.\n")
     from cnsim.sweep import atomic_write_text
 
     html_path, md_path = rdir / "report.html", rdir / "report.md"

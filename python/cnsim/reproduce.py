@@ -1,5 +1,5 @@
 """Reproduction studies: declarative study files (``cnsim/studies/seed-00X.toml``) run as sweeps and
-compared cell by cell with the published numbers (spec §9).
+compared cell by cell with the published numbers (model reference §9).
 
 A study file holds: ``id``, ``title``, ``source``, ``spec``, ``replications``, ``quick`` (reduced
 configuration: ``replications`` and ``set`` overrides), ``[[sweeps]]`` (``name``, ``scheme``, ``base``
@@ -12,7 +12,7 @@ relative to ``scenarios/``, optional ``set``, ``parameters``, ``replications``, 
 named values measured like cells — and ``holds``, a comparison of the terms) and ``[[figures]]`` (see
 :mod:`cnsim.report`). Adding a study = adding a file.
 
-Cell verdicts (spec §12 R9): ``within band`` (cnsim mean inside published ± band), ``outside band`` (open),
+Cell verdicts (model reference §12 R9): ``within band`` (cnsim mean inside published ± band), ``outside band`` (open),
 ``explained`` (outside, and the study shows either that the seed's own numbers are inconsistent —
 ``explained_by = "inconsistent"``, the arithmetic in ``evidence`` — or that an unprinted value swept over its
 plausible range never reaches the band — ``explained_by = "sweep"``, the sweep named in ``evidence``),
@@ -65,7 +65,7 @@ class Band(_Strict):
     rel: float = Field(0.0, ge=0)
     abs: float = Field(0.0, ge=0)
     decades: float = Field(0.0, ge=0, description="logarithmic band: within when |log10(mean / published)| <= "
-                           "decades (spec §12 R6: '≈ 3 orders of magnitude' = ±0.5 decade)")
+                           "decades (model reference §12 R6: '≈ 3 orders of magnitude' = ±0.5 decade)")
 
     def half_width(self, published: float) -> float:
         """Half-width of a linear band (for a logarithmic one: the upper distance, for display)."""
@@ -109,7 +109,7 @@ class Cell(_Strict):
     published: float
     band: Band
     note: str | None = None
-    structural: str | None = Field(None, description="why the value is fixed by construction (spec §12 R9)")
+    structural: str | None = Field(None, description="why the value is fixed by construction (model reference §12 R9)")
     explanation: str | None = None
     explained_by: Literal["inconsistent", "sweep"] | None = None
     evidence: str | None = None
@@ -405,7 +405,7 @@ def evaluate_terms_cell(cell: Cell, runs: Mapping[str, Any], sweeps: Mapping[str
 
 
 def count_cells(cells: list[dict]) -> dict[str, int]:
-    """Verdict counts, plus the structural / discriminating split (spec §12 R9); sensitivity rows apart."""
+    """Verdict counts, plus the structural / discriminating split (model reference §12 R9); sensitivity rows apart."""
     cells = [c for c in cells if not c.get("sensitivity")]
     counts: dict[str, int] = {}
     for c in cells:
@@ -433,7 +433,7 @@ def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool, overrides:
         sets.update(q.set)
     sets.update(overrides or {})
     reps = replications or reps
-    # a steady-state window (run.warmup, spec §12 R5) longer than a reduced run (quick form, tests)
+    # a steady-state window (run.warmup, model reference §12 R5) longer than a reduced run (quick form, tests)
     # cannot be kept: the reduced run then measures over its whole length
     if "run.warmup" in sets and "run.duration" in sets:
         from cnsim.units import time_ps
@@ -518,6 +518,24 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
+def check_reproduction(out: str | os.PathLike[str], field: str = "--out") -> Path:
+    """``out`` if a reproduction may write there — a new or empty folder, or one holding only what
+    ``cnsim reproduce`` writes (``reproduce.json``, ``report/``, a folder per study); a ConfigError
+    naming ``field`` otherwise (a file, a folder holding anything else, a link to nothing, the current
+    directory or one of its parents), before anything runs."""
+    from cnsim.outdir import usable_folder
+
+    out = Path(out)
+    dest = usable_folder(out, field, "previous-reproduction")
+    if dest.is_dir():
+        own = {"reproduce.json", "report", *study_ids()}
+        others = sorted(p.name for p in dest.iterdir() if p.name not in own)
+        if others:
+            raise ConfigError.single(field, f"holds {', '.join(others[:3])}{' …' if len(others) > 3 else ''}, "
+                                     "which cnsim reproduce did not write; choose a new or empty folder", str(out))
+    return out
+
+
 def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: bool = False,
               scheduler: str | None = None, force: bool = False, progress: bool = True,
               log: Callable[[str], None] = lambda s: None, overrides: Mapping[str, Any] | None = None,
@@ -532,7 +550,7 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
 
     ids = study_ids() if which == "all" else [which]
     studies = [load_study(i) for i in ids]
-    out = Path(out)
+    out = check_reproduction(out)
     out.mkdir(parents=True, exist_ok=True)
     executor = None
     if jobs > 1 or scheduler:
