@@ -106,6 +106,7 @@ def test_an_os_error_names_the_path(cli, tmp_path, monkeypatch):
 
 
 @needs_core
+@pytest.mark.extensive  # a long fan-in-100 sweep; make test interrupts the cluster's start-up (test_interrupt.py)
 def test_ctrl_c_in_a_parallel_sweep_prints_one_line(tmp_path):
     """SIGINT to the whole process group, as a terminal's Ctrl-C does: the Dask workers ignore it, the
     sweep stops, keeps its finished runs and says so in one line (issue 14: it printed ≈ 65 lines)."""

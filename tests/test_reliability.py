@@ -297,8 +297,9 @@ def test_piped_output_is_not_wrapped(tmp_path):
     p = subprocess.run([*CNSIM, "describe", "bcn"], capture_output=True, text=True, timeout=60,
                        env={**os.environ, "COLUMNS": ""})
     assert "model reference §2.1" in p.stdout and max(len(ln) for ln in p.stdout.splitlines()) > 120
-    p = subprocess.run([*CNSIM, "model", str(ROOT / "scenarios/seed-000/parking-lot-bcn.toml"), "--no-sim", "-o",
-                        str(tmp_path / "m")], capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": ""})
+    p = subprocess.run([*CNSIM, "model", str(ROOT / "scenarios/seed-000/parking-lot-bcn.toml"), "--no-sim", "--set",
+                        "run.duration=5ms", "-o", str(tmp_path / "m")], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "COLUMNS": ""})
     header = next(ln for ln in p.stdout.splitlines() if "quantity" in ln)
     assert all(c in header for c in ("bcn_closed_form", "fluid", "max_min", "proportional", "simulation")), header
 
