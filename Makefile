@@ -52,16 +52,20 @@ build: $(STAMP)
 test-rust:
 	$(CARGO) test -p cnsim-core
 
+# pytest in two worker processes (pytest-xdist), a test file per worker at a time: module-scoped
+# fixtures (a reproduction, a sweep) are made once.
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
+
 test-python: build browser
-	$(PY) -m pytest -q
+	$(PYTEST)
 
 test:
 	$(MAKE) --no-print-directory -j 2 --output-sync=target test-rust build browser
-	$(PY) -m pytest -q
+	$(PYTEST)
 
 # Long statistical and reproduction checks (pytest marker `extensive`; `.ci/run` runs them too).
 test-extensive: build browser
-	$(PY) -m pytest -q -m extensive
+	$(PYTEST) -m extensive
 
 # Reproduce seed 000 (BCN vs BECN/FECN, Bergamasco 2007) in its reduced configuration and write
 # the report: published numbers beside cnsim's, with plots.

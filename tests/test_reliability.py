@@ -200,12 +200,13 @@ def test_queue_statistics_exclude_the_warm_up(tmp_path):
     assert before > 1.3 * max(s["max_bytes"] for s in r.summary["queues"]), "the warm-up's peak is higher"
 
 
-def test_the_summary_table_adds_up(cli, tmp_path):
+def test_the_summary_table_adds_up(tmp_path):
     """The table printed by `cnsim run` left out frames still queued at hosts: its frame rows now add
     up to the frames generated."""
-    r = cli(["run", ROOT / "scenarios/baseline/fan-in-4.toml", "--set", "run.duration=5ms", "--set",
-             "flow_control.mode=global", "-o", tmp_path / "s", "--no-progress"])  # paused hosts queue CBR frames
-    assert r.exit_code == 0, r.stderr
+    r = subprocess.run([*CNSIM, "run", str(ROOT / "scenarios/baseline/fan-in-4.toml"), "--set", "run.duration=5ms",
+                        "--set", "flow_control.mode=global", "-o", str(tmp_path / "s"), "--no-progress"],
+                       capture_output=True, text=True, timeout=120)  # paused hosts queue CBR frames
+    assert r.returncode == 0, r.stderr
     text = r.stdout
 
     def numbers(label):
@@ -289,17 +290,19 @@ def test_a_million_run_dry_run_prints_at_once(tmp_path):
 # ---- output and docs --------------------------------------------------------------------------
 
 def test_piped_output_is_not_wrapped(tmp_path):
+    """Piped, output wrapped at 80 columns (paths split across lines, `cnsim model`'s headers cut); an
+    inherited COLUMNS describes a terminal, not the pipe."""
     out = tmp_path / ("a-rather-long-folder-name-" * 4) / "result"
     p = subprocess.run([*CNSIM, "run", str(MD1), "--set", "run.duration=2ms", "-o", str(out), "--no-progress"],
-                       capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": ""})
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "80"})
     assert p.returncode == 0, p.stderr
     assert f"outputs: {out}" in p.stdout.splitlines()
     p = subprocess.run([*CNSIM, "describe", "bcn"], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "COLUMNS": ""})
+                       env={**os.environ, "COLUMNS": "80"})
     assert "model reference §2.1" in p.stdout and max(len(ln) for ln in p.stdout.splitlines()) > 120
     p = subprocess.run([*CNSIM, "model", str(ROOT / "scenarios/seed-000/parking-lot-bcn.toml"), "--no-sim", "--set",
                         "run.duration=5ms", "-o", str(tmp_path / "m")], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "COLUMNS": ""})
+                       env={**os.environ, "COLUMNS": "80"})
     header = next(ln for ln in p.stdout.splitlines() if "quantity" in ln)
     assert all(c in header for c in ("bcn_closed_form", "fluid", "max_min", "proportional", "simulation")), header
 

@@ -27,17 +27,18 @@ from cnsim.exceptions import CnsimError, ConfigError, InvariantError
 
 
 UNWRAPPED_WIDTH = 10_000
-"""Width of a console that is not a terminal (a pipe, a file): rich's 80 columns would split printed
-paths across lines and cut table headers; a script or a log wants every line whole."""
+"""Width of a console that is not a terminal (a pipe, a file): rich's 80 columns — or an inherited
+``COLUMNS``, which describes some terminal, not the pipe — would split printed paths across lines and
+cut table headers; a script or a log wants every line whole."""
 
 
 def make_console(**options: Any):
     """A rich ``Console`` (``options`` as rich's) that wraps nothing when it does not write to a terminal
-    (unless ``COLUMNS`` or ``width`` says otherwise)."""
+    (unless ``width`` says otherwise)."""
     from rich.console import Console
 
     console = Console(**options)
-    if not console.is_terminal and "width" not in options and not os.environ.get("COLUMNS"):
+    if not console.is_terminal and "width" not in options:
         console.width = UNWRAPPED_WIDTH
     return console
 
