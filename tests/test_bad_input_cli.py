@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, needs_core
+from conftest import FOREGROUND, ROOT, needs_core
 
 MD1 = ROOT / "scenarios/baseline/md1.toml"
 FAN100 = ROOT / "scenarios/baseline/fan-in-100.toml"
@@ -116,8 +116,6 @@ def test_ctrl_c_in_a_parallel_sweep_prints_one_line(tmp_path):
     spec.write_text(f'base = "{FAN100}"\nreplications = 40\nset = {{ "run.duration" = "4s" }}\n'
                     '[parameters]\n"traffic.senders.rate" = ["0.1Gbps", "0.2Gbps"]\n')
     out = tmp_path / "out"
-    from test_interrupt import FOREGROUND  # SIGINT handled even if the tests run with it ignored
-
     p = subprocess.Popen([*FOREGROUND, "sweep", str(spec), "-o", str(out), "-j", "2",
                           "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True, cwd=tmp_path)

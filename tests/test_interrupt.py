@@ -14,15 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, needs_core
+from conftest import FOREGROUND, ROOT, needs_core
 
 pytestmark = needs_core
 SWEEP = ROOT / "sweeps" / "fan-in-4-rates.toml"
 ONE_LINE = ["interrupted; finished runs are kept — rerun the same command to resume"]
-FOREGROUND = [sys.executable, "-c", "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-              "runpy.run_module('cnsim', run_name='__main__', alter_sys=True)"]
-"""``python -m cnsim`` as a terminal's foreground job: with SIGINT handled even when the tests run with it
-ignored (a background job of a non-interactive shell inherits SIGINT ignored, and Python keeps it so)."""
 
 
 def _sweep(out: Path, *extra: str, **kw) -> subprocess.Popen:
