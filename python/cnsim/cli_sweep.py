@@ -166,15 +166,15 @@ def _plot(sweep_dir, x, y, hue, out) -> None:
     if not (sweep_dir / "sweep.json").is_file():
         raise ConfigError.single("SWEEP_DIR", "not a sweep directory (no sweep.json); run `cnsim sweep` first",
                                  str(sweep_dir))
-    if out is not None and (out.exists() or out.is_symlink()) and not sweep_plot.is_own_plot(out):
+    if out is None:
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in f"{y}-vs-{x}")
+        out = sweep_dir / "plots" / f"{safe}.png"
+    if (out.exists() or out.is_symlink()) and not sweep_plot.is_own_plot(out):
         raise ConfigError.single("--out", "exists and is not a plot cnsim drew; nothing was replaced: choose "
                                  "another file", str(out))
     _, _, table = sw.summarize(sweep_dir)
     ax = sweep_plot.draw(table, x, y, hue)
-    if out is None:
-        (sweep_dir / "plots").mkdir(exist_ok=True)
-        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in f"{y}-vs-{x}")
-        out = sweep_dir / "plots" / f"{safe}.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
     sweep_plot.save(ax, out)
     out_console.print(f"wrote {out}", highlight=False, markup=False)
 
