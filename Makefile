@@ -38,8 +38,9 @@ browser:
 # The package is installed editable (python/ in place), so nothing byte-compiles it: where
 # PYTHONDONTWRITEBYTECODE is set every command would compile cnsim's modules again (~0.1 s of a
 # 1-ms run), hence compileall.
+# (`+`: cargo takes its jobs from make's jobserver, so `make test`'s two builds share the two cores.)
 build: $(STAMP)
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
+	+VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 	  $(VENV)/bin/maturin develop --release --quiet
 	$(PY) -m compileall -q python/cnsim
 
@@ -50,7 +51,7 @@ build: $(STAMP)
 # its thin LTO in one codegen unit, i.e. on one core, and the debug build takes the other (each
 # profile has its own build lock under target/).
 test-rust:
-	$(CARGO) test -p cnsim-core
+	+$(CARGO) test -p cnsim-core
 
 # pytest in two worker processes (pytest-xdist), a test file per worker at a time: module-scoped
 # fixtures (a reproduction, a sweep) are made once.
