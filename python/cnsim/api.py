@@ -194,10 +194,11 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
             raise _scenario_error(exc, ir) from None
         if isinstance(exc, engine.InvariantError):
             raise InvariantError(str(exc)) from None
-        if isinstance(exc, OSError) and tmp is not None and not isinstance(exc, CnsimError):
+        if tmp is not None:
             from cnsim.outdir import write_failure  # the streamed tables could not be written
 
-            raise write_failure(exc, out) from None
+            if (failure := write_failure(exc, out)) is not None:
+                raise failure from None
         raise
     wall = time.perf_counter() - t0
     # after the run, not during it: the subprocesses' fork would compete with the engine (wall_s)
@@ -227,10 +228,10 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
             return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots, force)
         except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
-            if isinstance(exc, OSError) and not isinstance(exc, CnsimError):
-                from cnsim.outdir import write_failure
+            from cnsim.outdir import write_failure
 
-                raise write_failure(exc, out) from None
+            if (failure := write_failure(exc, out)) is not None:
+                raise failure from None
             raise
     frames = frames_from_core(tables, summary)
     _add_slowdown(frames, summary, ir)

@@ -21,7 +21,7 @@ import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from cnsim.exceptions import ConfigError, OutputError
+from cnsim.exceptions import CnsimError, ConfigError, OutputError
 
 TMP_RE = re.compile(r"^\.(?P<name>.+)\.(tmp|old)-(?P<pid>\d+)-")
 
@@ -155,9 +155,12 @@ def check(out: str | os.PathLike[str], force: bool = False, scenario: str | os.P
     return out
 
 
-def write_failure(exc: OSError, out: str | os.PathLike[str]) -> OutputError:
-    """An :class:`OutputError` naming the output folder ``out`` and the cause of ``exc`` in words (pyarrow's
-    errors carry it only in their text: "Error writing bytes to file. Detail: [errno 28] No space left")."""
+def write_failure(exc: BaseException, out: str | os.PathLike[str]) -> OutputError | None:
+    """For an operating-system error ``exc`` met while writing outputs into ``out``: an :class:`OutputError`
+    naming ``out`` and the cause in words (pyarrow's errors carry it only in their text: "Error writing
+    bytes to file. Detail: [errno 28] No space left"); None for any other exception (raised as it is)."""
+    if not isinstance(exc, OSError) or isinstance(exc, CnsimError):
+        return None
     errno = exc.errno
     if errno is None:
         m = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)

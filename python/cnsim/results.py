@@ -18,8 +18,6 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from cnsim.exceptions import CnsimError
-
 if TYPE_CHECKING:  # pragma: no cover — pandas loads when a table is built, not at import
     import pandas as pd
 
@@ -173,7 +171,7 @@ class Result:
         file or a folder of other files is refused with a :class:`~cnsim.exceptions.ConfigError` before
         anything is written. A previous result the user has added files to is refused too, unless
         ``force``: then cnsim's files are replaced and the others kept."""
-        from cnsim.outdir import check, commit_output, open_output
+        from cnsim.outdir import check, commit_output, open_output, write_failure
 
         check(out, force=force, field="out")
         tmp = open_output(out)
@@ -182,10 +180,8 @@ class Result:
             return commit_output(tmp, out, force)
         except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
-            if isinstance(exc, OSError) and not isinstance(exc, CnsimError):
-                from cnsim.outdir import write_failure
-
-                raise write_failure(exc, out) from None
+            if (failure := write_failure(exc, out)) is not None:
+                raise failure from None
             raise
 
     def _write(self, d: Path, plots: bool) -> None:
