@@ -77,6 +77,7 @@ def test_the_readme_python_snippet_runs(here):
 
 
 @pytest.mark.extensive
+@pytest.mark.timeout(3600)  # the full reproduction: about 8 minutes on an idle 2-core machine
 @pytest.mark.parametrize("cmd", [c for c in _commands() if _long(c)])
 def test_the_readme_long_commands_run_as_written(here, cmd):
     r = _bash(cmd, here)

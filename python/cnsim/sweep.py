@@ -546,8 +546,11 @@ class DaskExecutor:
                 self._configure(allowed_failures)
                 from distributed import Client, LocalCluster
 
+                # no fixed port; logs at CRITICAL only: a worker busy with a run when the sweep stops logs an
+                # ERROR with a traceback for the heartbeat it could not send (a failed run is recorded
+                # from the task's own exception, not from logs)
                 self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                            dashboard_address=":0", silence_logs=40)  # no fixed port
+                                            dashboard_address=":0", silence_logs=50)
                 self.client = Client(self.cluster)
             if interrupted:
                 raise KeyboardInterrupt
