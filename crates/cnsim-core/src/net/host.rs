@@ -548,6 +548,15 @@ impl Network {
             return false;
         }
         let (size, flow, transfer) = (f.size, f.flow, f.transfer);
+        if self.is_transfer_queue(flow) && transfer != NONE_U32 && {
+            let tr = &self.transfers[transfer];
+            tr.delivered + tr.dropped + 1 == tr.frames
+        } {
+            // the frame that completes a transfer closes its queue, which frees the slot for the
+            // next transfer: at its own time, not at its sending event's, so that which slot (and
+            // ECMP path) a later transfer gets does not depend on how the run is cut into steps
+            return false;
+        }
         // no reflector, or one whose on_data ignores this frame (a no-op left out)
         self.host_deliver_data(h as usize, fr, t, size, flow, transfer, 0, 0, false);
         self.folded_events += 1;
