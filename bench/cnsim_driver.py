@@ -74,13 +74,12 @@ def main() -> None:
     r = cnsim.run(sc, seed=a.seed, overrides=overrides, plots=False, out=a.out, force=a.out is not None)
     s = r.summary
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    if a.out is None:
-        rows = sum(len(t) for t in r.tables.values())
-    else:  # counted from the files' metadata: loading the tables would change the peak measured
-        import pyarrow.parquet as pq
-        from cnsim.results import TABLES
+    # counted from the files' metadata: loading the tables would change the peak measured
+    import pyarrow.parquet as pq
+    from cnsim.results import TABLES
 
-        rows = sum(pq.ParquetFile(f"{a.out}/{n}.parquet").metadata.num_rows for n in TABLES)
+    folder = Path(a.out) if a.out is not None else r.tables.folder
+    rows = sum(pq.ParquetFile(folder / f"{n}.parquet").metadata.num_rows for n in TABLES)
     gbps = s["bytes"]["delivered"] * 8 / s["sim_time_s"] / 1e9
     print(f"sim=cnsim-obs sent={s['frames']['sent']} delivered={s['frames']['delivered']} "
           f"dropped={s['frames']['dropped']} events={s['events']} run_s={s['wall_s']:.4f} "
