@@ -32,8 +32,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 CHUNK_ROWS = 1 << 15
-"""Buffered series rows that make a batch (one row group per table): small enough that a short run's
-batches are written while it goes on, not all at its end."""
+"""Buffered series rows that make a batch (one row group per table) once a run is under way."""
+
+FIRST_ROWS = 1 << 12
+"""Rows of a run's first batch; each next batch may hold twice as many, up to ``CHUNK_ROWS``: a short run
+hands its rows to the writer while it goes on (what is written after the engine stops is at most
+half of them), a long one in batches large enough that their fixed cost stays small."""
 
 STEP_SAMPLES = 64
 """The engine runs at most this many sample intervals between two looks at its buffer, so that a
@@ -339,7 +343,7 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
     tables)``.
 
     ``ir``: the IR ``ir_json`` encodes, if the caller has it (not parsed again). The engine runs until
-    ``CHUNK_ROWS`` rows are buffered (checked every ``STEP_SAMPLES`` sample
+    a batch of rows is buffered (``FIRST_ROWS``, doubling up to ``CHUNK_ROWS``; checked every ``STEP_SAMPLES`` sample
     intervals, at most 1/200 of the run), hands them over, and goes on while a :class:`Background`
     thread writes them. The other tables (``flows``, ``queues``, ...) are returned, not written.
     """
@@ -353,11 +357,13 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
     if sim.sample_interval_ps:
         step = min(step, STEP_SAMPLES * sim.sample_interval_ps)
     background = Background(writer)
+    batch = min(limit, FIRST_ROWS)
     try:
         while True:
-            done = sim.run_batch(sim.duration_ps, step, limit, PROGRESS_S)
-            if sim.buffered_rows() >= limit and not done:
+            done = sim.run_batch(sim.duration_ps, step, batch, PROGRESS_S)
+            if sim.buffered_rows() >= batch and not done:
                 background.put(sim.drain_series())
+                batch = min(limit, 2 * batch)
             if progress is not None:
                 progress(sim.now_ps / 1e12)
             if done:
