@@ -13,7 +13,15 @@ use crate::Simulation;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-const CASES: [&str; 5] = ["fan-in-4-pause", "symmetric-bcn", "tcp-newreno-4", "cnsim-fecn-hs0", "fat-tree-dcqcn-pfc"];
+const CASES: [&str; 7] = [
+    "fan-in-4-pause",
+    "symmetric-bcn",
+    "tcp-newreno-4",
+    "cnsim-fecn-hs0",
+    "fat-tree-dcqcn-pfc",
+    "fat-tree-hpcc-queues",
+    "leaf-spine-tcp-queues",
+];
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden")
@@ -29,7 +37,7 @@ fn line(out: &mut String, t: u64, ev: &Event) {
         Event::SourceFire { source } => writeln!(out, "{t} S {source}"),
         Event::Feedback { host, frame } => writeln!(out, "{t} F {} {}", host.0, frame.0),
         Event::RpTimer { host, token } => writeln!(out, "{t} R {} {token}", host.0),
-        Event::TcpTimer { flow, which } => writeln!(out, "{t} C {} {which}", flow.0),
+        Event::TcpTimer { flow, which, .. } => writeln!(out, "{t} C {} {which}", flow.0),
         Event::CpTick { port } => writeln!(out, "{t} K {}", port.0),
         Event::PauseRefresh { port, gen } => writeln!(out, "{t} P {} {gen}", port.0),
         Event::ServiceRate { hotspot, step } => writeln!(out, "{t} V {hotspot} {step}"),
