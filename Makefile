@@ -13,7 +13,7 @@ help:
 	@echo "make demo   - install, build, run a seed experiment and write its report"
 	@echo "make test   - install, build, run the test suite (cargo + pytest, about 3 minutes)"
 	@echo "make test-extensive - the long statistical and reproduction checks (tens of minutes)"
-	@echo "make bench  - fan-in-4 / fan-in-100 throughput of cnsim vs ns-3 3.44 (PyPI)"
+	@echo "make bench  - cnsim run / API / engine vs ns-3 3.44 (PyPI) on fan-in-4/100/1000 and a k = 8 fat tree"
 	@echo "make instructions - engine instruction counts (valgrind) against bench/instructions.json, +5 % fails"
 
 $(STAMP): requirements.txt

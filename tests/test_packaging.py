@@ -69,7 +69,7 @@ def test_the_wheel_holds_the_package_and_runs_from_it(tmp_path):
                 for line in meta.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line}
     assert declared == {re.split(r"[<>=!~ ;\[]", p)[0].lower() for p in _runtime_pins()}
     entry = zipfile.ZipFile(wheel).read(info.replace("METADATA", "entry_points.txt")).decode()
-    assert "cnsim=cnsim._entry:main" in entry.replace(" ", "")
+    assert "cnsim=cnsim.entry:main" in entry.replace(" ", "")
 
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)

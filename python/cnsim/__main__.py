@@ -1,5 +1,5 @@
 """``python -m cnsim`` = the ``cnsim`` command."""
 
-from cnsim._entry import main
+from cnsim.entry import main
 
 main()
