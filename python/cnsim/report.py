@@ -364,7 +364,7 @@ def overview(studies: list[dict], h: list[str], m: list[str]) -> None:
         txt = _overview_row(vals)
         h.append(f"<tr><td class='l'><a href='#{s['id']}'>{s['id']}</a> {_html.escape(s['title'])}</td>"
                  + "".join(f"<td>{v}</td>" for v in txt) + "</tr>")
-        m.append(f"| {s['id']} {s['title']} | " + " | ".join(txt) + " |")
+        m.append(f"| {s['id']} {_md_cell(s['title'])} | " + " | ".join(txt) + " |")
     txt = _overview_row(tot)
     h.append("<tr><th class='l'>total</th>" + "".join(f"<th>{v}</th>" for v in txt) + "</tr></table>")
     m.append("| total | " + " | ".join(txt) + " |")
@@ -375,6 +375,11 @@ def overview(studies: list[dict], h: list[str], m: list[str]) -> None:
                if repeated else "") + ".")
     h.append(f"<p>{_html.escape(note)}</p>")
     m.append(f"\n{note}\n")
+
+
+def _md_cell(text: str) -> str:
+    """Text for a Markdown table cell: a '|' (seed 000's "[B|F]ECN") would split it."""
+    return text.replace("|", "\\|")
 
 
 def _overview_row(v: dict) -> list[str]:
