@@ -7,7 +7,8 @@ relative to ``scenarios/``, optional ``set``, ``parameters``, ``replications``, 
 ``[[cells]]`` (``table``, ``row``, ``column``, ``sweep``, optional ``where`` on swept parameters,
 ``metric`` — a metric name of :func:`cnsim.sweep.flat_metrics` or an arithmetic expression of them —
 ``series`` — a metric of each run's queue time series, :mod:`cnsim.series` — ``scale``, ``published``,
-``band`` = ``{rel, abs, decades}``, ``note``, ``structural``, ``explanation``, ``explained_by``, ``evidence``),
+``band`` = ``{rel, abs, decades}``, ``note``, ``structural``, ``same_as``, ``sensitivity``, ``explanation``,
+``explained_by``, ``evidence``),
 ``[[claims]]`` (the seed's qualitative statements: ``id``, ``source``, ``says``, ``criterion``, ``terms`` —
 named values measured like cells — and ``holds``, a comparison of the terms) and ``[[figures]]`` (see
 :mod:`cnsim.report`). Adding a study = adding a file.
@@ -19,7 +20,10 @@ plausible range never reaches the band — ``explained_by = "sweep"``, the sweep
 ``not available`` (scheme not registered, scenario file missing, or no successful run). A cell whose value
 is fixed by construction (a zero with the mechanism off, a value a parameter was derived from, a band too
 wide to fail) carries ``structural`` (the reason) and is counted apart from the discriminating cells.
-Claim verdicts: ``holds``, ``does not hold``, ``not available``.
+A cell with ``same_as`` repeats another cell's measurement (spec §12 R11 d): shown, counted once. A
+``sensitivity`` row (a swept unprinted value) is shown and never counted.
+Claim verdicts: ``holds`` (every comparison true of the terms' means by at least the 95 % CI of its difference),
+``does not hold``, ``not available``.
 """
 
 from __future__ import annotations
