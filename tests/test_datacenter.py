@@ -251,5 +251,7 @@ def test_switch_wide_pause_deadlocks_the_k8_fat_tree_and_the_watchdog_recovers_i
     assert stuck["pause"]["watchdog_trips"] == 0 and stuck["frames"]["dropped"] == 0
     freed = cnsim.run(ROOT / sc, overrides={**base, "flow_control.watchdog": "200us"}).summary
     assert freed["pause"]["watchdog_trips"] > 0 and freed["pause"]["deadlock"] == []
-    assert freed["frames"]["delivered"] > 5 * stuck["frames"]["delivered"]
+    # (a queue per transfer: 3.3x the frozen run's deliveries; 5x and more with a FIFO per host pair,
+    # whose frozen run delivers less)
+    assert freed["frames"]["delivered"] > 2.5 * stuck["frames"]["delivered"]
     assert freed["conservation"]["ok"]

@@ -230,7 +230,16 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
 def _add_slowdown(frames: dict[str, Any], summary: dict[str, Any], ir: Mapping[str, Any]) -> None:
     fct = frames.get("fct")
     if fct is not None and not fct.empty:  # FCT slowdown per transfer and per size bucket (issue 13)
+        import numpy as np
+
         from cnsim import slowdown
+
+        if "dst" in fct:  # each transfer's own destination (its flow's may be '*': one drawn per transfer)
+            import pandas as pd
+
+            names = [n["name"] for n in ir["nodes"]]  # categories as the streamed file's (stream.SeriesWriter)
+            codes = np.argsort(np.argsort(names, kind="stable"), kind="stable")[fct["dst_node"].to_numpy()]
+            fct["dst"] = pd.Categorical.from_codes(codes, categories=sorted(names))
 
         frames["fct"] = slowdown.add_slowdown(fct, ir)
         summary["fct_slowdown"] = slowdown.summary(frames["fct"])

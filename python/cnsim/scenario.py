@@ -406,6 +406,44 @@ class ObserveSection(Strict):
     pause_ts: bool = Field(True, description="sample the paused state of links that pause (table pause_ts)")
 
 
+NIC_QUEUES_DOC = (
+    "how a host queues the transfers of workload, incast and Pareto generators and TCP transfers: "
+    "'transfer' (default) gives each transfer a send queue of its own - an RDMA queue pair, a TCP "
+    "connection - opened when it starts and closed when it completes, the NIC serving its queues round robin "
+    "(strict 802.1p priority between classes), so a throttled or window-limited transfer never delays "
+    "another's frames; 'fifo' keeps one FIFO per (source, destination, priority) flow, a flow's transfers "
+    "leaving in arrival order - the host of the 2006-07 802.1Qau studies (Bergamasco's and Jain's "
+    "simulations, CN-SIM)")
+RATE_LIMITERS_DOC = (
+    "where rate limiters, windows and congestion-control state live: 'queue' (default with queues = "
+    "'transfer') gives each send queue its own - per transfer, as an RDMA NIC keeps DCQCN/HPCC state per "
+    "QP; 'flow' (default and only choice with queues = 'fifo') keeps one per (source, destination, "
+    "priority) flow, 802.1Qau's per-flow reaction point; with queues = 'transfer' the flow's transfers then "
+    "share its limiter and are served round robin, a frame each")
+
+
+class NicSection(Strict):
+    """[nic]: the host NIC - how transfers queue, and where rate limiters and congestion-control state live."""
+
+    queues: Literal["transfer", "fifo"] = Field("transfer", description=NIC_QUEUES_DOC)
+    rate_limiters: Literal["queue", "flow"] | None = Field(None, description=RATE_LIMITERS_DOC)
+
+    @model_validator(mode="after")
+    def _combination(self):
+        if self.queues == "fifo" and self.rate_limiters == "queue":
+            raise ValueError("rate_limiters = 'queue' needs queues = 'transfer' (a FIFO sends a flow's transfers "
+                             "one after another under the flow's one limiter)")
+        return self
+
+    def resolved(self) -> tuple[str, str]:
+        """(queues, rate_limiters) with the default of rate_limiters filled in."""
+        return self.queues, self.rate_limiters or ("queue" if self.queues == "transfer" else "flow")
+
+    def per_transfer(self) -> bool:
+        """Each transfer its own queue, limiter and CC state (flows may then omit their destination)."""
+        return self.resolved() == ("transfer", "queue")
+
+
 class TcpSection(Strict):
     """``[tcp]``: parameters of every TCP / DCTCP flow (transport = "tcp" or "dctcp" in [[traffic]])."""
 
@@ -445,6 +483,7 @@ class Scenario(Strict):
     hotspot: list[HotspotSection] = Field(default_factory=list, description="output-generated hotspots")
     observe: ObserveSection = Field(default_factory=ObserveSection, description="recording")
     tcp: TcpSection = Field(default_factory=TcpSection, description="TCP / DCTCP parameters")
+    nic: NicSection = Field(default_factory=NicSection, description="host NIC: transfer queues, rate limiters")
 
 
 SECTIONS: dict[str, type[Strict]] = {
@@ -462,5 +501,6 @@ SECTIONS: dict[str, type[Strict]] = {
     "hotspot": HotspotSection,
     "observe": ObserveSection,
     "tcp": TcpSection,
+    "nic": NicSection,
 }
 """Every section model by its TOML path (for `cnsim describe` and the docs)."""

@@ -177,11 +177,14 @@ class SeriesWriter:
     """The streamed tables of one run, each a Parquet file in ``folder`` written chunk by chunk."""
 
     def __init__(self, folder: Path, statics: Mapping[str, Mapping[str, Any]], sample_interval_ps: int,
-                 ideal: Any = None):
+                 ideal: Any = None, node_names: list[str] | None = None):
         self.folder = folder
         self.interval = sample_interval_ps
         self.ideal = ideal  # slowdown.Ideal of the run: the fct rows get fct_s, ideal_s, slowdown
         self.names = {t: Names(statics[src], key) for t, (src, key, _) in SERIES.items() if src is not None}
+        # each transfer's destination by name (`fct.dst`: its own, where its flow's is '*')
+        self.dst_names = None if node_names is None else \
+            Names({"node": np.arange(len(node_names), dtype=np.uint32), "dst": node_names}, "node")
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.empty: dict[str, Mapping[str, Any]] = {}
         self.samples = 0
@@ -204,8 +207,11 @@ class SeriesWriter:
         if table.num_rows == 0:
             self.empty.setdefault(name, cols)
             return
+        if name == "fct" and self.dst_names is not None and "dst" in table.column_names:
+            [(_, dst)] = self.dst_names.arrays(column(cols["dst_node"]))
+            table = table.set_column(table.column_names.index("dst"), "dst", dst)
         if name == "fct" and self.ideal is not None:
-            extra = self.ideal.columns(*(column(cols[c]) for c in ("flow", "frames", "bytes", "completed", "bad", "start_s", "end_s")))
+            extra = self.ideal.columns(*(column(cols[c]) for c in ("flow", "dst_node", "frames", "bytes", "completed", "bad", "start_s", "end_s")))
             for c, values in extra.items():
                 table = table.append_column(c, _numbers(values))
         writer = self.writers.get(name)
@@ -298,7 +304,8 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
 
     sim = engine.Simulation(ir_json)
     statics = sim.static_tables()
-    writer = SeriesWriter(folder, statics, sim.sample_interval_ps, Ideal(json.loads(ir_json)))
+    ir = json.loads(ir_json)
+    writer = SeriesWriter(folder, statics, sim.sample_interval_ps, Ideal(ir), [n["name"] for n in ir["nodes"]])
     step = max(1, sim.duration_ps // 200)
     if sim.sample_interval_ps:
         step = min(step, STEP_SAMPLES * sim.sample_interval_ps)

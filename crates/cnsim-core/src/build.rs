@@ -88,6 +88,9 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
                     rp: None,
                     reflector: None,
                     info_idx: 0,
+                    free_locals: Vec::new(),
+                    prio0: 0,
+                    prio_mixed: false,
                 });
             }
         }
@@ -118,18 +121,35 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         if h.flows.len() > 64 * h.active.len() {
             h.active.push(0);
         }
-        // a flow's destination must be reachable from its source's switch
-        let sw_node = ports[h.port.idx()].peer_node.idx();
-        if switch_of[sw_node] == NONE_U32 || switches[switch_of[sw_node] as usize].route[f.dst as usize].is_none() {
-            return Err(ScenarioError::field(format!("flows[{i}]"), "destination unreachable from source"));
+        if local == 0 {
+            h.prio0 = f.priority;
         }
-        let mut flow = Flow::new(NodeId(f.src), NodeId(f.dst), f.frame_bytes, local);
+        h.prio_mixed |= f.priority != h.prio0;
+        // a flow's destination must be reachable from its source's switch (a flow without one: each
+        // destination of its sources, below)
+        if let Some(d) = f.dst {
+            if !reachable(&ports, &switch_of, &switches, h.port, d) {
+                return Err(ScenarioError::field(format!("flows[{i}]"), "destination unreachable from source"));
+            }
+        }
+        let mut flow = Flow::new(NodeId(f.src), f.dst.map_or(NodeId::NONE, NodeId), f.frame_bytes, local);
         flow.prio = f.priority;
         if let TransportIr::Tcp(t) = &f.transport {
             flow.tcp = Some(Box::new(TcpFlow::new(t, f.frame_bytes)));
         }
         flows.push(flow);
     }
+    for (i, s) in ir.sources.iter().enumerate() {
+        let (Some(k), Some(&f)) = (s.dst_set, s.flows.first()) else { continue };
+        let src = ir.flows[f as usize].src;
+        let port = hosts[host_of[src as usize] as usize].port;
+        if let Some(j) = ir.dst_sets[k as usize].iter().position(|&d| d != src && !reachable(&ports, &switch_of, &switches, port, d)) {
+            return Err(ScenarioError::field(format!("dst_sets[{k}][{j}]"), format!("destination unreachable from sources[{i}]")));
+        }
+    }
+    let dst_sets: Vec<std::sync::Arc<[NodeId]>> = ir.dst_sets.iter().map(|set| set.iter().map(|&d| NodeId(d)).collect()).collect();
+    let flow_tcp: Vec<Option<crate::ir::TcpIr>> =
+        ir.flows.iter().map(|f| if let TransportIr::Tcp(t) = &f.transport { Some(t.clone()) } else { None }).collect();
     // congestion points (one per switch egress port) with unique cpids
     let mut cps = Vec::with_capacity(ports.len());
     let mut cp_rngs = Vec::with_capacity(ports.len());
@@ -151,7 +171,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     }
     // hosts: RP, reflector
     let rtts = base_rtts(ir);
-    let max_base_rtt_ps = rtts.iter().copied().max().unwrap_or(0);
+    let max_base_rtt_ps = rtts.iter().copied().max().unwrap_or(0).max(max_transfer_rtt(ir));
     let mut host_infos = Vec::with_capacity(hosts.len());
     let mut host_rngs = Vec::with_capacity(hosts.len());
     let mut has_rp = false;
@@ -182,7 +202,12 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         .map(|s| {
             let flows = s.flows.iter().map(|&f| FlowId(f)).collect();
             let rng = Stream::new(ir.seed, ir.replication, ns::SOURCE | s.stream_id);
-            Source::new(flows, s.start_ps, s.stop_ps, s.gate.clone(), s.process.clone(), rng)
+            let own = s.flows.first().map_or(NodeId::NONE, |&f| NodeId(ir.flows[f as usize].src));
+            let mut src = Source::new(flows, s.start_ps, s.stop_ps, s.gate.clone(), s.process.clone(), rng);
+            if let Some(k) = s.dst_set {
+                src.set_destinations(dst_sets[k as usize].clone(), own);
+            }
+            src
         })
         .collect();
     let mut hotspots = Vec::new();
@@ -221,7 +246,14 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         host_rngs,
         host_nodes,
         source_nodes,
+        n_flows: flows.len(),
+        tcp_closed: vec![Default::default(); if ir.nic.per_transfer() { flows.len() } else { 0 }],
         flows,
+        per_transfer: ir.nic.per_transfer(),
+        rotate: ir.nic.rotates(),
+        free_queues: Default::default(),
+        queue_meta: Vec::new(),
+        flow_tcp,
         sources,
         transfers: crate::net::transfers::Transfers::new(ir.observe.fct, ir.warmup_ps),
         release_checks: ir.sources.iter().any(|s| {
@@ -248,38 +280,70 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     Ok(net)
 }
 
+/// Whether host port `port`'s switch has a route toward node `dst`.
+fn reachable(ports: &[Port], switch_of: &[u32], switches: &[Switch], port: PortId, dst: u32) -> bool {
+    let sw = switch_of[ports[port.idx()].peer_node.idx()];
+    sw != NONE_U32 && !switches[sw as usize].route[dst as usize].is_none()
+}
+
 /// Base RTT of every flow, ps: along the path the flow is forwarded on, twice the propagation and
 /// switch latencies plus one data frame serialised out and one control frame back on every link
 /// (the ns-3 HPCC reference's `2 × delay + txDelay`, scratch/third.cc, with the ACK's own
 /// serialisation), plus the source's response delay (feedback acts after it). 0 for a flow without
-/// a path (rejected later by the build).
+/// a path (rejected later by the build); a flow without a destination of its own gets its
+/// transfers' RTTs as they start ([`crate::net::Network::path_base_rtt`]).
 fn base_rtts(ir: &Ir) -> Vec<u64> {
-    let link_of: std::collections::HashMap<(u32, u32), usize> =
-        ir.links.iter().enumerate().flat_map(|(i, l)| [((l.a, l.b), i), ((l.b, l.a), i)]).collect();
-    let wire = ir.wire_overhead_bytes as u64;
-    flow_paths(ir)
-        .iter()
-        .zip(&ir.flows)
-        .map(|(path, f)| {
-            let mut rtt = match &ir.nodes[f.src as usize] {
-                NodeIr::Host { response_delay_ps, .. } => *response_delay_ps,
-                NodeIr::Switch { .. } => 0,
-            };
-            for w in path.windows(2) {
-                let Some(&li) = link_of.get(&(w[0], w[1])) else { return 0 };
-                let l = &ir.links[li];
-                // saturating: a hand-made IR may carry absurd delays (the RTT is only a TCP/HPCC base)
-                rtt = rtt
-                    .saturating_add(l.prop_ps.saturating_mul(2))
-                    .saturating_add(tx_time_ps(f.frame_bytes as u64 + wire, l.rate_bps))
-                    .saturating_add(tx_time_ps(ir.control_frame_bytes as u64 + wire, l.rate_bps));
-                if let NodeIr::Switch { latency_ps, .. } = &ir.nodes[w[1] as usize] {
-                    rtt = rtt.saturating_add(latency_ps.saturating_mul(2));
-                }
+    let links = LinkOf::new(ir);
+    flow_paths(ir).iter().zip(&ir.flows).map(|(path, f)| links.path_rtt(ir, path, f.src, f.frame_bytes)).collect()
+}
+
+/// The largest base RTT of a transfer of a flow without a destination of its own, ps (over its
+/// sources' destinations, on the single route: the equal-cost paths of the fabrics cnsim builds
+/// have the same latencies), 0 without such flows.
+fn max_transfer_rtt(ir: &Ir) -> u64 {
+    if ir.sources.iter().all(|s| s.dst_set.is_none()) {
+        return 0;
+    }
+    let (links, tables) = (LinkOf::new(ir), crate::net::routing::PathTables::new(ir, false));
+    let mut max = 0;
+    for s in ir.sources.iter().filter(|s| s.dst_set.is_some()) {
+        let f = &ir.flows[s.flows[0] as usize];
+        for &d in ir.dst_sets[s.dst_set.unwrap_or(0) as usize].iter().filter(|&&d| d != f.src) {
+            max = max.max(links.path_rtt(ir, &tables.path(ir, f.src, d, 0), f.src, f.frame_bytes));
+        }
+    }
+    max
+}
+
+/// The link between two adjacent nodes.
+struct LinkOf(std::collections::HashMap<(u32, u32), usize>);
+
+impl LinkOf {
+    fn new(ir: &Ir) -> Self {
+        LinkOf(ir.links.iter().enumerate().flat_map(|(i, l)| [((l.a, l.b), i), ((l.b, l.a), i)]).collect())
+    }
+
+    /// Base RTT along `path` from host `src` with frames of `frame_bytes` ([`base_rtts`]).
+    fn path_rtt(&self, ir: &Ir, path: &[u32], src: u32, frame_bytes: u32) -> u64 {
+        let wire = ir.wire_overhead_bytes as u64;
+        let mut rtt = match &ir.nodes[src as usize] {
+            NodeIr::Host { response_delay_ps, .. } => *response_delay_ps,
+            NodeIr::Switch { .. } => 0,
+        };
+        for w in path.windows(2) {
+            let Some(&li) = self.0.get(&(w[0], w[1])) else { return 0 };
+            let l = &ir.links[li];
+            // saturating: a hand-made IR may carry absurd delays (the RTT is only a TCP/HPCC base)
+            rtt = rtt
+                .saturating_add(l.prop_ps.saturating_mul(2))
+                .saturating_add(tx_time_ps(frame_bytes as u64 + wire, l.rate_bps))
+                .saturating_add(tx_time_ps(ir.control_frame_bytes as u64 + wire, l.rate_bps));
+            if let NodeIr::Switch { latency_ps, .. } = &ir.nodes[w[1] as usize] {
+                rtt = rtt.saturating_add(latency_ps.saturating_mul(2));
             }
-            rtt
-        })
-        .collect()
+        }
+        rtt
+    }
 }
 
 /// RP start hooks, first source firings, CP ticks and hotspot steps.

@@ -27,8 +27,9 @@ pub enum Event {
     Feedback { host: NodeId, frame: FrameId },
     /// A reaction-point timer.
     RpTimer { host: NodeId, token: u64 },
-    /// A TCP timer of a flow: `which` = 0 retransmission timeout (sender), 1 delayed ACK (receiver).
-    TcpTimer { flow: FlowId, which: u8 },
+    /// A TCP timer of a flow: `which` = 0 retransmission timeout (sender), 1 delayed ACK (receiver);
+    /// `gen`: the generation of the flow's send queue (a transfer's queue closed since: stale).
+    TcpTimer { flow: FlowId, which: u8, gen: u32 },
     /// A congestion point's periodic tick.
     CpTick { port: PortId },
     /// Re-send XOFF if still asserted (generation counter `gen`).

@@ -64,6 +64,11 @@ impl Simulation {
     pub fn network(&self) -> &Network {
         &self.net
     }
+    /// The network, to drive it by hand in the engine's unit tests.
+    #[cfg(test)]
+    pub(crate) fn network_mut(&mut self) -> &mut Network {
+        &mut self.net
+    }
 
     /// Interval of the sampled series, ps (0: none).
     pub fn sample_interval(&self) -> u64 {
@@ -183,7 +188,7 @@ impl Simulation {
             Event::SourceFire { source } => net.source_fire(source as usize),
             Event::Feedback { host, frame } => net.host_feedback(host, frame),
             Event::RpTimer { host, token } => net.rp_timer(host, token),
-            Event::TcpTimer { flow, which } => net.tcp_timer(flow, which),
+            Event::TcpTimer { flow, which, gen } => net.tcp_timer(flow, which, gen),
             Event::CpTick { port } => net.cp_tick(port),
             Event::PauseRefresh { port, gen } => net.pause_refresh(port, gen),
             Event::ServiceRate { hotspot, step } => net.service_rate_step(hotspot, step),

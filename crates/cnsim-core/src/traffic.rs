@@ -4,7 +4,7 @@
 //! NIC creates a frame record only when it starts transmitting. A saturated source marks its flows
 //! as always backlogged while it is active.
 
-use crate::ids::FlowId;
+use crate::ids::{FlowId, NodeId};
 use crate::ir::{FrameSizesIr, GateIr, ProcessIr};
 use crate::rng::Stream;
 use crate::time::{SimTime, PS_PER_S};
@@ -35,6 +35,11 @@ pub struct Source {
     pub queued: u64,
     /// Pareto with a NIC buffer or RL release: the end of the current ON period.
     pub on_end: SimTime,
+    /// Destinations of a source of one flow with no destination of its own (a send queue per
+    /// transfer): each transfer draws one, as other sources draw a flow; the set is shared by the
+    /// sources of a generator, and `dst_skip` is the source's own place in it (u32::MAX: absent).
+    pub dsts: Option<std::sync::Arc<[NodeId]>>,
+    pub dst_skip: u32,
     /// Pareto: the transfer the source waits for (u32::MAX = none).
     pub waiting: u32,
     /// Poisson with a frame-size distribution: the sampler (None: every frame is the flow's size).
@@ -126,14 +131,35 @@ impl Source {
         cands.into_iter().find(|&c| c > t)
     }
 
+    /// A uniform draw among the source's flows, or among its destinations when it has them.
     fn pick_flow(&mut self) -> usize {
-        if self.n_flows == 1 { 0 } else { self.rng.below(self.n_flows as u64) as usize }
+        let n = match &self.dsts {
+            None => self.n_flows as u64,
+            Some(d) => d.len() as u64 - (self.dst_skip != u32::MAX) as u64,
+        };
+        if n == 1 { 0 } else { self.rng.below(n) as usize }
+    }
+
+    /// Give the source a set of destinations (its own host left out of the draw).
+    pub fn set_destinations(&mut self, set: std::sync::Arc<[NodeId]>, own: NodeId) {
+        self.dst_skip = set.iter().position(|&d| d == own).map_or(u32::MAX, |i| i as u32);
+        self.dsts = Some(set);
     }
 
     /// The flow of index `i` (as `flows[i]`).
     #[inline]
     pub fn flow(&self, i: usize) -> FlowId {
         if i == 0 { self.first_flow } else { self.flows[i] }
+    }
+
+    /// The flow and the destination of draw `i` of [`Source::pick_flow`] for a transfer: the flow
+    /// `flows[i]` and its own destination (`None`), or the source's only flow and `dsts[i]`.
+    #[inline]
+    pub fn target(&self, i: usize) -> (FlowId, Option<NodeId>) {
+        match &self.dsts {
+            None => (self.flow(i), None),
+            Some(d) => (self.first_flow, Some(d[i + (i >= self.dst_skip as usize) as usize])),
+        }
     }
 
     /// A source of `flows` (not empty) with the given timing and process, not started.
@@ -156,6 +182,8 @@ impl Source {
             busy: false,
             queued: 0,
             on_end: 0,
+            dsts: None,
+            dst_skip: u32::MAX,
             waiting: u32::MAX,
             sizes,
         }

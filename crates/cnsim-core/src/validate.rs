@@ -145,13 +145,22 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
     if let Some(i) = seen.iter().position(|s| !s) {
         return Err(err(format!("nodes[{i}]"), "topology is disconnected: node unreachable"));
     }
-    for (i, f) in ir.flows.iter().enumerate() {
-        for (end, v) in [("src", f.src), ("dst", f.dst)] {
-            if v as usize >= n || !is_host[v as usize] {
-                return Err(err(format!("flows[{i}].{end}"), format!("{v} is not a host index")));
-            }
+    let host_index = |path: String, v: u32| -> Result<(), ScenarioError> {
+        if v as usize >= n || !is_host[v as usize] {
+            return Err(err(path, format!("{v} is not a host index")));
         }
-        if f.src == f.dst {
+        Ok(())
+    };
+    for (i, f) in ir.flows.iter().enumerate() {
+        host_index(format!("flows[{i}].src"), f.src)?;
+        match f.dst {
+            Some(d) => host_index(format!("flows[{i}].dst"), d)?,
+            None if !ir.nic.per_transfer() => {
+                return Err(err(format!("flows[{i}].dst"), "null (a destination per transfer) needs nic.queues = transfer and nic.rate_limiters = queue"));
+            }
+            None => {}
+        }
+        if f.dst == Some(f.src) {
             return Err(err(format!("flows[{i}]"), "source and destination must differ"));
         }
         if f.priority > 7 {
@@ -164,6 +173,7 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             validate_tcp(&format!("flows[{i}].transport"), t, f.frame_bytes)?;
         }
     }
+    validate_dst_sets(ir, &host_index)?;
     for (i, s) in ir.sources.iter().enumerate() {
         let p = |f: &str| format!("sources[{i}].{f}");
         if s.flows.is_empty() {
@@ -177,6 +187,7 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
                 return Err(err(p("flows"), "all flows of a source must share its source host"));
             }
         }
+        validate_dsts(ir, i, s)?;
         if s.stop_ps <= s.start_ps {
             return Err(err(p("stop_ps"), "must be > start_ps"));
         }
@@ -402,6 +413,48 @@ fn validate_tcp(path: &str, t: &TcpIr, frame_bytes: u32) -> Result<(), ScenarioE
         }
         if !(0.0..=1.0).contains(&alpha_init) {
             return Err(err(format!("{path}.cc.alpha_init"), format!("must be in [0, 1], got {alpha_init}")));
+        }
+    }
+    Ok(())
+}
+
+/// A source's per-transfer destinations (`dst_set`): only for one flow with a null `dst`, whose
+/// transfers they are; a set of hosts with at least one other than the source; and such a flow
+/// always has them.
+fn validate_dsts(ir: &Ir, i: usize, s: &crate::ir::SourceIr) -> Result<(), ScenarioError> {
+    let p = |f: &str| format!("sources[{i}].{f}");
+    let wildcard = s.flows.iter().any(|&f| ir.flows[f as usize].dst.is_none());
+    let Some(k) = s.dst_set else {
+        if wildcard {
+            return Err(err(p("dst_set"), "a flow with a null dst needs the source's dst_set"));
+        }
+        return Ok(());
+    };
+    if !wildcard || s.flows.len() != 1 {
+        return Err(err(p("dst_set"), "only for a source of exactly one flow whose dst is null"));
+    }
+    if !matches!(s.process, ProcessIr::FlowArrivals { .. } | ProcessIr::PeriodicFlows { .. } | ProcessIr::ParetoOnOff { .. }) {
+        return Err(err(p("dst_set"), "only for sources of transfers (flow_arrivals, periodic_flows, pareto_on_off)"));
+    }
+    let Some(set) = ir.dst_sets.get(k as usize) else {
+        return Err(err(p("dst_set"), format!("{k} is not an index of dst_sets ({} sets)", ir.dst_sets.len())));
+    };
+    let src = ir.flows[s.flows[0] as usize].src;
+    if !set.iter().any(|&d| d != src) {
+        return Err(err(format!("dst_sets[{k}]"), format!("no destination other than the source host {src} of sources[{i}]")));
+    }
+    Ok(())
+}
+
+/// Every destination set is a list of distinct host indices.
+fn validate_dst_sets(ir: &Ir, host_index: &dyn Fn(String, u32) -> Result<(), ScenarioError>) -> Result<(), ScenarioError> {
+    for (k, set) in ir.dst_sets.iter().enumerate() {
+        let mut seen = std::collections::HashSet::with_capacity(set.len());
+        for (j, &d) in set.iter().enumerate() {
+            host_index(format!("dst_sets[{k}][{j}]"), d)?;
+            if !seen.insert(d) {
+                return Err(err(format!("dst_sets[{k}][{j}]"), format!("host {d} listed twice")));
+            }
         }
     }
     Ok(())

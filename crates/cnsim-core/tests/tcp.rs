@@ -42,8 +42,8 @@ fn incast(n: u32, cc: CcIr, buffer: u64, pause: PauseIr, ecn: Option<u64>, dur: 
     for i in 0..n {
         nodes.push(NodeIr::Host { name: format!("s{i}"), response_delay_ps: US });
         links.push(LinkIr { a: 2 + i, b: 0, rate_bps: G10, prop_ps: US / 2 });
-        flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500, transport: tcp(cc.clone()), priority: 0 });
-        sources.push(SourceIr { stream_id: i as u64, flows: vec![i], start_ps: 0, stop_ps: u64::MAX, gate: None, process: ProcessIr::Saturated });
+        flows.push(FlowIr { src: 2 + i, dst: Some(1), frame_bytes: 1500, transport: tcp(cc.clone()), priority: 0 });
+        sources.push(SourceIr { stream_id: i as u64, flows: vec![i], start_ps: 0, stop_ps: u64::MAX, gate: None, process: ProcessIr::Saturated, dst_set: None });
     }
     Ir {
         name: "tcp".into(),
@@ -62,6 +62,8 @@ fn incast(n: u32, cc: CcIr, buffer: u64, pause: PauseIr, ecn: Option<u64>, dur: 
         observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default() },
         ecmp: false,
         pause_watchdog: None,
+        nic: Default::default(),
+        dst_sets: Vec::new(),
     }
 }
 

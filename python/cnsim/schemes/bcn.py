@@ -119,7 +119,7 @@ class Params(BaseModel):
     rl_scope: Literal["pair", "transfer"] = Field(
         "pair", description="what one rate limiter belongs to: 'pair' = the (source, destination) pair, kept across "
         "its transfers (spec §3); 'transfer' = one transfer ([D]'s 'flow'): each transfer starts unregulated with "
-        "fresh state")
+        "fresh state (nic.queues = 'fifo'; with a send queue per transfer, each has its own limiter anyway)")
     self_increase: float | None = Field(None, gt=0, description="RP self-increase factor I (1/s): R += R*I*tau "
                                         "every tau (spec §4.3); none = off")
     self_increase_interval: Duration = Field(10**9, description="self-increase period tau (spec §12 E6: 1ms)")

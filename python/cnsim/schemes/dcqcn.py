@@ -74,7 +74,8 @@ class Params(BaseModel):
                                      "rate at the first CNP")
     new_flow_line_rate: bool = Field(False, description="a transfer starting on an idle flow is a new connection "
                                      "(RoCE: a new QP) and starts at line rate with fresh state, instead of "
-                                     "inheriting the rate of the previous transfer between the same hosts")
+                                     "inheriting the rate of the previous transfer between the same hosts (nic.queues = 'fifo'; with a send "
+                                     "queue per transfer every transfer is a new QP anyway)")
 
     def resolved(self, name: str) -> Any:
         """Field ``name`` with the variant default filled in."""

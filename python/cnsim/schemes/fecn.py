@@ -53,7 +53,7 @@ class Params(SwitchFields):
     rl_scope: Literal["pair", "transfer"] = Field(
         "pair", description="what one rate limiter belongs to: 'pair' = the (source, destination) pair, kept across "
         "its transfers until rl_timeout; 'transfer' = one transfer ([D]'s 'flow'): each transfer starts at R0 with a "
-        "probe")
+        "probe (nic.queues = 'fifo'; with a send queue per transfer, each has its own limiter anyway)")
 
     @model_validator(mode="after")
     def _qsc(self):

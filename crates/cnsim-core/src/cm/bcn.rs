@@ -575,7 +575,7 @@ impl Cp {
             };
         }
         if let Verdict::Send(kind, v) = verdict {
-            ctx.send(frame.src, CmMsg { kind, flow: frame.flow, cpid: self.cpid, v: [v[0], v[1], self.ru] });
+            ctx.send(frame.src, CmMsg { gen: 0, kind, flow: frame.flow, cpid: self.cpid, v: [v[0], v[1], self.ru] });
         }
     }
 }

@@ -121,7 +121,7 @@ impl CongestionPoint for BecnCp {
     }
     fn on_tick(&mut self, ctx: &mut CpCtx) {
         if self.pr.end_interval(ctx.now, ctx.queue_bytes) {
-            let msg = CmMsg { kind: KIND_BECN, flow: FlowId::NONE, cpid: self.cpid, v: [self.pr.rate(), 0.0, 0.0] };
+            let msg = CmMsg { gen: 0, kind: KIND_BECN, flow: FlowId::NONE, cpid: self.cpid, v: [self.pr.rate(), 0.0, 0.0] };
             match self.announce {
                 Announce::FloodPerRp => {
                     if self.pr.rate() < self.pr.ci {
@@ -199,6 +199,13 @@ impl ReactionPoint for BecnRp {
     }
     fn rate_bps(&self, _local: u32) -> Option<f64> {
         self.rate
+    }
+    /// A transfer's own queue takes the host's advertised rate, like every flow of the host.
+    fn on_queue_open(&mut self, ctx: &mut HostCtx, local: u32) {
+        self.n_flows = self.n_flows.max(local + 1);
+        if self.rate.is_some() {
+            ctx.set_rate(local, self.rate);
+        }
     }
 }
 
@@ -289,7 +296,7 @@ mod tests {
         let scheme = Becn { p: params() };
         let mut h = TestHost::with_flows(vec![FlowId(0), FlowId(1)], 2);
         let mut rp = scheme.reaction_point(&h.info).unwrap();
-        let msg = |cpid, r| CmMsg { kind: KIND_BECN, flow: FlowId::NONE, cpid, v: [r, 0.0, 0.0] };
+        let msg = |cpid, r| CmMsg { gen: 0, kind: KIND_BECN, flow: FlowId::NONE, cpid, v: [r, 0.0, 0.0] };
         rp.on_feedback(&mut h.ctx_at(0), &msg(1, 4e9));
         assert_eq!(rp.rate_bps(0), Some(4e9));
         assert_eq!(h.rates.len(), 2, "every flow set");

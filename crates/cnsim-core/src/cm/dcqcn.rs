@@ -569,9 +569,14 @@ impl Reflector for DcqcnNp {
     fn wants_data(&self, frame: &Frame) -> bool {
         frame.tag.flags & tag::CE != 0 // an unmarked frame never leads to a CNP
     }
+    fn on_queue_close(&mut self, flow: crate::ids::FlowId) {
+        if let Some(t) = self.last_cnp.get_mut(flow.idx()) {
+            *t = u64::MAX; // the next queue of this slot is a new QP: its first CNP is not held back
+        }
+    }
     fn on_data(&mut self, ctx: &mut HostCtx, frame: &Frame) {
         if frame.tag.flags & tag::CE != 0 && self.should_send(frame.flow.idx(), ctx.now) {
-            ctx.send(frame.src, CmMsg { kind: MSG_CNP, flow: frame.flow, cpid: 0, v: [0.0; 3] });
+            ctx.send(frame.src, CmMsg { gen: 0, kind: MSG_CNP, flow: frame.flow, cpid: 0, v: [0.0; 3] });
         }
     }
 }
@@ -581,7 +586,7 @@ impl ReactionPoint for DcqcnRp {
         if msg.kind != MSG_CNP {
             return;
         }
-        if let Some(local) = ctx.info.local_of(msg.flow) {
+        if let Some(local) = ctx.local_of(msg.flow) {
             self.cnp(ctx, local as usize);
         }
     }
@@ -614,12 +619,29 @@ impl ReactionPoint for DcqcnRp {
     }
     fn on_flow_start(&mut self, ctx: &mut HostCtx, local: u32) {
         // a new connection on an idle flow: fresh state at line rate (older timers go stale)
-        let Some(f) = self.flows.get_mut(local as usize) else { return };
-        let was_active = f.active;
-        *f = FlowRp { rate_gen: f.rate_gen.wrapping_add(1), alpha_gen: f.alpha_gen.wrapping_add(1), ..FlowRp::default() };
-        if was_active {
+        if self.forget(local as usize) {
             ctx.set_rate(local, None);
         }
+    }
+    /// A transfer's own queue (a new QP): fresh state at line rate.
+    fn on_queue_open(&mut self, _ctx: &mut HostCtx, local: u32) {
+        if local as usize >= self.flows.len() {
+            self.flows.resize(local as usize + 1, FlowRp::default());
+        }
+        self.forget(local as usize);
+    }
+    fn on_queue_close(&mut self, _ctx: &mut HostCtx, local: u32) {
+        self.forget(local as usize);
+    }
+}
+
+impl DcqcnRp {
+    /// Fresh state at `local` (older timers go stale); whether it had a limiter in force.
+    fn forget(&mut self, local: usize) -> bool {
+        let Some(f) = self.flows.get_mut(local) else { return false };
+        let was_active = f.active;
+        *f = FlowRp { rate_gen: f.rate_gen.wrapping_add(1), alpha_gen: f.alpha_gen.wrapping_add(1), ..FlowRp::default() };
+        was_active
     }
 }
 

@@ -425,7 +425,7 @@ impl CongestionPoint for QcnCp {
             return; // control frames are never sampled (spec §11)
         }
         if let Some((q, qoff, qdelta)) = self.arrival(ctx.queue_bytes as f64, frame.size, ctx.rng) {
-            let msg = CmMsg { kind: MSG_CNM, flow: frame.flow, cpid: self.cpid, v: [q as f64, qoff, qdelta] };
+            let msg = CmMsg { gen: 0, kind: MSG_CNM, flow: frame.flow, cpid: self.cpid, v: [q as f64, qoff, qdelta] };
             ctx.send(frame.src, msg);
         }
     }
@@ -436,7 +436,7 @@ impl ReactionPoint for QcnRp {
         if msg.kind != MSG_CNM {
             return;
         }
-        if let Some(local) = ctx.info.local_of(msg.flow) {
+        if let Some(local) = ctx.local_of(msg.flow) {
             self.cnm(ctx, local as usize, msg.v[0].max(0.0) as u32);
         }
     }
@@ -455,6 +455,24 @@ impl ReactionPoint for QcnRp {
     }
     fn rate_is_limiter(&self) -> bool {
         true // every change of CR (or release) is followed by set_rate
+    }
+    /// A transfer's own queue: no limiter; the slot's generation moves on (stale timers).
+    fn on_queue_open(&mut self, _ctx: &mut HostCtx, local: u32) {
+        if local as usize >= self.rls.len() {
+            self.rls.resize(local as usize + 1, Rl::default());
+        }
+        self.forget(local as usize);
+    }
+    fn on_queue_close(&mut self, _ctx: &mut HostCtx, local: u32) {
+        self.forget(local as usize);
+    }
+}
+
+impl QcnRp {
+    /// No limiter at `local`, its pending timer stale.
+    fn forget(&mut self, local: usize) {
+        let gen = self.rls[local].gen.wrapping_add(1);
+        self.rls[local] = Rl { gen, ..Rl::default() };
     }
 }
 
@@ -477,7 +495,7 @@ mod tests {
     }
 
     fn cnm(q: u32) -> CmMsg {
-        CmMsg { kind: MSG_CNM, flow: FlowId(7), cpid: 1, v: [q as f64, 0.0, 0.0] }
+        CmMsg { gen: 0, kind: MSG_CNM, flow: FlowId(7), cpid: 1, v: [q as f64, 0.0, 0.0] }
     }
 
     fn rp(p: &Params, h: &Host) -> QcnRp {

@@ -164,7 +164,7 @@ impl Port {
 
 impl Network {
     /// Time-weighted queue statistics before an occupancy change of `port`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn queue_change(&mut self, port: PortId) {
         let (now, w) = (self.now, self.cfg.warmup_ps);
         self.ports[port.idx()].account_queue(now, w);

@@ -129,13 +129,25 @@ impl Network {
                 let fl = &mut self.flows[flow.idx()];
                 fl.dropped_frames += 1;
                 fl.dropped_bytes += size;
+                let mut settled = false;
                 if transfer != NONE_U32 {
                     self.transfers[transfer].dropped += 1;
-                    self.transfers.settle(transfer, self.now);
+                    settled = self.transfers.settle(transfer, self.now);
+                }
+                if self.is_transfer_queue(flow) {
+                    if settled {
+                        self.queue_settling(flow);
+                    }
+                    self.queue_frame_gone(flow);
                 }
             }
             FrameKind::Control => self.c.ctrl_dropped += 1,
-            FrameKind::Ack => self.c.ack_dropped += 1,
+            FrameKind::Ack => {
+                self.c.ack_dropped += 1;
+                if self.is_transfer_queue(flow) {
+                    self.queue_frame_gone(flow);
+                }
+            }
             FrameKind::Pause => {}
         }
     }

@@ -166,7 +166,7 @@ impl Rp {
 
 impl ReactionPoint for Rp {
     fn on_feedback(&mut self, ctx: &mut HostCtx, msg: &CmMsg) {
-        let Some(local) = ctx.info.local_of(msg.flow) else { return };
+        let Some(local) = ctx.local_of(msg.flow) else { return };
         if msg.kind == MSG_ZERO {
             self.bcn00(ctx, local, msg.cpid);
             self.push_rate(ctx, local);
@@ -261,6 +261,9 @@ impl ReactionPoint for Rp {
             T_TIMEOUT if self.p.rl_timeout_event == TimeoutEvent::Idle => {
                 let t = self.p.rl_timeout_ps.unwrap_or(u64::MAX / 4);
                 let fs = &mut self.flows[local as usize];
+                if fs.timeout_gen != gen {
+                    return; // armed for the flow's state before a restart
+                }
                 fs.timeout_pending = false;
                 let Some(rl) = fs.rl else { return };
                 let idle_until = fs.last_tx.saturating_add(t);
@@ -299,15 +302,34 @@ impl ReactionPoint for Rp {
     /// `rl_per_transfer`: a new transfer on an idle pair is a new flow, with no RL and fresh state;
     /// the generations move on so the former RL's timers are ignored.
     fn on_flow_start(&mut self, ctx: &mut HostCtx, local: u32) {
-        let Some(fs) = self.flows.get_mut(local as usize) else { return };
+        if self.restart(local) {
+            self.push_rate(ctx, local);
+        }
+    }
+
+    /// A transfer's own queue: no RL, fresh state (its record starts without a limiter).
+    fn on_queue_open(&mut self, _ctx: &mut HostCtx, local: u32) {
+        if local as usize >= self.flows.len() {
+            self.flows.resize(local as usize + 1, FlowState::default());
+        }
+        self.restart(local);
+    }
+    fn on_queue_close(&mut self, _ctx: &mut HostCtx, local: u32) {
+        self.restart(local);
+    }
+}
+
+impl Rp {
+    /// Forget local flow `local`'s RL and state; the generations move on so that its pending timers
+    /// are ignored. Returns whether it had an RL.
+    fn restart(&mut self, local: u32) -> bool {
+        let Some(fs) = self.flows.get_mut(local as usize) else { return false };
         let had_rl = fs.rl.is_some();
         *fs = FlowState {
             restart_gen: fs.restart_gen.wrapping_add(1),
             timeout_gen: fs.timeout_gen.wrapping_add(1),
             ..FlowState::default()
         };
-        if had_rl {
-            self.push_rate(ctx, local);
-        }
+        had_rl
     }
 }

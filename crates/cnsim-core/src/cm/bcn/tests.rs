@@ -110,7 +110,7 @@ impl RpH {
         f(&mut self.rp, &mut self.env.ctx())
     }
     fn msg(&mut self, kind: u8, flow: u32, cpid: u32, fb: f64) {
-        let m = CmMsg { kind, flow: FlowId(flow), cpid, v: [0.0, fb, 1e6] };
+        let m = CmMsg { gen: 0, kind, flow: FlowId(flow), cpid, v: [0.0, fb, 1e6] };
         self.with(|rp, ctx| rp.on_feedback(ctx, &m));
     }
     /// Fire every pending timer due at or before `t`, in time order (and those they arm).
@@ -161,7 +161,7 @@ fn the_reported_rate_is_always_the_limiter_rate() {
         crate::cm::testkit::check_rate_is_limiter(&mut rp, &mut env, 20_000, |rng| {
             let kind = [MSG_POSITIVE, MSG_NEGATIVE, MSG_NEGATIVE, MSG_MAX, MSG_ZERO][rng.below(5) as usize];
             let fb = rng.below(64) as f64 * if kind == MSG_POSITIVE { 1.0 } else { -1.0 };
-            CmMsg { kind, flow: FlowId(0), cpid: CPID, v: [0.0, fb, 1e6] }
+            CmMsg { gen: 0, kind, flow: FlowId(0), cpid: CPID, v: [0.0, fb, 1e6] }
         });
     }
 }
@@ -487,7 +487,7 @@ fn slow_cp_uses_its_own_pm_and_ru() {
     // the RP increases by Gi·fb·Ru of the message
     let mut h = RpH::new(base(), 1);
     h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
-    let m = CmMsg { kind: MSG_POSITIVE, flow: FlowId(0), cpid: CPID, v: [0.0, 1875.0, 0.8e6] };
+    let m = CmMsg { gen: 0, kind: MSG_POSITIVE, flow: FlowId(0), cpid: CPID, v: [0.0, 1875.0, 0.8e6] };
     h.with(|rp, ctx| rp.on_feedback(ctx, &m));
     assert!(close(h.rate(0).unwrap(), 5e9 + 0.8e9));
 }
