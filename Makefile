@@ -12,7 +12,7 @@ STAMP := $(VENV)/.deps-installed
 help:
 	@echo "make demo   - install, build, run a seed experiment and write its report"
 	@echo "make test   - install, build, run the whole test suite (cargo + pytest)"
-	@echo "make bench  - fan-in-4 / fan-in-100 throughput of cnsim vs ns-3 3.44 (PyPI)"
+	@echo "make bench  - cnsim run / API / engine vs ns-3 3.44 (PyPI) on fan-in-4/100/1000 and a k = 8 fat tree"
 	@echo "make instructions - engine instruction counts (valgrind) against bench/instructions.json, +5 % fails"
 
 $(STAMP): requirements.txt

@@ -13,6 +13,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -20,7 +21,7 @@ from typing import Any, Callable, Mapping
 from cnsim.compile import compile_ir_once
 from cnsim.exceptions import CnsimError, ConfigError, InvariantError, Problem, RunInterrupted
 from cnsim.loader import dump_toml, load_scenario
-from cnsim.results import Result, frames_from_core
+from cnsim.results import Result, frames_from_core  # noqa: F401 — frames_from_core: part of the API
 from cnsim.scenario import Scenario
 
 ScenarioLike = str | os.PathLike[str] | Mapping[str, Any] | Scenario
@@ -157,6 +158,9 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     ``out`` must be new, empty or a previous cnsim result (``force=True`` replaces any folder).
     ``progress`` is called with the simulated time in seconds between chunks of the run (and its
     ``writing()``, if it has one, when a run with ``out`` starts writing; see :data:`Progress`).
+    The time series and FCT rows go to Parquet as the run goes, written by a thread beside the engine:
+    into ``out``, or without it into a temporary folder removed with the Result. ``Result.tables``
+    reads a table when it is first used, so no series is held whole in memory unless asked for.
     Raises :class:`ConfigError` (invalid input), :class:`InvariantError` (a model bug was
     detected), :class:`RunInterrupted` (Ctrl-C; nothing is written).
     """
@@ -170,19 +174,16 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     if sc.cm.scheme not in engine.schemes():
         raise ConfigError.single("cm.scheme", f"not available in this engine build; known: "
                                  f"{', '.join(engine.schemes())}", sc.cm.scheme)
-    if out is not None:  # the time series go to Parquet as the run goes (memory independent of its length)
-        from cnsim import stream  # pyarrow: imported before the clock of wall_s starts
-        from cnsim.results import open_output
-    import numpy  # noqa: F401 — the engine hands its tables over as NumPy arrays: imported before the clock too
+    # the time series go to Parquet as the run goes, written beside the engine (memory independent of
+    # the run's length); without `out`, into a temporary folder the Result reads its tables from
+    from cnsim import stream  # pyarrow and numpy: imported before the clock of wall_s starts
+    from cnsim.results import open_output
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
     tmp = None
     try:
-        if out is None:
-            summary_json, tables = engine.run(json.dumps(ir), progress, 0)
-        else:
-            tmp = open_output(out)
-            summary_json, tables = stream.run(engine, json.dumps(ir), tmp, progress)
+        tmp = open_output(out) if out is not None else Path(tempfile.mkdtemp(prefix="cnsim-run-"))
+        summary_json, tables = stream.run(engine, json.dumps(ir), tmp, progress, ir=ir)
     except BaseException as exc:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -216,36 +217,14 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         "events": summary.get("events"),
         "sim_time_s": summary.get("sim_time_s"),
     }
-    if tmp is not None:
-        try:
-            return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    frames = frames_from_core(tables, summary)
-    _add_slowdown(frames, summary, ir)
-    return Result(summary, manifest, frames, dump_toml(sc))
+    try:
+        return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
-def _add_slowdown(frames: dict[str, Any], summary: dict[str, Any], ir: Mapping[str, Any]) -> None:
-    fct = frames.get("fct")
-    if fct is not None and not fct.empty:  # FCT slowdown per transfer and per size bucket (issue 13)
-        import numpy as np
-
-        from cnsim import slowdown
-
-        if "dst" in fct:  # each transfer's own destination (its flow's may be '*': one drawn per transfer)
-            import pandas as pd
-
-            names = [n["name"] for n in ir["nodes"]]  # categories as the streamed file's (stream.SeriesWriter)
-            codes = np.argsort(np.argsort(names, kind="stable"), kind="stable")[fct["dst_node"].to_numpy()]
-            fct["dst"] = pd.Categorical.from_codes(codes, categories=sorted(names))
-
-        frames["fct"] = slowdown.add_slowdown(fct, ir)
-        summary["fct_slowdown"] = slowdown.summary(frames["fct"])
-
-
-def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, Any], result: Result,
+def _save_streamed(tmp: Path, out: str | os.PathLike[str] | None, tables: Mapping[str, Any], result: Result,
                    plots: bool) -> Result:
     """Write the tables the engine returned at the end of a streamed run beside its series and FCT
     rows, then the summary, plots and manifest, and move the folder to ``out``; the Result reads its
@@ -271,6 +250,11 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, 
                                                              stream.numbers_of(cols["bytes"], np.uint64))
     fct.close()
     result.tables = TablesOnDisk(tmp)  # plots read what was written
+    if out is None:  # the API without a folder: the tables are read from the temporary one when used
+        import weakref
+
+        weakref.finalize(result.tables, shutil.rmtree, str(tmp), True)  # with the last reader of the folder
+        return result
     result.write_rest(tmp, plots)
     result.tables = TablesOnDisk(commit_output(tmp, out))
     return result

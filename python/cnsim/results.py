@@ -179,7 +179,10 @@ class Result:
         import pandas as pd
 
         for name in TABLES:
-            _write_parquet(self.tables.get(name, pd.DataFrame()), d / f"{name}.parquet")
+            if isinstance(self.tables, TablesOnDisk) and (self.tables.folder / f"{name}.parquet").exists():
+                shutil.copyfile(self.tables.folder / f"{name}.parquet", d / f"{name}.parquet")  # as streamed
+            else:
+                _write_parquet(self.tables.get(name, pd.DataFrame()), d / f"{name}.parquet")
         self.write_rest(d, plots)
 
     def write_rest(self, d: Path, plots: bool) -> None:

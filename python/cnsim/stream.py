@@ -31,10 +31,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-CHUNK_ROWS = 1 << 17
-"""Buffered series rows that trigger a drain (one row group per table per drain)."""
+CHUNK_ROWS = 1 << 15
+"""Buffered series rows that make a batch (one row group per table) once a run is under way."""
 
-STEP_SAMPLES = 512
+FIRST_ROWS = 1 << 12
+"""Rows of a run's first batch; each next batch may hold twice as many, up to ``CHUNK_ROWS``: a short run
+hands its rows to the writer while it goes on (what is written after the engine stops is at most
+half of them), a long one in batches large enough that their fixed cost stays small."""
+
+STEP_SAMPLES = 64
 """The engine runs at most this many sample intervals between two looks at its buffer, so that a
 drain never waits for more than ``STEP_SAMPLES`` samples' rows beyond ``CHUNK_ROWS``."""
 
@@ -292,28 +297,80 @@ class _Rows:
         self.file.close()
 
 
+class Background:
+    """Writes the drained batches of a run in a thread of its own while the engine goes on: the engine
+    runs with the GIL released and pyarrow encodes and compresses with it released, so on two cores
+    the writing overlaps the simulation. At most ``depth`` batches wait: when the writer falls behind,
+    the engine waits for it (memory stays bounded). An error in the writer is raised in the caller at
+    its next hand-over."""
+
+    def __init__(self, writer: "SeriesWriter", depth: int = 2):
+        import queue
+        import threading
+
+        self.writer = writer
+        self.batches: Any = queue.Queue(maxsize=depth)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._work, name="cnsim-writer", daemon=True)
+        self.thread.start()
+
+    def _work(self) -> None:
+        while (batch := self.batches.get()) is not None:
+            if self.error is None:
+                try:
+                    self.writer.write(*batch)
+                except BaseException as exc:  # noqa: BLE001 — raised in the caller
+                    self.error = exc
+
+    def put(self, batch: tuple[int, Mapping[str, Mapping[str, Any]]]) -> None:
+        if self.error is not None:
+            raise self.error
+        self.batches.put(batch)
+
+    def finish(self) -> None:
+        """Wait until every batch is written."""
+        self.stop()
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        if self.thread.is_alive():
+            self.batches.put(None)
+            self.thread.join()
+
+
+PROGRESS_S = 0.1
+"""Wall seconds between two looks of the caller at the run (progress, Ctrl-C) when no batch fills."""
+
+
 def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], None] | None = None,
-        chunk_rows: int | None = None) -> tuple[str, dict[str, Mapping[str, Any]]]:
+        chunk_rows: int | None = None, ir: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Mapping[str, Any]]]:
     """Run the IR, streaming the series and FCT rows into ``folder``; ``(summary JSON, the other
     tables)``.
 
-    The other tables (``flows``, ``queues``, ...) are returned, not written.
+    ``ir``: the IR ``ir_json`` encodes, if the caller has it (not parsed again). The engine runs until
+    a batch of rows is buffered (``FIRST_ROWS``, doubling up to ``CHUNK_ROWS``; checked every ``STEP_SAMPLES`` sample
+    intervals, at most 1/200 of the run), hands them over, and goes on while a :class:`Background`
+    thread writes them. The other tables (``flows``, ``queues``, ...) are returned, not written.
     """
     limit = CHUNK_ROWS if chunk_rows is None else chunk_rows
     from cnsim.slowdown import Ideal
 
     sim = engine.Simulation(ir_json)
     statics = sim.static_tables()
-    ir = json.loads(ir_json)
+    ir = ir if ir is not None else json.loads(ir_json)
     writer = SeriesWriter(folder, statics, sim.sample_interval_ps, Ideal(ir), [n["name"] for n in ir["nodes"]])
     step = max(1, sim.duration_ps // 200)
     if sim.sample_interval_ps:
         step = min(step, STEP_SAMPLES * sim.sample_interval_ps)
+    background = Background(writer)
+    batch = min(limit, FIRST_ROWS)
     try:
         while True:
-            done = sim.run_until(sim.now_ps + step)
-            if sim.buffered_rows() >= limit and not done:
-                writer.write(*sim.drain_series())
+            done = sim.run_batch(sim.duration_ps, step, batch, PROGRESS_S)
+            if sim.buffered_rows() >= batch and not done:
+                background.put(sim.drain_series())
+                batch = min(limit, 2 * batch)
             if progress is not None:
                 progress(sim.now_ps / 1e12)
             if done:
@@ -322,9 +379,11 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
         if writing is not None:
             writing()
         summary_json, samples, tables = sim.finish()
-        writer.write(samples, tables)
+        background.put((samples, tables))
+        background.finish()
         writer.close()
     except BaseException:
+        background.stop()
         writer.abort()
         raise
     return summary_json, {k: v for k, v in tables.items() if k not in SERIES}

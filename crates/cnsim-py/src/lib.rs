@@ -173,6 +173,34 @@ impl PySimulation {
         Ok(done)
     }
 
+    /// Run towards `t_ps` in steps of `step_ps` with the GIL released, until the end of the run, `t_ps`,
+    /// a step after which at least `rows` rows are buffered (a batch for the writer: `drain_series`), or
+    /// `budget_s` seconds of wall time (the caller reports progress and checks for Ctrl-C, which raises
+    /// KeyboardInterrupt); true at the end of the run. Where a batch ends depends on the simulated time
+    /// only (steps from the run's start), never on the wall time: the files written are the same each run.
+    fn run_batch(&mut self, py: Python<'_>, t_ps: u64, step_ps: u64, rows: usize, budget_s: f64) -> PyResult<bool> {
+        let sim = self.sim.get_mut().unwrap_or_else(|e| e.into_inner());
+        let step = step_ps.max(1);
+        let done = py
+            .detach(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    let started = std::time::Instant::now();
+                    loop {
+                        let target = sim.now().saturating_add(step).min(t_ps);
+                        let done = sim.run_until(target);
+                        if done || sim.now() >= t_ps || sim.buffered_rows() >= rows
+                            || started.elapsed().as_secs_f64() >= budget_s
+                        {
+                            return done;
+                        }
+                    }
+                }))
+            })
+            .map_err(engine_panic)?;
+        py.check_signals()?;
+        Ok(done)
+    }
+
     /// Rows recorded since the last drain (see `drain_series`).
     fn buffered_rows(&self) -> usize {
         self.get().buffered_rows()
