@@ -1,4 +1,4 @@
-"""The BCN fluid model of spec §8 (TESTING.md A.4, T11; seed 002's analytical conclusions)."""
+"""The BCN fluid model of model reference §8 (TESTING.md A.4, T11; seed 002's analytical conclusions)."""
 
 from __future__ import annotations
 

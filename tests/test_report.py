@@ -80,3 +80,29 @@ def test_the_legend_and_the_replication_count_sit_beside_the_verdicts(report):
     assert "mean ± 95 % CI over 2 replications" in html[html.index("id='seed-000-tables'"):]
     md = md_path.read_text()
     assert md.index("**Legend.**") < md.index("## seed-000")
+def test_overview_counts_structural_cells_apart():
+    """Issue 32 (model reference §12 R9, R11): the overview gives the structural cells apart from the discriminating cells'
+    verdicts; a published number repeating another cell's measurement counts once; sensitivity rows never; the
+    Markdown row survives a '|' in a study's title."""
+    from cnsim import report
+
+    def cell(verdict, **kw):
+        return {"verdict": verdict, "table": "t", "row": "r", "column": "c", **kw}
+
+    study = {"id": "seed-009", "title": "A [B|F]ECN study", "claim_counts": {"holds": 1},
+             "claims": [{"id": "X-1"}, {"id": "X-2"}],
+             "cells": [cell("within band", structural="a zero with the mechanism off"), cell("within band"),
+                       cell("explained"), cell("outside band"), cell("within band", same_as="r / c"),
+                       cell("outside band", sensitivity=True)]}
+    h: list[str] = []
+    m: list[str] = []
+    report.overview([study], h, m)
+    m = "\n".join(m).splitlines()
+    head = next(line for line in m if line.startswith("| study"))
+    row = next(line for line in m if line.startswith("| seed-009"))
+    cols = [c.strip() for c in head.strip("|").split("|")]
+    vals = dict(zip(cols[1:], [c.strip() for c in row.split(" | ")[1:]]))
+    assert vals["cells"] == "4" and vals["structural (within band)"] == "1 (1)" and vals["discriminating"] == "3"
+    assert vals["discriminating within band"] == "1 / 3" and vals["explained"] == "1"
+    assert vals["open (outside band)"] == "1" and vals["claims hold"].rstrip(" |") == "1 / 2"
+    assert "A [B\\|F]ECN study" in row and any("counted once" in line for line in m)

@@ -111,7 +111,7 @@ def test_every_explanation_names_its_doc_section():
 
 
 def test_logarithmic_band_and_reduced_runs_without_their_window():
-    """Spec §12 R6: '≈ 3 orders of magnitude' is ± half a decade; a steady-state window (R5) longer
+    """Model reference §12 R6: '≈ 3 orders of magnitude' is ± half a decade; a steady-state window (R5) longer
     than a reduced run is dropped rather than making the run invalid."""
     band = rp.Band(decades=0.5)
     assert band.contains(1.63, 3.6) and band.contains(1.63, 0.6)

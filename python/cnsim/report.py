@@ -225,7 +225,8 @@ def comment(c: dict) -> str:
     elif expl and c.get("explained_by"):
         expl = f"explained ({c['explained_by']}): {expl} Evidence: {c.get('evidence')}"
     struct = f"structural: {c['structural']}" if c.get("structural") else None
-    bits = [x for x in (c.get("reason"), struct, expl, c.get("note")) if x]
+    rep = f"counted once: the same measurement as {c['same_as']}" if c.get("same_as") else None
+    bits = [x for x in (c.get("reason"), struct, rep, expl, c.get("note")) if x]
     return "; ".join(bits)
 
 
@@ -365,6 +366,59 @@ def verdict_legend(studies: list[dict]) -> str:
                "verdict can flip between runs: read those counts as a smoke test, not a result." if few else ""))
 
 
+OVERVIEW_COLS = ["cells", "structural (within band)", "discriminating", "discriminating within band", "explained",
+                 "open (outside band)", "not available", "claims hold"]
+
+
+def overview(studies: list[dict], h: list[str], m: list[str]) -> None:
+    """The counts per study: structural cells (fixed by construction, model reference §12 R9, R11) apart, then the verdicts of
+    the discriminating cells, then the claims. Sensitivity rows are not cells; a repeated measurement counts once."""
+    from cnsim.reproduce import count_cells
+
+    h.append("<h2 id='overview'>Overview</h2><table><tr><th class='l' rowspan='2'>study</th><th rowspan='2'>cells</th>"
+             "<th rowspan='2'>structural (within band)</th><th colspan='5'>discriminating cells</th>"
+             "<th rowspan='2'>claims hold</th></tr><tr>"
+             + "".join(f"<th>{c}</th>" for c in OVERVIEW_COLS[2:7]) + "</tr>")
+    m.append("## Overview\n\n| study | " + " | ".join(OVERVIEW_COLS) + " |\n|" + "---|" * (len(OVERVIEW_COLS) + 1))
+    keys = ["cells", "structural", "structural within band", "discriminating", "discriminating within band",
+            "discriminating explained", "discriminating outside band", "discriminating not available", "holds", "claims"]
+    tot = dict.fromkeys(keys, 0)
+    repeated = 0
+    for s in studies:
+        c = count_cells(s["cells"])  # recounted: a study.json of an older cnsim lacks the newer keys
+        vals = {**c, "cells": c["structural"] + c["discriminating"], "holds": s.get("claim_counts", {}).get("holds", 0),
+                "claims": len(s.get("claims", []))}
+        repeated += c["repeated"]
+        for k in keys:
+            tot[k] += vals.get(k, 0)
+        txt = _overview_row(vals)
+        h.append(f"<tr><td class='l'><a href='#{s['id']}'>{s['id']}</a> {_html.escape(s['title'])}</td>"
+                 + "".join(f"<td>{v}</td>" for v in txt) + "</tr>")
+        m.append(f"| {s['id']} {_md_cell(s['title'])} | " + " | ".join(txt) + " |")
+    txt = _overview_row(tot)
+    h.append("<tr><th class='l'>total</th>" + "".join(f"<th>{v}</th>" for v in txt) + "</tr></table>")
+    m.append("| total | " + " | ".join(txt) + " |")
+    note = ("Structural cells are fixed by construction (a zero with the mechanism off, a value a parameter was "
+            "derived from, a band the scenario pins) and cannot fail; they are counted apart. Explained, open and "
+            "not available count discriminating cells only. Sensitivity rows are not cells"
+            + (f"; {repeated} published number(s) repeating another cell's measurement are shown but counted once"
+               if repeated else "") + ".")
+    h.append(f"<p>{_html.escape(note)}</p>")
+    m.append(f"\n{note}\n")
+
+
+def _md_cell(text: str) -> str:
+    """Text for a Markdown table cell: a '|' (seed 000's "[B|F]ECN") would split it."""
+    return text.replace("|", "\\|")
+
+
+def _overview_row(v: dict) -> list[str]:
+    return [str(v["cells"]), f"{v['structural']} ({v['structural within band']})", str(v["discriminating"]),
+            f"{v['discriminating within band']} / {v['discriminating']}", str(v["discriminating explained"]),
+            str(v["discriminating outside band"]), str(v["discriminating not available"]),
+            f"{v['holds']} / {v['claims']}"]
+
+
 def write_report(out: str | Path) -> tuple[Path, Path]:
     """Write ``DIR/report/report.html`` and ``DIR/report/report.md`` (+ ``DIR/report/figures/*.png``)."""
     from cnsim.exceptions import ConfigError
@@ -392,32 +446,7 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
                                            else ""))
     h.append(f"<p class='prov' id='provenance'>Provenance: {_html.escape(prov_line).replace('**', '')}</p>")
     m.append(f"Provenance: {prov_line}\n")
-    # overview: discriminating cells first (model reference §12 R9), then every verdict, then the claims
-    cols = ["discriminating within band", "structural", "cells", "within band", "explained", "open (outside band)",
-            "not available", "claims hold"]
-    h.append("<h2 id='overview'>Overview</h2><table><tr><th class='l'>study</th>"
-             + "".join(f"<th>{c}</th>" for c in cols) + "</tr>")
-    m.append("## Overview\n\n| study | " + " | ".join(cols) + " |\n|" + "---|" * (len(cols) + 1))
-    tot = [0] * 8
-    for s in studies:
-        c = s["counts"]
-        cl = s.get("claim_counts", {})
-        disc = c.get("discriminating", sum(1 for x in s["cells"] if not x.get("sensitivity")))
-        dwin = c.get("discriminating within band", c.get("within band", 0))
-        n_cells = sum(1 for x in s["cells"] if not x.get("sensitivity"))  # sensitivity rows are not cells
-        vals = [dwin, c.get("structural", 0), n_cells, c.get("within band", 0), c.get("explained", 0),
-                c.get("outside band", 0), c.get("not available", 0), cl.get("holds", 0)]
-        tot = [a + b for a, b in zip(tot, vals)]
-        txt = [f"{dwin} / {disc}", *map(str, vals[1:7]), f"{vals[7]} / {len(s.get('claims', []))}"]
-        h.append(f"<tr><td class='l'><a href='#{s['id']}'>{s['id']}</a> {_html.escape(s['title'])}</td>"
-                 + "".join(f"<td>{v}</td>" for v in txt) + "</tr>")
-        m.append(f"| {s['id']} {s['title']} | " + " | ".join(txt) + " |")
-    n_disc = sum(s["counts"].get("discriminating", len(s["cells"])) for s in studies)
-    n_claims = sum(len(s.get("claims", [])) for s in studies)
-    txt = [f"{tot[0]} / {n_disc}", *map(str, tot[1:7]), f"{tot[7]} / {n_claims}"]
-    h.append("<tr><th class='l'>total</th>" + "".join(f"<th>{v}</th>" for v in txt) + "</tr></table>")
-    m.append("| total | " + " | ".join(txt) + " |")
-    m.append("")
+    overview(studies, h, m)
     legend = verdict_legend(studies)
     h.append(f"<p class='legend' id='legend'>{_html.escape(legend).replace('**', '')}</p>")
     m.append(legend + "\n")

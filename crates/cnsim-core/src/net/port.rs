@@ -4,7 +4,7 @@
 //! A frame is serialised at the line rate and reaches the peer after the propagation delay (plus
 //! the peer switch's latency): store and forward. Under an output-generated hotspot the port keeps
 //! serialising at line rate but waits until `start + size / service_rate` before the next *data*
-//! frame (the receiver drains slowly); MAC-control frames may use the gaps (spec §1.6, OG-LINK).
+//! frame (the receiver drains slowly); MAC-control frames may use the gaps (model reference §1.6, OG-LINK).
 
 use super::{Network, NONE_U32};
 use crate::cm::cp_hooks;
