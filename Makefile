@@ -7,11 +7,12 @@ PIP   := $(VENV)/bin/pip
 CARGO ?= cargo
 STAMP := $(VENV)/.deps-installed
 
-.PHONY: help venv build browser test test-rust test-python test-extensive demo bench instructions reproduce lint clean docs
+.PHONY: help venv build browser test test-rust test-python test-extensive demo bench instructions reproduce lint lint-code lint-format stubtest clean docs
 
 help:
 	@echo "make demo   - install, build, run a seed experiment and write its report"
-	@echo "make test   - install, build, run the test suite (cargo + pytest, about 3 minutes)"
+	@echo "make test   - install, build, lint, run the test suite (cargo + pytest, about 3 minutes)"
+	@echo "make lint   - clippy (warnings are errors), ruff check, stubtest of _core.pyi, cargo fmt and ruff format checks"
 	@echo "make test-extensive - the long statistical and reproduction checks (tens of minutes)"
 	@echo "make bench  - cnsim run / API / engine vs ns-3 3.44 (PyPI) on fan-in-4/100/1000 and a k = 8 fat tree"
 	@echo "make instructions - engine instruction counts (valgrind) against bench/instructions.json, +5 % fails"
@@ -60,9 +61,35 @@ PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
 test-python: build browser
 	$(PYTEST)
 
-test:
+# Lint first (what needs no build), then the builds and the Rust tests, then the stub check (needs the
+# extension) and pytest.
+test: $(STAMP)
+	$(MAKE) --no-print-directory lint-code lint-format
 	$(MAKE) --no-print-directory -j 2 --output-sync=target test-rust build browser
+	$(MAKE) --no-print-directory stubtest
 	$(PYTEST)
+
+# Lint, as CI runs it (inside `make test`). Code checks: clippy on every target with warnings as errors (the
+# lints allowed for the engine, with their reasons, are in Cargo.toml [workspace.lints]) and ruff check (rules in
+# pyproject.toml [tool.ruff]). Format checks: cargo fmt (rustfmt.toml) and ruff format, which change nothing and
+# fail on a difference (`cargo fmt --all` and `ruff format` apply them). stubtest checks python/cnsim/_core.pyi
+# against the built extension (`make build` first).
+RUFF := $(VENV)/bin/ruff
+
+lint: lint-code lint-format stubtest
+
+lint-code: $(STAMP)
+	$(CARGO) clippy --all-targets --quiet -- -D warnings
+	$(RUFF) check --quiet .
+
+lint-format: $(STAMP)
+	$(CARGO) fmt --all --check
+	$(RUFF) format --check --quiet .
+
+# (no `build` prerequisite: build's recipe runs even under `make -n`; `make test` builds before it)
+stubtest: $(STAMP)
+	@ls python/cnsim/_core*.so >/dev/null 2>&1 || { echo "stubtest: the extension is not built (make build)"; exit 1; }
+	$(PY) -m mypy.stubtest cnsim._core
 
 # Long statistical and reproduction checks (pytest marker `extensive`; `.ci/run` runs them too).
 test-extensive: build browser

@@ -44,7 +44,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -239,7 +238,7 @@ class Runner:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.communicate()
-                raise RuntimeError(f"timeout after {self.timeout:.0f} s: {shlex.join(cmd)}")
+                raise RuntimeError(f"timeout after {self.timeout:.0f} s: {shlex.join(cmd)}") from None
             out.seek(0)
             text = out.read()
         if proc.returncode != 0:
@@ -378,7 +377,7 @@ def summarise(results: dict, workloads: dict) -> bool:
     """Medians, ratios to ns-3 and agreement per workload; False when a row failed or the fan-in results differ."""
     ok = True
     for name, entry in results.items():
-        for sim, e in list(entry.items()):
+        for e in list(entry.values()):
             if not isinstance(e, dict) or "runs" not in e:
                 continue
             if "error" in e:

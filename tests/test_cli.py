@@ -138,7 +138,7 @@ def test_progress_lines_off_a_terminal_then_the_write_phase(tmp_path, monkeypatc
               progress=rep)
     rep.close()
     lines = sink.getvalue().splitlines()
-    assert len(lines) >= 3 and all(l.startswith("simulating: ") and " / 5.0 ms (" in l for l in lines[:-1])
+    assert len(lines) >= 3 and all(ln.startswith("simulating: ") and " / 5.0 ms (" in ln for ln in lines[:-1])
     assert lines[-2].startswith("simulating: 5.0 / 5.0 ms (100 %)")
     assert lines[-1].startswith("writing outputs (simulation took ")
     assert "\x1b" not in sink.getvalue()  # no terminal control codes in a log

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pandas as pd
-import pytest
 from typer.testing import CliRunner
 
 from cnsim.cli import app

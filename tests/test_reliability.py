@@ -15,7 +15,6 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 

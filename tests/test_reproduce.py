@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from cnsim import reproduce as rp
+from cnsim.exceptions import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
-from cnsim.exceptions import ConfigError
 
 pytestmark = pytest.mark.skipif(
     __import__("importlib").util.find_spec("cnsim._core") is None, reason="cnsim._core is not built (make build)")

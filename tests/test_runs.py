@@ -64,7 +64,7 @@ def test_md1_mean_queue_and_busy_fraction_match_theory(rho, tol):
     lq = rho**2 / (2 * (1 - rho))
     for name, theory, per_run in (
             ("mean queue", (rho + lq) * 1500, [bottleneck(s)["mean_bytes"] for s in runs]),
-            ("busy fraction", rho, [next(l for l in s["links"] if l["to"] == "sink")["utilization"] for s in runs])):
+            ("busy fraction", rho, [next(lk for lk in s["links"] if lk["to"] == "sink")["utilization"] for s in runs])):
         x = np.array(per_run)
         half = stats.t.ppf(0.995, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
         assert abs(x.mean() - theory) <= half, (name, x.mean(), theory, half)
@@ -95,7 +95,7 @@ def test_mg1_exponential_sizes_mean_queue_and_busy_fraction_match_pollaczek_khin
     assert sum(s["frames"]["dropped"] for s in runs) == 0
     for name, theory, per_run in (
             ("mean bytes", m2 / m1 * (rho + rho**2 / (2 * (1 - rho))), [bottleneck(s)["mean_bytes"] for s in runs]),
-            ("busy fraction", rho, [next(l for l in s["links"] if l["to"] == "sink")["utilization"] for s in runs]),
+            ("busy fraction", rho, [next(lk for lk in s["links"] if lk["to"] == "sink")["utilization"] for s in runs]),
             ("mean size", m1, [s["bytes"]["generated"] / s["frames"]["generated"] for s in runs])):
         x = np.array(per_run)
         half = stats.t.ppf(0.995, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))

@@ -4,7 +4,8 @@
 
 Load = bytes sent / (10 hosts x 10 Gb/s x run time); docs/validation/cnsim-traffic.md, "Shifted Pareto".
 """
-import cnsim, statistics
+import cnsim
+import statistics
 base = "scenarios/seed-003/cnsim-1hop-none-nohs-nopause.toml"
 cases = [("pareto (spec D2: xm 1.2us, alpha 1.027)", {})]
 for a in (1.2, 1.25, 1.3):

@@ -7,7 +7,8 @@ run) for seeds 1-3.
 Usage: .venv/bin/python tools/conv_gain_sensitivity.py GI_MULTS [GD_MULT [DURATION]]
 e.g.   .venv/bin/python tools/conv_gain_sensitivity.py 0.042667,0.0625,0.125,0.25,0.5,1,2 1
 """
-import sys, statistics, tempfile, itertools
+import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 import cnsim
 from cnsim.series import SeriesMetric, value

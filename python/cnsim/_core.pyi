@@ -1,8 +1,10 @@
 """Type stubs of the engine extension ``cnsim._core`` (crates/cnsim-py)."""
 
-from typing import Callable
+from typing import Callable, TypeAlias, final
 
-Column = tuple[str, bytes] | list[str]
+__all__ = ["version", "schemes", "validate", "run", "flow_paths", "pair_paths", "Simulation", "ScenarioError", "InvariantError"]
+
+_Column: TypeAlias = tuple[str, bytes] | list[str]
 """A result column: ``(numpy dtype string, little-endian raw bytes)`` for numbers, names as a list."""
 
 class ScenarioError(ValueError):
@@ -32,11 +34,12 @@ def validate(ir_json: str) -> None:
 
 def run(
     ir_json: str, progress: Callable[[float], object] | None = None, chunk_ps: int = 0
-) -> tuple[str, dict[str, dict[str, Column]]]:
+) -> tuple[str, dict[str, dict[str, _Column]]]:
     """Run a simulation: ``(summary JSON, {table: {column: Column}})``; ``progress`` gets the simulated
     time in seconds between chunks (``chunk_ps`` = 0: 1/200 of the run)."""
 
 
+@final
 class Simulation:
     """A simulation driven step by step: the time series are drained in chunks so that a caller writing
     them out keeps memory independent of the run's length (``cnsim.stream``)."""
@@ -44,16 +47,20 @@ class Simulation:
     duration_ps: int
     now_ps: int
     sample_interval_ps: int
-    def __init__(self, ir_json: str) -> None: ...
+    def __new__(cls, ir_json: str) -> Simulation: ...
     def run_until(self, t_ps: int) -> bool:
         """Process the events before min(t_ps, duration) (GIL released); True at the end of the run."""
+    def run_batch(self, t_ps: int, step_ps: int, rows: int, budget_s: float) -> bool:
+        """Run towards ``t_ps`` in steps of ``step_ps`` (GIL released) until the end of the run, ``t_ps``, a step
+        after which at least ``rows`` rows are buffered, or ``budget_s`` seconds of wall time; True at the end of
+        the run. Where a batch ends depends on the simulated time only."""
     def buffered_rows(self) -> int:
         """Rows of queue_ts, rp_rate, tcp_ts and pause_ts recorded since the last drain, of
         throughput_ts and flow_tp for the bins that can no longer change, and of fct for the
         transfers settled since (observe.fct)."""
-    def drain_series(self) -> tuple[int, dict[str, dict[str, Column]]]:
+    def drain_series(self) -> tuple[int, dict[str, dict[str, _Column]]]:
         """(sample instants covered, those seven tables' rows since the last drain), forgotten by the engine."""
-    def static_tables(self) -> dict[str, dict[str, Column]]:
+    def static_tables(self) -> dict[str, dict[str, _Column]]:
         """The tables naming the series' ids: queues, links, flows."""
-    def finish(self) -> tuple[str, int, dict[str, dict[str, Column]]]:
+    def finish(self) -> tuple[str, int, dict[str, dict[str, _Column]]]:
         """(summary JSON, samples, tables): the rows not drained yet and every other table."""

@@ -198,9 +198,9 @@ class Compiler:
         if by is None:
             by = f"preset {preset!r} (its parameters: `cnsim describe {preset}`) or the scenario" if preset \
                 else "scenario"
-        for field, (element, is_used) in used.items():
-            if field in given and not is_used:
-                self.warn(f"defaults.{field}", f"not used: every {element} has its own, set by the {by}")
+        for name, (element, is_used) in used.items():
+            if name in given and not is_used:
+                self.warn(f"defaults.{name}", f"not used: every {element} has its own, set by the {by}")
 
     def resolve_links(self, preset_links: list[LinkSpec]) -> None:
         d, names = self.sc.defaults, self.net.index()

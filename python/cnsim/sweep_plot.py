@@ -58,7 +58,7 @@ def scale_for(values: list[float], unit: str) -> tuple[float, str]:
     finite = [abs(v) for v in values if v is not None and math.isfinite(v) and v != 0]
     top = max(finite) if finite else 1.0
     table = _SMALL if unit == "s" else _PREFIX
-    for f, pre in table:
+    for f, pre in table:  # noqa: B007 (the loop finds `pre`, used after it)
         if top >= f:
             break
     else:

@@ -202,7 +202,7 @@ impl Calendar {
         let b = next as usize % SLICES;
         std::mem::swap(&mut self.bottom, &mut self.buckets[b]);
         self.filled[b / 64] &= !(1 << (b % 64));
-        self.bottom.sort_unstable_by(|x, y| y.key.cmp(&x.key));
+        self.bottom.sort_unstable_by_key(|x| std::cmp::Reverse(x.key));
     }
     /// The first slice after `cur` whose bucket holds events.
     #[inline]

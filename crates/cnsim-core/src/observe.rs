@@ -712,7 +712,7 @@ pub fn bin_tables(bins: &FlowBins, rows: BinRows) -> [Table; 2] {
             ("bps", Column::F64(rows.total.iter().map(|&x| x as f64 * 8.0 / bin_s).collect())),
         ],
     };
-    let flows = if n > 0 { rows.bytes.len() / n } else { 0 };
+    let flows = rows.bytes.len().checked_div(n).unwrap_or(0);
     let flow_tp = Table {
         name: "flow_tp",
         columns: vec![

@@ -269,10 +269,8 @@ fn validate_source(ir: &Ir, i: usize, s: &crate::ir::SourceIr) -> Result<(), Sce
                 }
             }
         }
-        ProcessIr::PeriodicFlows { period_ps, bytes, .. } => {
-            if *period_ps == 0 || *bytes == 0 {
-                return Err(err(p("process"), "period_ps and bytes must be > 0"));
-            }
+        ProcessIr::PeriodicFlows { period_ps, bytes, .. } if *period_ps == 0 || *bytes == 0 => {
+            return Err(err(p("process"), "period_ps and bytes must be > 0"));
         }
         ProcessIr::FlowArrivals { mean_gap_ps, cdf, .. } => {
             if *mean_gap_ps == 0 {

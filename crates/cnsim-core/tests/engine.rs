@@ -569,5 +569,5 @@ fn fct_rows_drained_as_transfers_settle_join_into_the_whole_table() {
     let mut sorted = serials.clone();
     sorted.sort_unstable();
     assert!(sorted.len() > 2_000 && sorted.iter().enumerate().all(|(i, &s)| s as usize == i), "every transfer once");
-    assert!(parts.len() > 5 && parts[..parts.len() - 1].iter().all(|p| p.columns[0].1.len() > 0));
+    assert!(parts.len() > 5 && parts[..parts.len() - 1].iter().all(|p| !p.columns[0].1.is_empty()));
 }

@@ -50,7 +50,7 @@ fn random_ir(r: &mut Stream) -> Ir {
             1 => PauseIr::Global { high_bytes: limit * 8 / 10, low_bytes: limit * 6 / 10, quanta: 65535, refresh_fraction: 0.8 },
             _ => PauseIr::Selective { high_bytes: limit * 8 / 10, low_bytes: limit * 6 / 10, quanta: 1000, refresh_fraction: 0.5 },
         };
-        let ecn_threshold_bytes = r.bernoulli(0.3).then(|| limit / 4);
+        let ecn_threshold_bytes = r.bernoulli(0.3).then_some(limit / 4);
         nodes.push(NodeIr::Switch { name: format!("sw{s}"), latency_ps: r.below(2) * US, buffer, pause, ecn_threshold_bytes });
     }
     let mut links = Vec::new();

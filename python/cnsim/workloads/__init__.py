@@ -9,7 +9,6 @@ A scenario names one (``cdf = "websearch"``) or gives a path to a file of the sa
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from pathlib import Path
 

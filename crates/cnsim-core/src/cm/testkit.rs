@@ -79,12 +79,7 @@ impl TestHost {
     /// Fire every pending timer due at or before `t` in time order (re-reading the list as
     /// handlers add timers), then set the clock to `t`.
     pub fn advance<R: ReactionPoint>(&mut self, rp: &mut R, t: SimTime) {
-        loop {
-            let Some((i, &(at, tok))) =
-                self.timers.iter().enumerate().filter(|(_, x)| x.0 <= t).min_by_key(|(i, x)| (x.0, *i))
-            else {
-                break;
-            };
+        while let Some((i, &(at, tok))) = self.timers.iter().enumerate().filter(|(_, x)| x.0 <= t).min_by_key(|(i, x)| (x.0, *i)) {
             self.timers.remove(i);
             self.now = at;
             rp.on_timer(&mut self.ctx(), tok);

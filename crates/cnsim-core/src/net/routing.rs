@@ -73,9 +73,9 @@ pub fn compute_ecmp(
         }
         let mut offsets = Vec::with_capacity(n_nodes + 1);
         let mut ports = Vec::new();
-        for d in 0..n_nodes {
+        for set in &sets[v] {
             offsets.push(ports.len() as u32);
-            ports.extend_from_slice(&sets[v][d]);
+            ports.extend_from_slice(set);
         }
         offsets.push(ports.len() as u32);
         out[v] = (offsets, ports);
@@ -92,7 +92,7 @@ pub fn ecmp_index(salt: u64, node: u32, key: u64, k: u32) -> u32 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
-    ((z >> 32) * k as u64 >> 32) as u32
+    (((z >> 32) * k as u64) >> 32) as u32
 }
 
 /// The node path (source host, switches, destination host) of every flow of an IR under the

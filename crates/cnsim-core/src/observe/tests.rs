@@ -138,7 +138,7 @@ fn drained_chunks_hold_the_rows_of_an_undrained_run_and_nothing_stays_buffered()
     // the whole run's rows
     for name in ["flow_tp", "throughput_ts"] {
         let whole_t = whole.table(name).unwrap();
-        assert!(chunks[..chunks.len() - 1].iter().all(|c| col(c.iter().find(|t| t.name == name).unwrap(), "t_s").len() > 0));
+        assert!(chunks[..chunks.len() - 1].iter().all(|c| !col(c.iter().find(|t| t.name == name).unwrap(), "t_s").is_empty()));
         for (k, (cname, c)) in whole_t.columns.iter().enumerate() {
             let parts = chunks.iter().map(|ch| ch.iter().find(|t| t.name == name).unwrap().columns[k].1.plain());
             let joined = parts.reduce(|a, b| match (a, b) {
