@@ -76,7 +76,7 @@ def main() -> None:
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # counted from the files' metadata: loading the tables would change the peak measured
     import pyarrow.parquet as pq
-    from cnsim.results import TABLES
+    from cnsim.results.result import TABLES
 
     folder = Path(a.out) if a.out is not None else r.tables.folder
     rows = sum(pq.ParquetFile(folder / f"{n}.parquet").metadata.num_rows for n in TABLES)

@@ -24,7 +24,7 @@ needs_core = pytest.mark.skipif(not HAVE_CORE, reason="cnsim._core is not built 
 @pytest.fixture
 def cli():
     """Invoke the Typer app in-process: ``cli(["run", ...]) -> Result`` (stdout and stderr apart)."""
-    from cnsim.cli import app
+    from cnsim.cli.main import app
 
     runner = CliRunner()
 

@@ -143,7 +143,7 @@ def test_summaries_of_single_replications_raise_no_numpy_warning():
 
     import pandas as pd
 
-    from cnsim.sweep import summarize_frame
+    from cnsim.experiments.sweep_summary import summarize_frame
 
     runs = pd.DataFrame([{"run_id": "a", "status": "ok", "param:x": "1Gbps", "m": 1.0},
                          {"run_id": "b", "status": "ok", "param:x": "2Gbps", "m": float("nan")}])
@@ -159,7 +159,7 @@ def test_sweep_output_must_be_new_empty_or_a_sweep(tmp_path, monkeypatch, where)
     and nothing in it is touched."""
     from typer.testing import CliRunner
 
-    from cnsim.cli import app
+    from cnsim.cli.main import app
 
     monkeypatch.chdir(tmp_path)
     spec = tmp_path / "SWEEP.toml"

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 import cnsim
-from cnsim import describe, schemes
-from cnsim.compile import compile_ir
-from cnsim.loader import load_scenario
+from cnsim.scenario import describe
+from cnsim import schemes
+from cnsim.compile.compiler import compile_ir
+from cnsim.compile.loader import load_scenario
 from cnsim.schemes import bcn, ecm
 
 ROOT = Path(__file__).resolve().parents[1]

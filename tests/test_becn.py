@@ -11,7 +11,7 @@ import pytest
 
 import cnsim
 from cnsim import schemes
-from cnsim.describe import rows
+from cnsim.scenario.describe import rows
 from conftest import ROOT, needs_core
 
 pytestmark = needs_core

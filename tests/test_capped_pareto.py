@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 import cnsim
-from cnsim.scenario import ParetoOnOff, capped_pareto_mean
+from cnsim.scenario.spec import ParetoOnOff, capped_pareto_mean
 
 ROOT = Path(__file__).resolve().parents[1]
 CNSIM = ROOT / "scenarios" / "seed-003" / "cnsim-1hop-none-nohs-nopause.toml"

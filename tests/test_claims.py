@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cnsim import reproduce as rp
-from cnsim import series as ser
+from cnsim.experiments import reproduce as rp
+from cnsim.experiments import series as ser
 from cnsim.exceptions import ConfigError
 
 
@@ -133,7 +133,7 @@ def test_series_metrics_on_a_known_queue(tmp_path):
 
 
 def test_mean_period_sets_the_off_time():
-    from cnsim.scenario import ParetoOnOff
+    from cnsim.scenario.spec import ParetoOnOff
 
     g = ParetoOnOff(kind="pareto_onoff", src="h1", dst="h2", alpha=1.5, mean_on="5ms", mean_period="100ms")
     assert g.off_mean() == 95 * 10**9
@@ -197,7 +197,7 @@ def test_throttled_fraction_reads_each_transfer_at_its_own_samples(tmp_path):
 
 
 def test_claim_figure_shows_every_run():
-    from cnsim import report
+    from cnsim.report import document as report
 
     c = {"id": "X-1", "verdict": "holds", "terms": {
         "a": {"sweep": "s1", "mean": 2.0, "values": [1.0, 3.0]}, "b": {"sweep": "s2", "mean": 5.0, "values": [5.0]},

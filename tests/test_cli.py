@@ -64,16 +64,16 @@ def test_docs_generates_reference(cli, tmp_path):
 
 
 def test_committed_reference_is_current():
-    from cnsim.describe import reference_markdown
+    from cnsim.scenario.describe import reference_markdown
 
     assert (ROOT / "docs/reference/scenario.md").read_text() == reference_markdown(), \
         "docs/reference/scenario.md is stale: run `cnsim docs --out docs/reference`"
 
 
 def test_cli_import_leaves_heavy_modules_for_later():
-    """`import cnsim.cli` (every command's start) loads no table, plotting or console library and no
+    """`import cnsim.cli.main` (every command's start) loads no table, plotting or console library and no
     scheme module: a short run pays only for what it uses."""
-    code = ("import sys, cnsim.cli; print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+    code = ("import sys, cnsim.cli.main; print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('pyarrow', 'numpy', 'pandas', 'polars', 'matplotlib', 'scipy', 'rich') "
             "or m.startswith('cnsim.schemes.'))))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -85,7 +85,7 @@ def test_console_entry_exit_status_and_atexit():
     """main() ends the process without the interpreter's teardown but keeps what an exit does: the
     status, flushed output, atexit handlers."""
     code = ("import atexit, sys; atexit.register(lambda: print('atexit ran')); sys.argv = ['cnsim'] + sys.argv[1:]; "
-            "from cnsim.cli import main; main()")
+            "from cnsim.cli.main import main; main()")
     ok = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=60)
     lines = ok.stdout.splitlines()
     assert ok.returncode == 0 and lines[0].startswith("cnsim ") and lines[1:] == ["atexit ran"]
@@ -99,8 +99,8 @@ def test_disabled_pydantic_plugins_skip_their_discovery():
     """With plugins disabled (the CLI's default), a run does not import importlib.metadata for
     pydantic's plugin loader; the loader still answers "no plugins" and any other name comes from
     the real module. With plugins enabled (`PYDANTIC_DISABLE_PLUGINS=` empty) the real loader is used."""
-    code = ("import sys, os; os.environ.setdefault('PYDANTIC_DISABLE_PLUGINS', '__all__'); import cnsim.cli as c; "
-            "c._no_plugin_discovery(); from cnsim.loader import load_scenario; "
+    code = ("import sys, os; os.environ.setdefault('PYDANTIC_DISABLE_PLUGINS', '__all__'); import cnsim.cli.main as c; "
+            "c._no_plugin_discovery(); from cnsim.compile.loader import load_scenario; "
             f"load_scenario({str(ROOT / 'scenarios/baseline/fan-in-4.toml')!r}); "
             "import pydantic.plugin._loader as L; print('importlib.metadata' in sys.modules, tuple(L.get_plugins()), "
             "L.PYDANTIC_ENTRY_POINT_GROUP)")
@@ -118,7 +118,7 @@ def _reporter(duration_s, terminal, **kw):
 
     from rich.console import Console
 
-    from cnsim.cli import ProgressReporter
+    from cnsim.cli.main import ProgressReporter
 
     sink = io.StringIO()
     console = Console(file=sink, force_terminal=terminal, width=120)
@@ -130,7 +130,7 @@ def test_progress_lines_off_a_terminal_then_the_write_phase(tmp_path, monkeypatc
     outputs are written (the engine calls `writing` after the last step, before the tables). The
     engine reports back every `stream.PROGRESS_S` of wall time: 0 here, after every step."""
     import cnsim
-    from cnsim import stream
+    from cnsim.results import stream
 
     monkeypatch.setattr(stream, "PROGRESS_S", 0.0)
     rep, sink = _reporter(0.005, terminal=False, after_s=0.0, every_s=0.0)

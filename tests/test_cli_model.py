@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 from typer.testing import CliRunner
 
-from cnsim.cli import app
+from cnsim.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[1]
 PARKING = ROOT / "scenarios" / "seed-000" / "parking-lot-bcn.toml"

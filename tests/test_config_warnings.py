@@ -9,9 +9,9 @@ import warnings
 
 import pytest
 
-from cnsim.compile import compile_ir
+from cnsim.compile.compiler import compile_ir
 from cnsim.exceptions import ConfigError, ConfigWarning
-from cnsim.loader import load_scenario
+from cnsim.compile.loader import load_scenario
 from conftest import ROOT
 
 BASE = ROOT / "scenarios/baseline/fan-in-4.toml"  # one switch 'sw1', 150 KB egress buffers, 100 ms
@@ -187,7 +187,7 @@ def test_a_sweep_or_a_rerun_of_a_resolved_scenario_does_not_invent_defaults():
     preset overrides are not taken for the user's choice, so nothing warns (before, every sweep of a
     cnsim_1hop or og_multistage scenario printed three 'not used' warnings)."""
     import cnsim.api as api
-    from cnsim.sweep import SweepSpec, expand
+    from cnsim.experiments.sweep import SweepSpec, expand
 
     for path in (CNSIM_1HOP, MULTISTAGE):
         with warnings.catch_warnings(record=True) as got:
@@ -213,7 +213,7 @@ def test_running_a_resolved_config_again_does_not_warn():
     user did choose still warns from the resolved file."""
     import tomllib
 
-    from cnsim.loader import dump_toml
+    from cnsim.compile.loader import dump_toml
 
     for path in (CNSIM_1HOP, MULTISTAGE):
         text = dump_toml(load_scenario(path))

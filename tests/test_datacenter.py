@@ -12,8 +12,8 @@ import pytest
 
 import cnsim
 from cnsim import api
-from cnsim.compile import compile_ir
-from cnsim.loader import load_scenario
+from cnsim.compile.compiler import compile_ir
+from cnsim.compile.loader import load_scenario
 from conftest import needs_core
 
 pytestmark = needs_core

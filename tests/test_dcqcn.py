@@ -115,7 +115,7 @@ def test_new_flow_line_rate_changes_only_what_it_should():
     """A workload on a fat tree: with `new_flow_line_rate` transfers on idle pairs start unlimited, so the
     run differs from the default one; the default IR has no such key (old run ids stay valid)."""
     from cnsim.api import resolve
-    from cnsim.compile import compile_ir
+    from cnsim.compile.compiler import compile_ir
 
     path = ROOT / "scenarios/datacenter/fat-tree-k4-websearch-dcqcn.toml"
     base = {"run.duration": "20ms", "nic.queues": "fifo"}  # a new transfer on an idle flow: the FIFO NIC

@@ -15,7 +15,7 @@ import pytest
 
 import cnsim
 from cnsim import schemes
-from cnsim.describe import rows
+from cnsim.scenario.describe import rows
 from cnsim.exceptions import ConfigError
 from cnsim.schemes._explicit_rate import hyperbolic_f
 from conftest import ROOT, needs_core

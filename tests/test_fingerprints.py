@@ -6,7 +6,7 @@ in the commit why (a changed `fp_wire` means the traffic itself changed)."""
 
 import shutil
 
-from cnsim import selftest as st
+from cnsim.experiments import selftest as st
 
 from conftest import ROOT, needs_core
 

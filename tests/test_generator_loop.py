@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 import cnsim
-from cnsim.scenario import ParetoOnOff
+from cnsim.scenario.spec import ParetoOnOff
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED3 = ROOT / "scenarios" / "seed-003"

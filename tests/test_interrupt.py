@@ -46,7 +46,7 @@ def _summary(cli, out: Path):
 def uninterrupted(tmp_path_factory):
     from typer.testing import CliRunner
 
-    from cnsim.cli import app
+    from cnsim.cli.main import app
 
     out = tmp_path_factory.mktemp("whole") / "out"
     r = CliRunner().invoke(app, ["sweep", str(SWEEP), "-o", str(out), "--no-progress"])  # in-process, -j 1

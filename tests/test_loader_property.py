@@ -6,7 +6,7 @@ import tomli_w
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from cnsim.exceptions import ConfigError
-from cnsim.loader import load_scenario
+from cnsim.compile.loader import load_scenario
 
 from conftest import ROOT
 

@@ -26,8 +26,8 @@ def _host(name: str) -> dict:
 def complete(ir: dict) -> dict:
     """A hand-built IR with the engine's global fields (from a shipped scenario) added, so the engine
     can route it (the model takes its paths from ``_core.flow_paths``)."""
-    from cnsim import loader
-    from cnsim.compile import compile_ir
+    from cnsim.compile import loader
+    from cnsim.compile.compiler import compile_ir
 
     base = compile_ir(loader.load_scenario(ROOT / "scenarios/baseline/md1.toml"))
     glob = {k: base[k] for k in ("name", "duration_ps", "warmup_ps", "seed", "replication", "control_frame_bytes",
@@ -84,8 +84,8 @@ def test_paths_are_the_engines_routes_ties_by_link_order():
 
 
 def test_describe_ir_on_a_shipped_scenario():
-    from cnsim import loader
-    from cnsim.compile import compile_ir
+    from cnsim.compile import loader
+    from cnsim.compile.compiler import compile_ir
 
     ir = compile_ir(loader.load_scenario(ROOT / "scenarios/seed-000/symmetric-bcn.toml"))
     topo = Topology.from_description(describe_ir(ir))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import cnsim
-from cnsim.compile import compile_ir
+from cnsim.compile.compiler import compile_ir
 from cnsim.model.compare import model_vs_sim
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,10 +8,10 @@ import warnings
 import pytest
 
 import cnsim
-from cnsim.compile import compile_ir
+from cnsim.compile.compiler import compile_ir
 from cnsim.exceptions import ConfigError, ConfigWarning
-from cnsim.loader import load_scenario
-from cnsim.pfc import headroom_bytes
+from cnsim.compile.loader import load_scenario
+from cnsim.compile.pfc import headroom_bytes
 from conftest import needs_core
 
 
@@ -201,7 +201,7 @@ def test_the_run_summary_table_shows_the_deadlock_and_the_paused_priority():
     the run and the queues of the end-of-run deadlock."""
     from rich.console import Console
 
-    from cnsim.cli import pfc_rows, summary_table
+    from cnsim.cli.main import pfc_rows, summary_table
 
     s = cnsim.run(ring()).summary
     rows = dict(pfc_rows(s["pfc"]))
@@ -219,7 +219,7 @@ def test_per_priority_counters_reach_the_summary_table_and_sweep_metrics(tmp_pat
     """The PFC counters per priority are columns of summary.parquet and sweep metrics, not only JSON lists."""
     import pandas as pd
 
-    from cnsim.sweep import flat_metrics
+    from cnsim.experiments.sweep_summary import flat_metrics
 
     r = cnsim.run(ring(), out=tmp_path / "r")
     row = pd.read_parquet(tmp_path / "r" / "summary.parquet").iloc[0]

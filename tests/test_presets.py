@@ -4,9 +4,9 @@ from collections import deque
 
 import pytest
 
-from cnsim.compile import compile_ir
-from cnsim.loader import load_scenario
-from cnsim.presets import PRESETS
+from cnsim.compile.compiler import compile_ir
+from cnsim.compile.loader import load_scenario
+from cnsim.scenario.presets import PRESETS
 
 # preset: (params, hosts, switches, links)
 EXPECTED = {

@@ -149,7 +149,7 @@ def test_plot_and_docs_replace_only_their_own_files(cli, tmp_path):
 
 
 def test_a_sweep_rerun_with_force_leaves_a_users_folder_in_runs(tmp_path):
-    from cnsim import sweep as sw
+    from cnsim.experiments import sweep as sw
 
     spec = sw.SweepSpec.model_validate({"base": str(MD1), "set": {"run.duration": "2ms"}, "replications": 1})
     out = tmp_path / "out"

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from cnsim import reproduce as rp
+from cnsim.experiments import reproduce as rp
 
 pytestmark = pytest.mark.skipif(
     __import__("importlib").util.find_spec("cnsim._core") is None, reason="cnsim._core is not built (make build)")
@@ -84,7 +84,7 @@ def test_overview_counts_structural_cells_apart():
     """Issue 32 (model reference §12 R9, R11): the overview gives the structural cells apart from the discriminating cells'
     verdicts; a published number repeating another cell's measurement counts once; sensitivity rows never; the
     Markdown row survives a '|' in a study's title."""
-    from cnsim import report
+    from cnsim.report import document as report
 
     def cell(verdict, **kw):
         return {"verdict": verdict, "table": "t", "row": "r", "column": "c", **kw}

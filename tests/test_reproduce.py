@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cnsim import reproduce as rp
+from cnsim.experiments import reproduce as rp
 from cnsim.exceptions import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -76,15 +76,15 @@ def test_mg1_exponential_sizes_mean_queue_and_busy_fraction_match_pollaczek_khin
     """TESTING.md T8 with exponential frame sizes (M/M/1 truncated to Ethernet's 64-9216 B, so M/G/1):
     over R = 10 replications of 200 ms with the first 10 % discarded, the time-average bytes in the
     system B = (E[S^2]/E[S]) (rho + rho^2 / (2 (1 - rho))) with the exact moments of the sizes drawn
-    (cnsim.framesizes), and the busy fraction rho, each inside the 99 % CI of the replication mean and
+    (cnsim.scenario.framesizes), and the busy fraction rho, each inside the 99 % CI of the replication mean and
     within 1 % (rho = 0.5) or 3 % (rho = 0.8) of theory. Fixed-size frames would give 2 250 / 3 600 B,
     the unbounded M/M/1 1 500 (2 rho + rho^2/(1 - rho)) = 2 250 / 7 200 B: the truncation's 6.5 % smaller
     E[S^2] is what separates 6 728 from 7 200 at rho = 0.8, so the test also checks the sizes' tail."""
     from scipy import stats
 
-    from cnsim import framesizes
+    from cnsim.scenario import framesizes
     from cnsim.api import resolve
-    from cnsim.compile import compile_ir
+    from cnsim.compile.compiler import compile_ir
 
     path = SC / "baseline/mg1-exponential.toml"
     ov = {"run.warmup": "20ms", "traffic.0.rate": f"{rho * 10:g}Gbps"}
@@ -256,7 +256,7 @@ def test_cli_run_draws_plots_only_on_request(cli, tmp_path):
 def test_none_override_inside_scheme_params_means_the_default():
     # TOML has no null: a None in the free-form cm.params is left out of resolved-config.toml (the
     # scheme's default), instead of failing to serialise after the run
-    from cnsim.loader import load_scenario
+    from cnsim.compile.loader import load_scenario
 
     path = ROOT / "scenarios" / "seed-002" / "symmetric-10g-bcn-c.toml"  # sets initial_rate = "5Gbps"
     assert "initial_rate" in path.read_text()

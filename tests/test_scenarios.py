@@ -7,9 +7,9 @@ import tomllib
 import jsonschema
 import pytest
 
-from cnsim.compile import compile_ir
-from cnsim.loader import dump_toml, load_scenario
-from cnsim.scenario import Scenario
+from cnsim.compile.compiler import compile_ir
+from cnsim.compile.loader import dump_toml, load_scenario
+from cnsim.scenario.spec import Scenario
 
 from conftest import ROOT, SCENARIOS
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from cnsim import statreg
+from cnsim.experiments import statreg
 from cnsim.exceptions import ConfigError
 
 from conftest import ROOT, needs_core

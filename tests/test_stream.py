@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import cnsim
-from cnsim import stream
+from cnsim.results import stream
 from cnsim.exceptions import RunInterrupted
-from cnsim.results import TABLES
+from cnsim.results.result import TABLES
 
 from conftest import ROOT, needs_core
 
@@ -107,7 +107,7 @@ def _max_buffered(duration_ms: int, limit: int, step_samples: int) -> tuple[int,
     sc = cnsim.load_scenario(path, overrides={**overrides, "run.duration": f"{duration_ms}ms",
                                               "hotspot.0.end": f"{duration_ms}ms"})
     from cnsim import _core
-    from cnsim.compile import compile_ir
+    from cnsim.compile.compiler import compile_ir
 
     sim = _core.Simulation(json.dumps(compile_ir(sc)))
     step = step_samples * sim.sample_interval_ps
@@ -166,7 +166,7 @@ def test_an_interrupted_run_keeps_the_previous_result(tmp_path):
 def test_tables_built_without_pandas_equal_the_pandas_ones(case, tmp_path):
     import pyarrow as pa
 
-    from cnsim.results import _write_parquet, flat_summary, summary_row
+    from cnsim.results.result import _write_parquet, flat_summary, summary_row
 
     path, overrides = CASES[case]
     r = cnsim.run(path, seed=2, overrides=overrides)
@@ -176,7 +176,7 @@ def test_tables_built_without_pandas_equal_the_pandas_ones(case, tmp_path):
     assert fast.schema == slow.schema.remove_metadata()
     pd.testing.assert_frame_equal(fast.to_pandas(), summary_row(r.summary), check_exact=True)
     from cnsim import _core
-    from cnsim.compile import compile_ir
+    from cnsim.compile.compiler import compile_ir
 
     names = _core.Simulation(json.dumps(compile_ir(cnsim.load_scenario(path, overrides=overrides)))).static_tables()
     flows = stream.flows_table(names["flows"], r.summary["flows"])

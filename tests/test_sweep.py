@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cnsim import sweep as sw
+from cnsim.experiments import sweep as sw
 from cnsim.exceptions import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -220,7 +220,7 @@ def test_locked_output_directory_is_refused(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from cnsim.sweep import OutputLock\n"
+        "import sys, time; from pathlib import Path; from cnsim.experiments.sweep import OutputLock\n"
         f"with OutputLock(Path({str(out)!r})):\n    print('locked', flush=True); time.sleep(60)\n")],
         stdout=subprocess.PIPE, text=True)
     try:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import tomli_w
 
-from cnsim import sweep_plot
+from cnsim.report import sweep_plot
 from conftest import ROOT, needs_core
 
 BASE = ROOT / "scenarios" / "baseline" / "fan-in-4.toml"
@@ -32,7 +32,7 @@ def test_quantity_labels_become_si_values():
 
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory):
-    from cnsim import sweep as sw
+    from cnsim.experiments import sweep as sw
 
     d = tmp_path_factory.mktemp("plot")
     spec = d / "SWEEP.toml"
@@ -45,9 +45,9 @@ def sweep_dir(tmp_path_factory):
 
 @needs_core
 def test_summary_has_numeric_parameter_columns(sweep_dir):
-    from cnsim import sweep as sw
+    from cnsim.experiments.sweep_summary import summarize
 
-    _, _, t = sw.summarize(sweep_dir)
+    _, _, t = summarize(sweep_dir)
     assert "traffic.senders.rate [bit/s]" in t.columns
     row = t[(t["metric"] == "throughput.aggregate_bps") & (t["traffic.senders.rate [bit/s]"] == 5e9)]
     assert len(row) == 1 and row["traffic.senders.rate"].iloc[0] == "5Gbps"
@@ -59,7 +59,7 @@ def test_cnsim_plot_draws_numeric_axes(cli, sweep_dir, tmp_path):
     assert r.exit_code == 0, r.stderr
     png = sweep_dir / "plots" / "throughput.aggregate_bps-vs-traffic.senders.rate.png"
     assert png.read_bytes()[:4] == b"\x89PNG"
-    ax = sweep_plot.draw(__import__("cnsim.sweep", fromlist=["x"]).summarize(sweep_dir)[2],
+    ax = sweep_plot.draw(__import__("cnsim.experiments.sweep_summary", fromlist=["x"]).summarize(sweep_dir)[2],
                          "traffic.senders.rate", "throughput.aggregate_bps")
     xs = list(ax.lines[0].get_xdata())
     assert xs == [1.0, 2.0, 5.0] and "Gb/s" in ax.get_xlabel() and "Gb/s" in ax.get_ylabel()

@@ -95,9 +95,9 @@ def test_pause_headroom_below_the_overshoot_warns_naming_the_field():
     seed-000 symmetric scenario ([A]'s 140 KB of 150 KB) is one, and it does drop frames with PAUSE on."""
     import warnings
 
-    from cnsim.compile import compile_ir
+    from cnsim.compile.compiler import compile_ir
     from cnsim.exceptions import ConfigWarning
-    from cnsim.loader import load_scenario
+    from cnsim.compile.loader import load_scenario
 
     def warned(path, overrides=None):
         with warnings.catch_warnings(record=True) as w:

@@ -10,9 +10,9 @@ import math
 import pytest
 
 import cnsim
-from cnsim.compile import compile_ir
+from cnsim.compile.compiler import compile_ir
 from cnsim.exceptions import ConfigError
-from cnsim.loader import load_scenario
+from cnsim.compile.loader import load_scenario
 from conftest import ROOT, needs_core
 
 pytestmark = needs_core

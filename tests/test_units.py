@@ -1,8 +1,8 @@
-"""cnsim.units: exact parsing of rates, sizes and times; clear errors; round trip."""
+"""cnsim.scenario.units: exact parsing of rates, sizes and times; clear errors; round trip."""
 
 import pytest
 
-from cnsim.units import UnitError, format_quantity, parse_quantity
+from cnsim.scenario.units import UnitError, format_quantity, parse_quantity
 
 GOOD = [
     ("10Gbps", "rate", 10_000_000_000),

@@ -175,7 +175,7 @@ def test_version_and_short_help(cli):
 def test_cnsim_demo_does_not_share_make_demos_folder():
     import inspect
 
-    from cnsim import cli as cli_mod
+    from cnsim.cli import main as cli_mod
 
     default = inspect.signature(cli_mod.demo).parameters["out"].default.default
     assert str(default) != "results/demo"
@@ -185,7 +185,7 @@ def test_getting_started_reads_files_cnsim_demo_writes():
     import inspect
     import re
 
-    from cnsim import cli as cli_mod
+    from cnsim.cli import main as cli_mod
 
     default = str(inspect.signature(cli_mod.demo).parameters["out"].default.default)
     text = (ROOT / "docs/getting-started.md").read_text()
@@ -220,6 +220,6 @@ def test_empty_fct_statistics_are_null_not_zero(tmp_path):
     assert all(fct[k] is None for k in ("min_us", "mean_us", "max_us", "std_us"))
     row = pd.read_parquet(tmp_path / "r" / "summary.parquet").iloc[0]
     assert math.isnan(row["fct.mean_us"])
-    from cnsim.sweep import flat_metrics
+    from cnsim.experiments.sweep_summary import flat_metrics
 
     assert "fct.mean_us" not in flat_metrics(res.summary) and flat_metrics(res.summary)["fct.count"] == 0

@@ -3,7 +3,7 @@
 Runs the 24 scenarios scenarios/seed-003/cnsim-1hop-<scheme>-<hotspot>-<pause>.toml with the given
 overrides (seeds 1-4 by default, two processes) and prints, per row, [D] / cnsim for flows, FCT mean,
 max and standard deviation, paused %, dropped frames and overhead; ✓ marks a cell within the study's
-band (python/cnsim/studies/seed-003.toml), (s) a structural cell. The FCT statistics are taken from
+band (python/cnsim/experiments/studies/seed-003.toml), (s) a structural cell. The FCT statistics are taken from
 fct.parquet over completed transfers without a dropped frame, measured from the transfer's generation
 (`--fct-from start`, the study's definition) or from its first transmission (`--fct-from first_tx`).
 Flows: completed transfers with PAUSE on, all generated transfers with PAUSE off (as the study).
@@ -22,8 +22,8 @@ from pathlib import Path
 import polars as pl
 
 from cnsim.exceptions import CnsimError
-from cnsim.loader import parse_value
-from cnsim.reproduce import Cell, load_study
+from cnsim.compile.loader import parse_value
+from cnsim.experiments.reproduce import Cell, load_study
 
 SCHEMES = ("ecm", "fecn", "none")
 HOTSPOTS = ("nohs", "hs2", "hs0.5", "hs0")
@@ -68,7 +68,7 @@ def main() -> None:
     overrides = {k: parse_value(v) for k, v in (kv.split("=", 1) for kv in a.set)}
     jobs = [(sc, hs, p, int(seed), overrides, a.fct_from, a.out, a.force)
             for p in ("pause", "nopause") for hs in HOTSPOTS for sc in SCHEMES for seed in a.seeds.split(",")]
-    from cnsim.outdir import check
+    from cnsim.results.outdir import check
 
     for j in jobs:  # before any run: a folder under --out that is not a cnsim result is refused, not replaced
         check(Path(a.out) / f"{j[0]}-{j[1]}-{j[2]}-{j[3]}", force=a.force, field="--out")

@@ -11,7 +11,7 @@ import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 import cnsim
-from cnsim.series import SeriesMetric, value
+from cnsim.experiments.series import SeriesMetric, value
 D = {"a": 5.0, "b": 6.6, "c": 1.9, "d": 4.1}
 def one(args):
     design, mult, seed, gd_mult, dur = args

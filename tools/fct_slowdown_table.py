@@ -14,7 +14,7 @@ import time
 import pandas as pd
 
 import cnsim
-from cnsim import slowdown
+from cnsim.results import slowdown
 
 BASE = "scenarios/datacenter/fat-tree-k8-websearch-dcqcn.toml"
 CASES = {

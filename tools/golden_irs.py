@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 
 import cnsim.api as api
-from cnsim.compile import compile_ir
+from cnsim.compile.compiler import compile_ir
 from cnsim.exceptions import ConfigWarning
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ Usage (from the repository root):
     .venv/bin/python tools/statreg.py check before.json [--replications 20] [--first-seed 1001] [--alpha 0.01]
                                                          [--set KEY=VALUE ...]
 
-``record`` samples the reference metrics of cnsim.statreg.REFERENCE with the current build; ``check`` reruns
+``record`` samples the reference metrics of cnsim.experiments.statreg.REFERENCE with the current build; ``check`` reruns
 the cases stored in the file (with ``--set`` overrides on every case, e.g. to show that a model change is
 detected) on seeds disjoint from the recorded ones, prints one row per metric and test and exits 1 when any
 metric differs (Welch / Levene, Holm over all tests), 0 when none does, 2 on bad input. See docs/statreg.md.
@@ -19,9 +19,9 @@ import argparse
 import os
 import sys
 
-from cnsim import statreg
+from cnsim.experiments import statreg
 from cnsim.exceptions import CnsimError, ConfigError
-from cnsim.loader import parse_value
+from cnsim.compile.loader import parse_value
 
 
 def progress(case: statreg.Case, seconds: float) -> None:

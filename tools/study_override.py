@@ -11,7 +11,7 @@ e.g.   .venv/bin/python tools/study_override.py seed-003 /tmp/s3 4 ecm,fecn cm.p
 import json
 import sys
 
-import cnsim.reproduce as rep
+import cnsim.experiments.reproduce as rep
 
 
 def main(argv: list[str]) -> None:

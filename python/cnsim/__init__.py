@@ -10,12 +10,12 @@ from cnsim.exceptions import CnsimError, ConfigError, InvariantError, RunInterru
 
 # The heavy parts (pandas, pyarrow, the scenario models) load on first use, so that `cnsim --help`,
 # `cnsim validate` and short runs start fast.
-_LAZY = {"run": ("cnsim.api", "run"), "load_scenario": ("cnsim.loader", "load_scenario"),
-         "Result": ("cnsim.results", "Result")}
+_LAZY = {"run": ("cnsim.api", "run"), "load_scenario": ("cnsim.compile.loader", "load_scenario"),
+         "Result": ("cnsim.results.result", "Result")}
 
 
-_SUBMODULES = {"api", "sweep", "reproduce", "report", "series", "model", "schemes", "units", "loader", "compile"}
-"""Submodules reachable as attributes (``cnsim.api``) without importing them at ``import cnsim``."""
+_SUBMODULES = {"api", "scenario", "compile", "results", "experiments", "report", "cli", "model", "schemes", "workloads"}
+"""Subpackages and modules reachable as attributes (``cnsim.api``) without importing them at ``import cnsim``."""
 
 
 def _installed_version() -> str:

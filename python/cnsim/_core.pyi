@@ -42,7 +42,7 @@ def run(
 @final
 class Simulation:
     """A simulation driven step by step: the time series are drained in chunks so that a caller writing
-    them out keeps memory independent of the run's length (``cnsim.stream``)."""
+    them out keeps memory independent of the run's length (``cnsim.results.stream``)."""
 
     duration_ps: int
     now_ps: int

@@ -18,25 +18,17 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from cnsim.compile import compile_ir_once
-from cnsim.exceptions import CnsimError, ConfigError, InvariantError, Problem, RunInterrupted
-from cnsim.loader import dump_toml, load_scenario
-from cnsim.results import Result, frames_from_core  # noqa: F401 — frames_from_core: part of the API
-from cnsim.scenario import Scenario
+from cnsim.compile.compiler import compile_ir_once
+from cnsim.compile.engine import core
+from cnsim.exceptions import ConfigError, InvariantError, Problem, RunInterrupted
+from cnsim.compile.loader import dump_toml, load_scenario
+from cnsim.results.result import Result, frames_from_core  # noqa: F401 — frames_from_core: part of the API
+from cnsim.scenario.spec import Scenario
 
 ScenarioLike = str | os.PathLike[str] | Mapping[str, Any] | Scenario
 Progress = Callable[[float], None]
 """Called with the simulated time (s) between chunks of a run. With ``out``, an object that also has a
 ``writing()`` method is told when the simulation has ended and its outputs are being written."""
-
-
-def core():
-    """The engine extension ``cnsim._core`` (a CnsimError if it has not been built)."""
-    try:
-        from cnsim import _core
-    except ImportError as exc:
-        raise CnsimError(f"the engine extension cnsim._core is not built ({exc}); run `make build`") from None
-    return _core
 
 
 def resolve(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str, Any] | None = None) -> Scenario:
@@ -118,7 +110,7 @@ def _scenario_error(exc: Exception, ir: Mapping[str, Any] | None = None) -> Conf
     IR's scheme), with times in the scenario's units; ``ir.<path>`` otherwise."""
     import re
 
-    from cnsim.units import format_quantity
+    from cnsim.scenario.units import format_quantity
 
     params = _scheme_names((ir or {}).get("cm", {}).get("scheme"))
     problems = []
@@ -157,7 +149,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     ``seed`` replaces ``run.seed``; ``overrides`` maps dotted paths to values as ``--set`` does.
     ``out`` must be new, empty or a previous cnsim result (a symbolic link to one is followed); a previous
     result holding files cnsim did not write needs ``force=True``, which replaces cnsim's files and keeps
-    the others (see :mod:`cnsim.outdir`).
+    the others (see :mod:`cnsim.results.outdir`).
     ``progress`` is called with the simulated time in seconds between chunks of the run (and its
     ``writing()``, if it has one, when a run with ``out`` starts writing; see :data:`Progress`).
     The time series and FCT rows go to Parquet as the run goes, written by a thread beside the engine:
@@ -169,7 +161,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     sc = resolve(scenario, seed, overrides)
     ir = compile_ir_once(sc)
     if out is not None:  # before the run: a bad location fails at once, a user's folder is never replaced
-        from cnsim.outdir import check
+        from cnsim.results.outdir import check
 
         check(out, force=force, scenario=scenario if isinstance(scenario, (str, os.PathLike)) else None, field="out")
     engine = core()
@@ -178,8 +170,8 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
                                  f"{', '.join(engine.schemes())}", sc.cm.scheme)
     # the time series go to Parquet as the run goes, written beside the engine (memory independent of
     # the run's length); without `out`, into a temporary folder the Result reads its tables from
-    from cnsim import stream  # pyarrow and numpy: imported before the clock of wall_s starts
-    from cnsim.outdir import open_output
+    from cnsim.results import stream  # pyarrow and numpy: imported before the clock of wall_s starts
+    from cnsim.results.outdir import open_output
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
     tmp = None
@@ -196,7 +188,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         if isinstance(exc, engine.InvariantError):
             raise InvariantError(str(exc)) from None
         if out is not None:
-            from cnsim.outdir import write_failure  # the streamed tables could not be written
+            from cnsim.results.outdir import write_failure  # the streamed tables could not be written
 
             if (failure := write_failure(exc, out)) is not None:
                 raise failure from None
@@ -228,7 +220,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots, force)
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        from cnsim.outdir import write_failure
+        from cnsim.results.outdir import write_failure
 
         if out is not None and (failure := write_failure(exc, out)) is not None:
             raise failure from None
@@ -243,9 +235,9 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str] | None, tables: Mappin
     import numpy as np
     import pyarrow.parquet as pq
 
-    from cnsim import slowdown, stream
-    from cnsim.outdir import commit_output
-    from cnsim.results import TablesOnDisk, _write_parquet, queue_cdf_table
+    from cnsim.results import slowdown, stream
+    from cnsim.results.outdir import commit_output
+    from cnsim.results.result import TablesOnDisk, _write_parquet, queue_cdf_table
 
     pq.write_table(queue_cdf_table(result.summary), tmp / "queue_cdf.parquet")
     # without pandas (a short run starts and ends fast) unless the flow rows are uneven

@@ -1,7 +1,7 @@
 """The ``cnsim`` command's entry point: what must happen before anything heavy is imported.
 
 ``cnsim --version`` answers here without loading the CLI (typer, pydantic, the scenario models); every
-other command goes to :func:`cnsim.cli.main`. Loading the CLI's modules takes a few tenths of a
+other command goes to :func:`cnsim.cli.main.main`. Loading the CLI's modules takes a few tenths of a
 second: a Ctrl-C then is one line and exit status 130, as at any later moment, not a traceback.
 """
 
@@ -23,7 +23,7 @@ def main() -> None:
         print(f"cnsim {__version__}")
         return
     try:
-        from cnsim.cli import main as cli_main
+        from cnsim.cli.main import main as cli_main
     except KeyboardInterrupt:
         # os._exit: the interpreter's own exit after a KeyboardInterrupt re-raises SIGINT (status -2)
         sys.stderr.write("interrupted\n")

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import typer
 
+from cnsim.compile.loader import parse_value
 from cnsim.exceptions import CnsimError, ConfigError, InvariantError
 
 
@@ -139,3 +140,14 @@ def guarded_with(interrupted: str) -> Callable[[Callable[..., Any]], Callable[..
 
 #: For single runs: an interrupted run writes nothing.
 guarded = guarded_with("interrupted; no output written")
+
+
+def parse_sets(items: list[str]) -> dict[str, Any]:
+    """``["a.b=1", ...]`` → ``{"a.b": 1}``; a malformed item is a ConfigError."""
+    out: dict[str, Any] = {}
+    for item in items:
+        path, sep, value = item.partition("=")
+        if not sep or not path.strip():
+            raise ConfigError.single(f"--set {item}", "expected PATH=VALUE, e.g. run.duration=5ms")
+        out[path.strip()] = parse_value(value.strip())
+    return out

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import typer
 
 from cnsim.exceptions import CnsimError, ConfigError
-from cnsim.loader import load_scenario, parse_value
-from cnsim.presets import PRESETS
-from cnsim.scenario import Scenario
-from cnsim.cli_common import err_console, fail as _fail, guarded, out_console
-from cnsim.cli_sweep import register as register_sweep_commands
-from cnsim.cli_model import register as register_model_commands
+from cnsim.compile.loader import load_scenario
+from cnsim.scenario.presets import PRESETS
+from cnsim.scenario.spec import Scenario
+from cnsim.cli.common import err_console, fail as _fail, guarded, out_console, parse_sets
+from cnsim.cli.sweep import register as register_sweep_commands
+from cnsim.cli.model import register as register_model_commands
 
 if TYPE_CHECKING:  # pragma: no cover — rich loads when a table is printed, not at import
     from rich.table import Table
@@ -41,7 +41,7 @@ class _LazyModule:
 
 
 api = _LazyModule("cnsim.api")
-describe_mod = _LazyModule("cnsim.describe")  # the parameter reference: only `describe` and `docs`
+describe_mod = _LazyModule("cnsim.scenario.describe")  # the parameter reference: only `describe` and `docs`
 schemes = _LazyModule("cnsim.schemes")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -75,21 +75,10 @@ PROGRESS_LINE_EVERY_S = 10.0
 
 def scenarios_dir() -> Path | None:
     """``./scenarios`` if present, else the repository's ``scenarios/`` beside the package."""
-    for candidate in (Path.cwd() / "scenarios", Path(__file__).resolve().parents[2] / "scenarios"):
+    for candidate in (Path.cwd() / "scenarios", Path(__file__).resolve().parents[3] / "scenarios"):
         if candidate.is_dir():
             return candidate
     return None
-
-
-def parse_sets(items: list[str]) -> dict[str, Any]:
-    """``["a.b=1", ...]`` → ``{"a.b": 1}``; a malformed item is a ConfigError."""
-    out: dict[str, Any] = {}
-    for item in items:
-        path, sep, value = item.partition("=")
-        if not sep or not path.strip():
-            raise ConfigError.single(f"--set {item}", "expected PATH=VALUE, e.g. run.duration=5ms")
-        out[path.strip()] = parse_value(value.strip())
-    return out
 
 
 class ProgressReporter:
@@ -239,7 +228,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
 def _run(scenario: Any, seed: Optional[int], sets: list[str], out: Optional[Path], quiet: bool,
          as_json: bool, default_out: Callable[[Scenario], Path], force: bool = False, plots: bool = False,
          no_progress: bool = False) -> None:
-    from cnsim.outdir import check
+    from cnsim.results.outdir import check
 
     sc = api.resolve(scenario, seed, parse_sets(sets))
     target = out if out is not None else default_out(sc)
@@ -282,7 +271,7 @@ def run(
 @guarded
 def validate(files: list[Path] = typer.Argument(..., metavar="SCENARIO", help="scenario TOML files")) -> None:
     """Check scenario files without running them, the engine's own checks included (exit 2 if any is invalid)."""
-    from cnsim.compile import compile_ir_once
+    from cnsim.compile.compiler import compile_ir_once
 
     bad: list[str] = []
     for f in files:
@@ -403,7 +392,7 @@ def selftest(
                                         "of the repository)"),
 ) -> None:
     """Fingerprint regression: short reference runs whose results must match tests/fingerprints.csv (exit 1 if not)."""
-    from cnsim import selftest as st
+    from cnsim.experiments import selftest as st
 
     root = scenarios_dir()
     if root is None:
@@ -496,7 +485,7 @@ def _run_app() -> None:
         err_console.print("interrupted; no output written")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 — outside a command (option parsing, callbacks): still one line
-        from cnsim.cli_common import crash_log, os_error_line
+        from cnsim.cli.common import crash_log, os_error_line
 
         if isinstance(exc, OSError):
             err_console.print(os_error_line(exc), markup=False, highlight=False, soft_wrap=True)
@@ -521,7 +510,7 @@ def _no_plugin_discovery() -> None:
         return
     import types
 
-    stub = types.ModuleType(name, "pydantic's plugin loader while plugins are disabled (cnsim.cli)")
+    stub = types.ModuleType(name, "pydantic's plugin loader while plugins are disabled (cnsim.cli.main)")
 
     def get_plugins() -> tuple[()]:
         return ()

@@ -13,8 +13,8 @@ from typing import Optional
 
 import typer
 
-from cnsim.cli_common import LazyConsole
-from cnsim.compile import compile_ir
+from cnsim.cli.common import LazyConsole
+from cnsim.compile.compiler import compile_ir
 
 console = LazyConsole()
 
@@ -39,7 +39,7 @@ def _check_out(out: Path) -> None:
     """Refuse (ConfigError, one line) a folder for ``cnsim model`` that holds anything it does not write,
     a file, a link to nothing, the current directory or one of its parents — before anything runs."""
     from cnsim.exceptions import ConfigError
-    from cnsim.outdir import usable_folder
+    from cnsim.results.outdir import usable_folder
 
     dest = usable_folder(out, "--out", "previous-model")
     others = sorted(p.name for p in dest.iterdir() if p.name not in MODEL_FILES) if dest.is_dir() else []
@@ -60,8 +60,7 @@ def register(app: typer.Typer) -> None:
         no_sim: bool = typer.Option(False, "--no-sim", help="model predictions only (no packet-level run)"),
     ) -> None:
         """Model vs simulation: BCN fluid model and fair allocations beside a packet-level run."""
-        from cnsim.cli import parse_sets  # late import: cli imports this module
-        from cnsim.cli_common import guarded
+        from cnsim.cli.common import guarded, parse_sets
         from cnsim.model.compare import model_vs_sim, plot_fluid, plot_model_vs_sim, predictions
 
         @guarded

@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from cnsim.cli_common import err_console, guarded_with, out_console
+from cnsim.cli.common import err_console, guarded_with, out_console
 
 #: Interrupted sweeps keep every finished run.
 guarded = guarded_with("interrupted; finished runs are kept — rerun the same command to resume")
@@ -36,8 +36,8 @@ def sweep(
 
 @guarded
 def _sweep(spec_file, out, jobs, scheduler, force, dry_run, plots, no_progress, as_json) -> None:
-    from cnsim import sweep as sw
-    from cnsim.outdir import check_sweep
+    from cnsim.experiments import sweep as sw
+    from cnsim.results.outdir import check_sweep
 
     spec, root = sw.load_spec(spec_file)
     check_sweep(out)
@@ -92,10 +92,10 @@ def summarize(out: Path = typer.Argument(..., metavar="SWEEP_DIR", help="sweep o
 
 @guarded
 def _summarize(out: Path) -> None:
-    from cnsim import sweep as sw
+    from cnsim.experiments import sweep_summary as sws
 
-    pq, csv, table = sw.summarize(out)
-    for msg in sw.run_problems(out):
+    pq, csv, table = sws.summarize(out)
+    for msg in sws.run_problems(out):
         err_console.print(f"warning: {msg}", markup=False, highlight=False)
     n_points = len(table.drop(columns=["metric", "mean", "std", "ci95", "n"]).drop_duplicates()) if not table.empty else 0
     out_console.print(f"{n_points} points, {table['metric'].nunique() if not table.empty else 0} metrics → {pq}, {csv}",
@@ -117,7 +117,7 @@ def reproduce(
 
 @guarded
 def _reproduce(study, jobs, quick, out, scheduler, force, no_progress) -> None:
-    from cnsim import reproduce as rp
+    from cnsim.experiments import reproduce as rp
 
     outcome = rp.reproduce(study, out, jobs=jobs, quick=quick, scheduler=scheduler, force=force,
                            progress=not no_progress, log=lambda s: out_console.print(s, markup=False, highlight=False))
@@ -138,7 +138,7 @@ def report(
 
 @guarded
 def _report(out: Path) -> None:
-    from cnsim import report as rep
+    from cnsim.report import document as rep
 
     html, md = rep.write_report(out)
     out_console.print(f"wrote {html}", highlight=False)
@@ -159,8 +159,8 @@ def plot(
 
 @guarded
 def _plot(sweep_dir, x, y, hue, out) -> None:
-    from cnsim import sweep as sw
-    from cnsim import sweep_plot
+    from cnsim.experiments import sweep_summary as sws
+    from cnsim.report import sweep_plot
     from cnsim.exceptions import ConfigError
 
     if not (sweep_dir / "sweep.json").is_file():
@@ -172,7 +172,7 @@ def _plot(sweep_dir, x, y, hue, out) -> None:
     if (out.exists() or out.is_symlink()) and not sweep_plot.is_own_plot(out):
         raise ConfigError.single("--out", "exists and is not a plot cnsim drew; nothing was replaced: choose "
                                  "another file", str(out))
-    _, _, table = sw.summarize(sweep_dir)
+    _, _, table = sws.summarize(sweep_dir)
     ax = sweep_plot.draw(table, x, y, hue)
     out.parent.mkdir(parents=True, exist_ok=True)
     sweep_plot.save(ax, out)

@@ -11,71 +11,27 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
-from cnsim import pfc, schemes
-from cnsim.errors import problems_from
+from cnsim import schemes
+from cnsim.compile import pfc
+from cnsim.compile.errors import problems_from
+from cnsim.compile.network import WIRE_OVERHEAD_BYTES, Link, Network, Node, _known, _switches
 from cnsim.exceptions import ConfigError, Problem
-from cnsim.presets import PRESETS
-from cnsim.scenario import Bernoulli, Cbr, ParetoOnOff, Poisson, Saturated, Scenario, Workload, Incast
-from cnsim.topology import Elements, HostSpec, LinkSpec, SwitchSpec
-from cnsim.units import format_quantity as fq
+from cnsim.scenario.presets import PRESETS
+from cnsim.scenario.spec import Bernoulli, Cbr, ParetoOnOff, Poisson, Saturated, Scenario, Workload, Incast
+from cnsim.scenario.topology import Elements, HostSpec, LinkSpec, SwitchSpec
+from cnsim.scenario.units import format_quantity as fq
 
 PS_PER_S = 10**12
 MIN_FRAME, MAX_FRAME = 64, 9216
 NEVER = 2**64 - 1
 U64_MAX = 2**64 - 1
-WIRE_OVERHEAD_BYTES = 20
 PFC_ONLY = {"priorities", "threshold", "alpha", "hysteresis", "headroom", "response_time", "scheduler", "weights"}
 SAMPLED_SERIES = ("queue_ts", "rp_rate", "tcp_ts", "pause_ts")
 """The tables sampled every ``observe.sample_interval``, each with a switch of its name in ``[observe]``."""
-
-
-@dataclass
-class Node:
-    """A resolved node: every attribute has its final value; ``path`` says where it was defined."""
-
-    name: str
-    kind: str  # "host" | "switch"
-    path: str
-    response_delay_ps: int = 0
-    latency_ps: int = 0
-    buffer_policy: str = "egress"
-    buffer_bytes: int = 0
-    buffer_path: str = ""
-    ecn_threshold_bytes: int | None = None
-    ecn_path: str = ""
-
-
-@dataclass
-class Link:
-    """A resolved full-duplex link."""
-
-    a: str
-    b: str
-    rate_bps: int
-    prop_ps: int
-    path: str
-
-
-@dataclass
-class Network:
-    """The resolved topology."""
-
-    nodes: list[Node] = field(default_factory=list)
-    links: list[Link] = field(default_factory=list)
-
-    def index(self) -> dict[str, int]:
-        return {n.name: i for i, n in enumerate(self.nodes)}
-
-    def hosts(self) -> list[str]:
-        return [n.name for n in self.nodes if n.kind == "host"]
-
-    def link_of(self, host: str) -> Link | None:
-        return next((lk for lk in self.links if host in (lk.a, lk.b)), None)
 
 
 def stable_id(text: str) -> int:
@@ -83,9 +39,7 @@ def stable_id(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:7], "little")
 
 
-def _known(names: list[str]) -> str:
-    shown = ", ".join(names[:8])
-    return shown + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
+
 
 
 class Compiler:
@@ -520,7 +474,7 @@ class Compiler:
 
     def frame_sizes(self, g: Any, path: str, mean: int) -> dict[str, Any] | None:
         """The IR ``process.sizes`` of a Poisson generator drawing its frame sizes (None: fixed)."""
-        from cnsim import framesizes
+        from cnsim.scenario import framesizes
 
         kind = _sizes_kind(g)
         if kind == "mix":
@@ -547,7 +501,7 @@ class Compiler:
     def process(self, g: Any, path: str, frame: int, line_bps: int, sizes: dict[str, Any] | None = None) -> dict[str, Any]:
         bits_ps = frame * 8 * PS_PER_S  # frame bits x ps per s
         if sizes is not None:  # the offered rate counts the mean size
-            from cnsim.framesizes import mean_size
+            from cnsim.scenario.framesizes import mean_size
 
             bits_ps = mean_size(sizes) * 8 * PS_PER_S
         if isinstance(g, Saturated):
@@ -763,16 +717,6 @@ def _largest_frame(g: Any, d: Any) -> int:
 def _div_round(num: int, den: int) -> int:
     """Integer num / den rounded to nearest (at least 1)."""
     return max(1, (num + den // 2) // den)
-
-
-def _switches(names: list[str], total: int) -> str:
-    """``switch 'a'`` / ``both switches (a, b)`` / ``all 3 switches (a, b, c)`` / ``all 20 switches`` / ``2 of 20 switches (a, b)``: the
-    switches one warning is about, named together."""
-    if total == 1:
-        return f"switch {names[0]!r}"
-    if len(names) == total:
-        return ("both switches" if total == 2 else f"all {total} switches") + (f" ({', '.join(names)})" if total <= 8 else "")
-    return f"{len(names)} of {total} switches ({_known(names)})"
 
 
 def _sel(selector: str | list[str]) -> str:

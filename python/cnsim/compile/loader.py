@@ -15,10 +15,10 @@ from typing import Any, Mapping
 import tomli_w
 from pydantic import ValidationError
 
-from cnsim.compile import compile_ir_once
-from cnsim.errors import problems_from
+from cnsim.compile.compiler import compile_ir_once
+from cnsim.compile.errors import problems_from
 from cnsim.exceptions import ConfigError
-from cnsim.scenario import TRAFFIC_KINDS, Scenario
+from cnsim.scenario.spec import TRAFFIC_KINDS, Scenario
 
 LIST_KEYS = {"hosts", "switches", "links", "traffic", "hotspot"}
 """Keys whose value is a list of tables (an override may address an element by index or name)."""

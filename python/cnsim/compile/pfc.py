@@ -1,5 +1,5 @@
 """PFC (IEEE 802.1Qbb) in the scenario: checks, the headroom formula and the engine IR of ``flow_control.mode =
-"pfc"`` (``crates/cnsim-core/src/flowctl/pfc.rs`` runs it).
+"pfc"`` (``crates/cnsim-core/src/net/flowctl/pfc.rs`` runs it).
 
 Headroom of an (input port, lossless priority): what can still arrive on the input once XOFF is decided,
 in bytes (docs/datacenter.md, "PFC headroom")::
@@ -17,12 +17,22 @@ may have started before the window the other terms cover). Interface (PHY) delay
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from cnsim.units import format_quantity as fq
+from cnsim.compile.network import WIRE_OVERHEAD_BYTES, Link, Network, Node, _switches
+from cnsim.scenario.units import format_quantity as fq
 
-if TYPE_CHECKING:
-    from cnsim.compile import Compiler, Link, Node
+
+class Compiler(Protocol):
+    """What the PFC step uses of the compiler (:class:`cnsim.compile.compiler.Compiler`): the scenario, the
+    resolved network, the largest frame, and where problems and warnings go."""
+
+    sc: Any
+    net: Network
+
+    def max_frame(self) -> int: ...
+    def error(self, path: str, message: str, *value: Any) -> None: ...
+    def warn(self, path: str, message: str, *value: Any) -> None: ...
 
 PS_PER_S = 10**12
 
@@ -41,8 +51,6 @@ def ports_of(c: Compiler, n: Node) -> list[Link]:
 
 def pfc_ir(c: Compiler, switches: list[Node]) -> dict[str, dict[str, Any]]:
     """The ``pause`` IR of every switch under PFC; problems and warnings go to the compiler."""
-    from cnsim.compile import WIRE_OVERHEAD_BYTES, _switches
-
     fc, d = c.sc.flow_control, c.sc.defaults
     if fc.switches != "all":
         c.error("flow_control.switches", "PFC runs on every switch (a PFC frame must reach a PFC port); allowed: "

@@ -1,17 +1,17 @@
-"""Reproduction studies: declarative study files (``cnsim/studies/seed-00X.toml``) run as sweeps and
+"""Reproduction studies: declarative study files (``cnsim/experiments/studies/seed-00X.toml``) run as sweeps and
 compared cell by cell with the published numbers (model reference §9).
 
 A study file holds: ``id``, ``title``, ``source``, ``spec``, ``replications``, ``quick`` (reduced
 configuration: ``replications`` and ``set`` overrides), ``[[sweeps]]`` (``name``, ``scheme``, ``base``
 relative to ``scenarios/``, optional ``set``, ``parameters``, ``replications``, ``label``),
 ``[[cells]]`` (``table``, ``row``, ``column``, ``sweep``, optional ``where`` on swept parameters,
-``metric`` — a metric name of :func:`cnsim.sweep.flat_metrics` or an arithmetic expression of them —
-``series`` — a metric of each run's queue time series, :mod:`cnsim.series` — ``scale``, ``published``,
+``metric`` — a metric name of :func:`cnsim.experiments.sweep_summary.flat_metrics` or an arithmetic expression of them —
+``series`` — a metric of each run's queue time series, :mod:`cnsim.experiments.series` — ``scale``, ``published``,
 ``band`` = ``{rel, abs, decades}``, ``note``, ``structural``, ``same_as``, ``sensitivity``, ``explanation``,
 ``explained_by``, ``evidence``),
 ``[[claims]]`` (the seed's qualitative statements: ``id``, ``source``, ``says``, ``criterion``, ``terms`` —
 named values measured like cells — and ``holds``, a comparison of the terms) and ``[[figures]]`` (see
-:mod:`cnsim.report`). Adding a study = adding a file.
+:mod:`cnsim.report.document`). Adding a study = adding a file.
 
 Cell verdicts (model reference §12 R9): ``within band`` (cnsim mean inside published ± band), ``outside band`` (open),
 ``explained`` (outside, and the study shows either that the seed's own numbers are inconsistent —
@@ -40,7 +40,8 @@ from typing import Any, Callable, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cnsim.exceptions import CnsimError, ConfigError, Problem
-from cnsim.series import SeriesMetric
+from cnsim.experiments.series import SeriesMetric
+from cnsim.experiments.verdicts import VERDICTS, count_cells
 
 STUDIES_DIR = Path(__file__).resolve().parent / "studies"
 
@@ -183,7 +184,7 @@ def study_ids() -> list[str]:
 
 def load_study(study_id: str, path: Path | None = None) -> Study:
     """Read and validate one study file (cells and figures must name declared sweeps)."""
-    from cnsim.loader import read_toml
+    from cnsim.compile.loader import read_toml
 
     path = path or STUDIES_DIR / f"{study_id}.toml"
     if not path.is_file():
@@ -215,7 +216,7 @@ def load_study(study_id: str, path: Path | None = None) -> Study:
 
 
 def scenarios_root() -> Path:
-    for candidate in (Path.cwd() / "scenarios", Path(__file__).resolve().parents[2] / "scenarios"):
+    for candidate in (Path.cwd() / "scenarios", Path(__file__).resolve().parents[3] / "scenarios"):
         if candidate.is_dir():
             return candidate
     raise CnsimError("scenarios/ directory not found; run from the repository root")
@@ -239,7 +240,7 @@ def sweep_status(sw: StudySweep, root: Path, schemes: set[str]) -> tuple[str | N
     if not path.is_file():
         return scheme, f"scenario file missing: scenarios/{sw.base}"
     try:
-        from cnsim.loader import read_toml
+        from cnsim.compile.loader import read_toml
 
         scheme = (read_toml(path).get("cm") or {}).get("scheme", "none")
     except ConfigError:
@@ -286,7 +287,7 @@ def evaluate_cell(cell: Cell | Term, runs: Any, sweep_dir: Path | None = None) -
     """cnsim mean, std, 95 % half-width and n of a cell (or claim term) over the matching ok runs.
 
     A ``series`` metric is computed from each run's Parquet files under ``sweep_dir/runs/<run_id>``."""
-    from cnsim import series as ser
+    from cnsim.experiments import series as ser
     from scipy import stats
 
     out: dict[str, Any] = {"mean": None, "std": None, "ci95": None, "n": 0}
@@ -489,39 +490,12 @@ def evaluate_terms_cell(cell: Cell, runs: Mapping[str, Any], sweeps: Mapping[str
     return out, None
 
 
-VERDICTS = ("within band", "explained", "outside band", "not available")
-
-
-def counted(cells: list[dict]) -> list[dict]:
-    """The cells that count: not sensitivity rows, and a repeated measurement (``same_as``) only once."""
-    return [c for c in cells if not c.get("sensitivity") and not c.get("same_as")]
-
-
-def count_cells(cells: list[dict]) -> dict[str, int]:
-    """Verdict counts, plus the structural / discriminating split (model reference §12 R9, R11): every verdict again over
-    the discriminating cells alone (``discriminating <verdict>``) and the structural cells within band.
-    Sensitivity rows are not cells; a repeated measurement counts once (``repeated`` says how many were left out)."""
-    repeated = sum(1 for c in cells if c.get("same_as") and not c.get("sensitivity"))
-    cells = counted(cells)
-    counts: dict[str, int] = {}
-    for c in cells:
-        counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
-    disc = [c for c in cells if not c.get("structural")]
-    counts["structural"] = len(cells) - len(disc)
-    counts["structural within band"] = sum(c["verdict"] == "within band" for c in cells if c.get("structural"))
-    counts["discriminating"] = len(disc)
-    for v in VERDICTS:
-        counts[f"discriminating {v}"] = sum(c["verdict"] == v for c in disc)
-    counts["repeated"] = repeated
-    return counts
-
-
 # ---- running ---------------------------------------------------------------------------------
 
 
 def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool, overrides: Mapping[str, Any] | None = None,
                replications: int | None = None) -> Any:
-    from cnsim.sweep import SweepSpec
+    from cnsim.experiments.sweep import SweepSpec
 
     reps = sw.replications or study.replications
     sets = dict(sw.set)
@@ -535,7 +509,7 @@ def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool, overrides:
     # a steady-state window (run.warmup, model reference §12 R5) longer than a reduced run (quick form, tests)
     # cannot be kept: the reduced run then measures over its whole length
     if "run.warmup" in sets and "run.duration" in sets:
-        from cnsim.units import time_ps
+        from cnsim.scenario.units import time_ps
 
         try:
             if time_ps(sets["run.warmup"]) >= time_ps(sets["run.duration"], allow_zero=False):
@@ -551,7 +525,8 @@ def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, sche
               log: Callable[[str], None] = lambda s: None, overrides: Mapping[str, Any] | None = None,
               replications: int | None = None) -> dict[str, Any]:
     """Run every available sweep of a study into ``out/<study>/<sweep>/``; write ``study.json``."""
-    from cnsim import sweep as swp
+    from cnsim.experiments import sweep as swp
+    from cnsim.experiments import sweep_summary
 
     root = scenarios_root()
     schemes = available_schemes()
@@ -576,7 +551,7 @@ def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, sche
                 failed += 1
                 log(f"{study.id} {sw.name}: {entry['reason']}")
                 continue
-            runs[sw.name], _ = swp.summarize_with_runs(sdir / sw.name)
+            runs[sw.name], _ = sweep_summary.summarize_with_runs(sdir / sw.name)
             entry.update(replications=spec.replications, set=spec.set, parameters=spec.model_dump()["parameters"],
                          total=outcome.total, failed=outcome.failed, executed=outcome.executed,
                          seed=sorted({r.get("seed") for r in outcome.runs}), wall_s=time.monotonic() - t0)
@@ -605,7 +580,7 @@ def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, sche
     doc = {"id": study.id, "title": study.title, "source": study.source, "spec": study.spec, "quick": quick,
            "sweeps": sweeps, "cells": cells, "counts": counts, "claims": claims, "claim_counts": ccounts,
            "figures": [f.model_dump() for f in study.figures], "failed": failed}
-    from cnsim.sweep import atomic_write_text
+    from cnsim.experiments.sweep import atomic_write_text
 
     atomic_write_text(sdir / "study.json", json.dumps(doc, indent=2, default=_json_default) + "\n")
     return doc
@@ -622,7 +597,7 @@ def check_reproduction(out: str | os.PathLike[str], field: str = "--out") -> Pat
     ``cnsim reproduce`` writes (``reproduce.json``, ``report/``, a folder per study); a ConfigError
     naming ``field`` otherwise (a file, a folder holding anything else, a link to nothing, the current
     directory or one of its parents), before anything runs."""
-    from cnsim.outdir import usable_folder
+    from cnsim.results.outdir import usable_folder
 
     out = Path(out)
     dest = usable_folder(out, field, "previous-reproduction")
@@ -644,7 +619,8 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
     ``overrides`` (dotted path → value) and ``replications`` replace the study's settings for every sweep
     (used by the tests to make runs tiny; the CLI's ``--set`` / ``--replications``).
     """
-    from cnsim import report, sweep as swp
+    from cnsim.report import document as report
+    from cnsim.experiments import sweep as swp
     from cnsim.api import git_describe
 
     ids = study_ids() if which == "all" else [which]

@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from cnsim.exceptions import ConfigError
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 FORMAT = "cnsim-statreg/1"
 ALPHA = 0.01
 

@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cnsim.exceptions import CnsimError, ConfigError, Problem
-from cnsim.outdir import check_sweep, commit_output, remove_result
+from cnsim.results.outdir import check_sweep, commit_output, remove_result
 
 RUN_ID_LEN = 20
 SWEEP_FILE = "sweep.json"
@@ -177,7 +177,7 @@ class SweepSpec(_Strict):
 
 def load_spec(path: str | os.PathLike[str]) -> tuple[SweepSpec, Path]:
     """Read and validate a sweep file; returns (spec, directory relative paths are resolved from)."""
-    from cnsim.loader import read_toml
+    from cnsim.compile.loader import read_toml
 
     path = Path(path)
     data = read_toml(path)
@@ -276,7 +276,7 @@ def iter_expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) ->
     """:func:`expand` one point at a time: its runs, or the problems that make it invalid (a sweep of
     10⁶ runs is listed as it goes instead of after minutes of silence)."""
     from cnsim.api import resolve
-    from cnsim.compile import compile_ir_once
+    from cnsim.compile.compiler import compile_ir_once
 
     base = Path(root) / spec.base
     if not base.is_file():
@@ -610,7 +610,7 @@ class SweepProgress:
     """Rich progress bar (done / failed, ETA) on a terminal; plain periodic lines otherwise."""
 
     def __init__(self, total: int, label: str, enabled: bool = True, stream=None, every_s: float = 5.0):
-        from cnsim.cli_common import make_console
+        from cnsim.cli.common import make_console
 
         self.console = make_console(file=stream or sys.stderr)
         self.total, self.done, self.failed = total, 0, 0
@@ -780,16 +780,3 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike[str], root: Path | str = "
         outcome.runs = [statuses[r.run_id] for r in runs]
         outcome.failed = sum(1 for e in outcome.runs if e["status"] not in ("ok",))
         return outcome
-
-
-# ---- summarize: in cnsim.sweep_summary, re-exported here on first use -------------------------
-_SUMMARY_NAMES = {"NON_METRICS", "collect_runs", "flat_metrics", "param_columns", "run_problems", "summarize",
-                  "summarize_frame", "summarize_with_runs"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SUMMARY_NAMES:
-        from cnsim import sweep_summary
-
-        return getattr(sweep_summary, name)
-    raise AttributeError(f"module 'cnsim.sweep' has no attribute {name!r}")

@@ -2,7 +2,7 @@
 per-point mean, standard deviation and confidence interval over replications.
 
 Used by ``cnsim sweep`` / ``cnsim summarize`` and the reproduction studies; split from
-:mod:`cnsim.sweep` (which re-exports every name here) so each file holds one concern.
+:mod:`cnsim.experiments.sweep` (which re-exports every name here) so each file holds one concern.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from cnsim.exceptions import ConfigError
-from cnsim.sweep import SWEEP_FILE, atomic_path, read_manifest
+from cnsim.experiments.sweep import SWEEP_FILE, atomic_path, read_manifest
 
 
 NON_METRICS = {"seed", "replication", "wall_s", "scenario", "scheme", "sim_time_s", "warmup_s", "conservation.ok"}
@@ -157,7 +157,7 @@ def summarize_frame(runs: "Any", confidence: float = 0.95) -> "Any":
     agg["ci95"] = np.where(agg["n"] > 1, q * agg["std"] / np.sqrt(agg["n"]), np.nan)
     agg = agg[[*params, "metric", "mean", "std", "ci95", "n"]].reset_index(drop=True)
     agg = agg.rename(columns={p: p.removeprefix("param:") for p in params})
-    from cnsim.sweep_plot import add_si_columns
+    from cnsim.report.sweep_plot import add_si_columns
 
     # beside each label column ("100Mbps"), its value in SI base units ("<param> [bit/s]") for numeric axes
     return add_si_columns(agg, [p.removeprefix("param:") for p in params])

@@ -373,7 +373,7 @@ OVERVIEW_COLS = ["cells", "structural (within band)", "discriminating", "discrim
 def overview(studies: list[dict], h: list[str], m: list[str]) -> None:
     """The counts per study: structural cells (fixed by construction, model reference §12 R9, R11) apart, then the verdicts of
     the discriminating cells, then the claims. Sensitivity rows are not cells; a repeated measurement counts once."""
-    from cnsim.reproduce import count_cells
+    from cnsim.experiments.verdicts import count_cells
 
     h.append("<h2 id='overview'>Overview</h2><table><tr><th class='l' rowspan='2'>study</th><th rowspan='2'>cells</th>"
              "<th rowspan='2'>structural (within band)</th><th colspan='5'>discriminating cells</th>"
@@ -523,7 +523,7 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
     m.append("## Method\n\nEach cnsim value is the mean over the replications; ± is the 95 % Student-t half-width. "
              "Replication k uses the same master seed with `run.replication = k` at every configuration (common "
              "random numbers). The verdicts are defined in the legend under the overview.\n")
-    from cnsim.sweep import atomic_write_text
+    from cnsim.experiments.sweep import atomic_write_text
 
     html_path, md_path = rdir / "report.html", rdir / "report.md"
     atomic_write_text(html_path, "\n".join(h) + "\n")
@@ -533,8 +533,8 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
 
 def sweep_figures(table: pd.DataFrame, params: list[str], metrics: list[str]) -> list[tuple[str, str, bytes]]:
     """(file name, caption, PNG) per headline metric against the first swept parameter (one line per
-    value of the second), mean ± 95 % CI with numeric axes (:mod:`cnsim.sweep_plot`)."""
-    from cnsim import sweep_plot
+    value of the second), mean ± 95 % CI with numeric axes (:mod:`cnsim.report.sweep_plot`)."""
+    from cnsim.report import sweep_plot
 
     labels = [p for p in params if not p.endswith("]")]
     if table.empty or not labels:
@@ -561,9 +561,9 @@ def sweep_figures(table: pd.DataFrame, params: list[str], metrics: list[str]) ->
 
 def write_sweep_report(out: Path) -> tuple[Path, Path]:
     """Report of a plain sweep directory: the summary table (mean ± CI per point) of headline metrics."""
-    from cnsim import sweep as swp
+    from cnsim.experiments.sweep_summary import summarize
 
-    _, _, table = swp.summarize(out)
+    _, _, table = summarize(out)
     rdir = out / "report"
     rdir.mkdir(parents=True, exist_ok=True)
     prov = _provenance(out)
@@ -601,7 +601,7 @@ def write_sweep_report(out: Path) -> tuple[Path, Path]:
                      f"<figcaption>{_html.escape(cap)}</figcaption></figure>")
             m.append(f"![{cap}](figures/{name})\n")
     h.append("</body></html>")
-    from cnsim.sweep import atomic_write_text
+    from cnsim.experiments.sweep import atomic_write_text
 
     atomic_write_text(rdir / "report.html", "\n".join(h) + "\n")
     atomic_write_text(rdir / "report.md", "\n".join(m) + "\n")

@@ -22,7 +22,7 @@ _TIME_S = 1e-12  # picoseconds → seconds
 
 def si_value(label: Any) -> tuple[float, str] | None:
     """(value in SI base units, unit) of a quantity label such as ``"100Mbps"``; None if it is not one."""
-    from cnsim.units import UnitError, parse_quantity
+    from cnsim.scenario.units import UnitError, parse_quantity
 
     if not isinstance(label, str):
         return None

@@ -27,7 +27,9 @@ TMP_RE = re.compile(r"^\.(?P<name>.+)\.(tmp|old)-(?P<pid>\d+)-")
 
 RESULT_FILES = frozenset({"manifest.json", "summary.json", "summary.parquet", "resolved-config.toml",
                           "plots/queue.png", "plots/throughput.png"})
-"""What a run writes besides its tables (``results.TABLES``); the manifest lists them too."""
+"""What a run writes besides its tables (``TABLES``); the manifest lists them too."""
+TABLES = ("queue_ts", "throughput_ts", "flow_tp", "rp_rate", "tcp_ts", "pause_ts", "fct", "flows", "queue_cdf")
+"""Tables of a result, each written as ``<name>.parquet``."""
 
 
 def umask() -> int:
@@ -63,8 +65,6 @@ def is_result(folder: Path) -> bool:
 def _own_names(folder: Path) -> set[str]:
     """Relative paths a result in ``folder`` may hold as its own: what every run writes and what its
     manifest lists."""
-    from cnsim.results import TABLES
-
     own = set(RESULT_FILES) | {f"{t}.parquet" for t in TABLES}
     try:
         own |= set(json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("files", {}))

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Mapping, Protocol
 
 from matplotlib.figure import Figure
 
-if TYPE_CHECKING:  # pragma: no cover
-    from cnsim.results import Result
+
+class Result(Protocol):
+    """What the plots read of a :class:`cnsim.results.result.Result`: its summary and tables."""
+
+    summary: Mapping[str, Any]
+    tables: Mapping[str, Any]
 
 MAX_LINES = 8
 

@@ -18,11 +18,10 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
+from cnsim.results.outdir import TABLES
+
 if TYPE_CHECKING:  # pragma: no cover — pandas loads when a table is built, not at import
     import pandas as pd
-
-TABLES = ("queue_ts", "throughput_ts", "flow_tp", "rp_rate", "tcp_ts", "pause_ts", "fct", "flows", "queue_cdf")
-"""Tables of a result, each written as ``<name>.parquet``."""
 
 
 def _column(value: Any) -> Any:
@@ -70,7 +69,7 @@ def queue_cdf_table(summary: Mapping[str, Any]) -> Any:
     most this much for that fraction of the time). Built without pandas (the streamed path writes it)."""
     import pyarrow as pa
 
-    from cnsim.stream import _plain_column
+    from cnsim.results.stream import _plain_column
 
     rows = [(q["switch"], q["port"], float(f), int(b)) for q in summary.get("queues", []) for f, b in q.get("cdf", [])]
     schema = pa.schema([("switch", pa.large_string()), ("port", pa.large_string()), ("quantile", pa.float64()),
@@ -153,13 +152,13 @@ class Result:
 
     def plot_queues(self, ax=None):
         """Egress queue length vs time (matplotlib Axes)."""
-        from cnsim.plot import plot_queues
+        from cnsim.results.plot import plot_queues
 
         return plot_queues(self, ax)
 
     def plot_throughput(self, ax=None):
         """Per-flow and aggregate throughput vs time (matplotlib Axes)."""
-        from cnsim.plot import plot_throughput
+        from cnsim.results.plot import plot_throughput
 
         return plot_throughput(self, ax)
 
@@ -171,7 +170,7 @@ class Result:
         file or a folder of other files is refused with a :class:`~cnsim.exceptions.ConfigError` before
         anything is written. A previous result the user has added files to is refused too, unless
         ``force``: then cnsim's files are replaced and the others kept."""
-        from cnsim.outdir import check, commit_output, open_output, write_failure
+        from cnsim.results.outdir import check, commit_output, open_output, write_failure
 
         check(out, force=force, field="out")
         tmp = open_output(out)
@@ -198,7 +197,7 @@ class Result:
         """Everything but the tables: summary, resolved scenario, plots, and the manifest last."""
         _write_text(d / "summary.json", json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
         _write_text(d / "resolved-config.toml", self.config_toml)
-        from cnsim.stream import summary_table
+        from cnsim.results.stream import summary_table
 
         fast = summary_table(flat_summary(self.summary))  # without pandas when the values allow it
         if fast is not None:
@@ -208,7 +207,7 @@ class Result:
         else:
             _write_parquet(self.summary_frame(), d / "summary.parquet")
         if plots:
-            from cnsim.plot import save_plots
+            from cnsim.results.plot import save_plots
 
             save_plots(self, d / "plots")
         files = {}

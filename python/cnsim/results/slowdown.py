@@ -22,6 +22,8 @@ import json
 import math
 from typing import Any, Mapping
 
+from cnsim.compile.engine import core
+
 BUCKETS = ((0, 10_000, "<10KB"), (10_000, 100_000, "10KB-100KB"), (100_000, 1_000_000, "100KB-1MB"),
            (1_000_000, 10_000_000, "1MB-10MB"), (10_000_000, math.inf, ">=10MB"))
 PS = 1e-12
@@ -45,8 +47,6 @@ class Ideal:
     def _paths(self, keys: list[tuple[int, int]]) -> list[list[int]]:
         """The node paths of (flow, destination) keys, in one call to the engine for those of flows
         without a destination of their own."""
-        from cnsim import api
-
         if self._json is None:
             self._json = json.dumps(self.ir)
             for lk in self.ir["links"]:
@@ -54,9 +54,9 @@ class Ideal:
                 self._links[(lk["b"], lk["a"])] = lk
         flows = self.ir["flows"]
         pairs = [(flows[i]["src"], d) for i, d in keys if flows[i].get("dst") is None]
-        by_pair = iter(api.core().pair_paths(self._json, pairs) if pairs else [])
+        by_pair = iter(core().pair_paths(self._json, pairs) if pairs else [])
         if self._flow_paths is None and len(pairs) < len(keys):
-            self._flow_paths = api.core().flow_paths(self._json)
+            self._flow_paths = core().flow_paths(self._json)
         return [next(by_pair) if flows[i].get("dst") is None else self._flow_paths[i] for i, _ in keys]
 
     def _part(self, i: int, path: list[int]) -> tuple[float, float, float, float]:

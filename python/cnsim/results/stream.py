@@ -4,7 +4,7 @@ The engine (``cnsim._core.Simulation``) runs in steps; whenever ``CHUNK_ROWS`` r
 (``queue_ts``, ``rp_rate``, ``tcp_ts``, ``pause_ts``, the throughput bins ``throughput_ts`` and
 ``flow_tp`` that can no longer change, and the ``fct`` rows of the transfers settled since) are
 buffered, they are drained and written as row groups of their Parquet file. The files hold exactly
-the rows, columns and types that :meth:`cnsim.results.Result.save` writes for an in-memory run
+the rows, columns and types that :meth:`cnsim.results.result.Result.save` writes for an in-memory run
 (tests/test_stream.py):
 
 * names are joined to ids as ``frames_from_core`` does (``queue`` → ``switch``, ``port``; ``flow`` →
@@ -354,7 +354,7 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
     thread writes them. The other tables (``flows``, ``queues``, ...) are returned, not written.
     """
     limit = CHUNK_ROWS if chunk_rows is None else chunk_rows
-    from cnsim.slowdown import Ideal
+    from cnsim.results.slowdown import Ideal
 
     sim = engine.Simulation(ir_json)
     statics = sim.static_tables()

@@ -13,9 +13,9 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, Field
 
-from cnsim.quantities import Rate, Size, Time
-from cnsim.units import format_quantity
-from cnsim.topology import BufferSpec, Elements, HostSpec, LinkSpec, Strict, SwitchSpec
+from cnsim.scenario.quantities import Rate, Size, Time
+from cnsim.scenario.units import format_quantity
+from cnsim.scenario.topology import BufferSpec, Elements, HostSpec, LinkSpec, Strict, SwitchSpec
 
 
 @dataclass(frozen=True)

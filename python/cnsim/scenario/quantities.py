@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, PlainSerializer, WithJsonSchema
 
-from cnsim.units import RATE_UNITS, SIZE_UNITS, TIME_UNITS, format_quantity, parse_quantity
+from cnsim.scenario.units import RATE_UNITS, SIZE_UNITS, TIME_UNITS, format_quantity, parse_quantity
 
 _NUMBER = r"^\s*[+]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*"
 

@@ -3,7 +3,7 @@
 Field names, units, defaults (the seeds' baseline, model reference §0/§1/§9) and descriptions live here;
 ``cnsim describe``, ``cnsim schema`` and ``docs/reference/scenario.md`` are generated from these
 models. Checks that need the whole scenario (names, connectivity, thresholds against buffers) are
-in :mod:`cnsim.compile`, which also turns a scenario into the engine IR.
+in :mod:`cnsim.compile.compiler`, which also turns a scenario into the engine IR.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, model_validator
 
-from cnsim.quantities import Duration, Name, Rate, RateOrZero, Size, Time
-from cnsim.units import format_quantity
-from cnsim.topology import BufferPolicy, HostSpec, LinkSpec, Strict, SwitchSpec
+from cnsim.scenario.quantities import Duration, Name, Rate, RateOrZero, Size, Time
+from cnsim.scenario.units import format_quantity
+from cnsim.scenario.topology import BufferPolicy, HostSpec, LinkSpec, Strict, SwitchSpec
 
 HostSelector = Union[str, list[Name]]
 DEFAULT_XM_PS = 1_200_000

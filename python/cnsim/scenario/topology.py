@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cnsim.quantities import Name, Rate, Size, Time
+from cnsim.scenario.quantities import Name, Rate, Size, Time
 
 BufferPolicy = Literal["egress", "ingress", "shared", "partitioned"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cnsim.quantities import Duration, Size
+from cnsim.scenario.quantities import Duration, Size
 
 PAGE = 64
 """Bytes per page (model reference §0)."""

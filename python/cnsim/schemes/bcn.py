@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cnsim.quantities import Duration, Rate, RateOrZero, Size, Time
+from cnsim.scenario.quantities import Duration, Rate, RateOrZero, Size, Time
 
 TAG = "bcn"
 SUMMARY = ("BCN v2.0 (Cisco): sampled Qoff/Qdelta feedback, AIMD rate limiters with RL tags; BCN-MAX, "

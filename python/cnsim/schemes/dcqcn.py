@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cnsim.quantities import Duration, Rate, Size
+from cnsim.scenario.quantities import Duration, Rate, Size
 
 TAG = "dcqcn"
 SUMMARY = ("DCQCN (SIGCOMM 2015): RED-like ECN marking, CNPs from the receiver, QCN-style RP with DCTCP-like "

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from cnsim.quantities import Duration, Size
+from cnsim.scenario.quantities import Duration, Size
 from cnsim.schemes import bcn
 
 TAG = "ecm"

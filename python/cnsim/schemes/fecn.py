@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from cnsim.quantities import Duration, Size
+from cnsim.scenario.quantities import Duration, Size
 from cnsim.schemes import _explicit_rate
 from cnsim.schemes._explicit_rate import SwitchFields, switch_ir
 

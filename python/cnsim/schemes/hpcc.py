@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cnsim.quantities import Duration, Rate, Size
+from cnsim.scenario.quantities import Duration, Rate, Size
 
 TAG = "hpcc"
 SUMMARY = ("HPCC (SIGCOMM 2019): INT in every data frame, ACKs echo it, the sender's window from the measured "

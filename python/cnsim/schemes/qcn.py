@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cnsim.quantities import Duration, Rate, Size
+from cnsim.scenario.quantities import Duration, Rate, Size
 
 TAG = "qcn"
 SUMMARY = ("QCN (IEEE 802.1Qau-2010): 6-bit quantised Fb, table-driven sampling, CNMs; RP with byte counter + "
