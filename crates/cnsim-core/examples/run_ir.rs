@@ -1,7 +1,7 @@
-//! Run a compiled scenario (IR JSON, as `cnsim.compile.compile_ir` produces) with the engine alone,
+//! Run a compiled scenario (IR JSON, as `cnsim.compile.compiler.compile_ir` produces) with the engine alone,
 //! for profiling a scheme or a topology without Python:
 //!
-//! python -c "import json,cnsim.api as a,cnsim.compile as c; print(json.dumps(c.compile_ir(a.resolve('S.toml'))))" > /tmp/ir.json
+//! python -c "import json,cnsim.api as a,cnsim.compile.compiler as c; print(json.dumps(c.compile_ir(a.resolve('S.toml'))))" > /tmp/ir.json
 //! valgrind --tool=callgrind target/profiling/examples/run_ir /tmp/ir.json
 //!
 //! Prints events, the wall time of the run and of collecting the results, and the conservation

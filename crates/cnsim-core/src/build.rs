@@ -4,7 +4,7 @@
 use crate::cm::{self, HostInfo, PortInfo};
 use crate::error::ScenarioError;
 use crate::event::{Event, EventQueue};
-use crate::flowctl::SwitchPause;
+use crate::net::flowctl::SwitchPause;
 use crate::frame::FramePool;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, ProcessIr, TransportIr};

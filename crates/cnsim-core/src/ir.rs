@@ -1,6 +1,6 @@
 //! The engine IR: the compiled, fully explicit form of a scenario.
 //!
-//! Python (`cnsim.scenario`) validates the user's TOML, resolves presets, units and defaults and
+//! Python (`cnsim.scenario.spec`) validates the user's TOML, resolves presets, units and defaults and
 //! serialises this structure as JSON. The IR is *not* a second schema: it carries no defaults and
 //! no unit strings; every time is in integer picoseconds, every size in bytes, every rate in bit/s.
 //! Nodes, links and flows refer to each other by index into their arrays.
@@ -172,7 +172,7 @@ pub enum PauseIr {
         quanta: u16,
         refresh_fraction: f64,
     },
-    /// 802.1Qbb priority-based flow control ([`crate::flowctl::pfc`]): per-priority egress queues,
+    /// 802.1Qbb priority-based flow control ([`crate::net::flowctl::pfc`]): per-priority egress queues,
     /// per-(ingress port, priority) accounting in the shared buffer (`buffer` must be `shared`),
     /// XOFF/XON per priority with reserved headroom. Every switch runs PFC if one does.
     Pfc(PfcIr),

@@ -2,7 +2,7 @@
 //!
 //! Layers, bottom up: [`time`] (integer picoseconds) → [`event`] (closed event enum, total order)
 //! → [`frame`] / [`ids`] (arenas with typed ids) → [`traffic`] (generators) → [`net`] (the data
-//! plane in rooms: ports, switches and buffers, hosts, flows, routing) with [`flowctl`] (PAUSE) and
+//! plane in rooms: ports, switches and buffers, hosts, flows, routing, and [`net::flowctl`]: PAUSE and PFC) with
 //! [`cm`] (congestion-management plug-ins) → [`build`] (IR → network) → [`sim`] (the event loop)
 //! → [`observe`] (time series, summary, conservation; reads the network, never mutates it).
 //!
@@ -24,7 +24,6 @@ pub mod ids;
 pub mod int;
 pub mod ir;
 pub mod build;
-pub mod flowctl;
 pub mod net;
 pub mod observe;
 pub mod probe;

@@ -7,8 +7,9 @@ use crate::frame::FrameKind;
 use crate::ids::{NodeId, PortId};
 use crate::ir::{Ir, NodeIr};
 use crate::net::flow::Transfer;
+use crate::net::queues::FlowTotals;
 use crate::probe::{BinRows, FlowBins, QueueSeries};
-use crate::net::{Network, CLASSIC_DROP_REASONS, DROP_REASONS, HIST_BUCKET};
+use crate::net::{Counters, Network, CLASSIC_DROP_REASONS, DROP_REASONS, HIST_BUCKET};
 use crate::time::{to_s, PS_PER_S};
 use crate::transport::tcp::TcpStats;
 use serde_json::{json, Value};
@@ -378,15 +379,19 @@ pub fn jain(xs: &[f64]) -> f64 {
     }
 }
 
-/// Build the summary and the tables; check conservation. Time-weighted statistics must have
-/// been closed at the end of the run ([`Network::close_statistics`]).
-/// `bins`, `fct_rows`: the throughput bins and settled transfers' rows not drained yet
-/// ([`crate::probe::FlowBins::drain`], [`crate::net::transfers::Transfers::drain_rows`]).
-pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_rows: Vec<Transfer>, events: u64) -> Result<Results, RunError> {
-    let end = ir.duration_ps;
-    let w = ir.warmup_ps;
-    let window = (end - w) as f64 / PS_PER_S as f64;
-    // --- conservation: count live frames independently of the counters ---
+/// Frames alive at the end of the run, counted independently of the counters (for conservation).
+struct Live {
+    data: u64,
+    data_bytes: u64,
+    ctrl: u64,
+    ack: u64,
+    /// frames and bytes still queued at the hosts
+    host_q: u64,
+    host_q_bytes: u64,
+}
+
+/// Conservation: the frames alive at the end, counted independently of the counters.
+fn live_frames(net: &Network) -> Live {
     let (mut live_data, mut live_data_bytes, mut live_ctrl, mut live_ack) = (0u64, 0u64, 0u64, 0u64);
     for f in net.frames.iter_live() {
         match f.kind {
@@ -401,6 +406,15 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
     }
     let host_q: u64 = net.flows.iter().map(|f| f.backlog).sum();
     let host_q_bytes: u64 = net.flows.iter().map(|f| f.queued_bytes(&net.transfers)).sum();
+    Live { data: live_data, data_bytes: live_data_bytes, ctrl: live_ctrl, ack: live_ack, host_q, host_q_bytes }
+}
+
+/// The conservation identities that fail (empty: all hold): frames and bytes generated = delivered +
+/// dropped + in flight + host queued, control and ACK frames likewise, queue bytes = bytes of the
+/// queued frames, Little's law per queue (debug builds), per-flow counts.
+fn conservation_problems(net: &Network, live: &Live, totals: &[FlowTotals], end: u64, w: u64) -> Vec<String> {
+    let (live_data, live_data_bytes, live_ctrl, live_ack, host_q, host_q_bytes) =
+        (live.data, live.data_bytes, live.ctrl, live.ack, live.host_q, live.host_q_bytes);
     let c = &net.c;
     let mut problems = Vec::new();
     if c.data_generated.0 != c.data_delivered.0 + c.data_dropped.0 + live_data + host_q {
@@ -447,7 +461,6 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             problems.push(format!("port {i}: queue area {} != sum of size x sojourn {sojourns} (Little's law)", p.q_area));
         }
     }
-    let totals = net.flow_totals();
     let per_flow_ok = totals.iter().all(|f| {
         f.generated_frames >= f.delivered_frames + f.dropped_frames + f.backlog
             && f.sent_frames == f.generated_frames - f.backlog
@@ -455,13 +468,28 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
     if !per_flow_ok {
         problems.push("per-flow: sent != generated - host queued".into());
     }
+    #[cfg(not(debug_assertions))]
+    let _ = (end, w);
+    problems
+}
 
-    // --- flows ---
+/// The per-flow rows of the summary and the TCP totals over the flows.
+struct FlowRows {
+    flows: Vec<Value>,
+    /// each flow's throughput in the statistics window (bit/s), for Jain's index
+    tputs: Vec<f64>,
+    tcp_tot: TcpStats,
+    n_tcp: u64,
+    goodput_bytes: u64,
+}
+
+/// The summary's `flows`: a row per flow (TCP state and counters for a TCP flow), and the TCP totals.
+fn flow_rows(ir: &Ir, net: &Network, totals: &[FlowTotals], window: f64) -> FlowRows {
     let mut flows = Vec::new();
     let mut tputs = Vec::new();
     let mut tcp_tot = TcpStats::default();
     let (mut n_tcp, mut goodput_bytes) = (0u64, 0u64);
-    for (i, (f, tot)) in net.flows.iter().zip(&totals).enumerate() {
+    for (i, (f, tot)) in net.flows.iter().zip(totals).enumerate() {
         let tp = tot.delivered_bytes_window as f64 * 8.0 / window;
         tputs.push(tp);
         let mut row = json!({
@@ -509,8 +537,11 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
         }
         flows.push(row);
     }
-    let ecn_marks: u64 = net.ports.iter().map(|p| p.ecn_marks).sum();
-    // --- links (per direction) ---
+    FlowRows { flows, tputs, tcp_tot, n_tcp, goodput_bytes }
+}
+
+/// The summary's `links` (per direction): the rows, and the paused fraction of every host's port.
+fn link_rows(ir: &Ir, net: &Network, end: u64, w: u64) -> (Vec<Value>, Vec<f64>) {
     let mut links = Vec::new();
     let mut host_paused = Vec::new();
     for p in &net.ports {
@@ -527,7 +558,11 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             "paused_fraction": pf,
         }));
     }
-    // --- queues ---
+    (links, host_paused)
+}
+
+/// The summary's `queues`: a row per observed egress queue, and the drops by reason over them.
+fn queue_rows(ir: &Ir, net: &Network, obs: &Observer, end: u64, w: u64) -> (Vec<Value>, Vec<u64>) {
     let mut queues = Vec::new();
     let mut by_reason = vec![0u64; DROP_REASONS.len()];
     for &pid in &obs.queue_ports {
@@ -555,21 +590,12 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             "ecn_marks": p.ecn_marks,
         }));
     }
-    let by_switch: serde_json::Map<String, Value> = net
-        .switches
-        .iter()
-        .map(|s| (node_name(ir, s.node.idx()).to_string(), json!(s.drops)))
-        .collect();
-    // --- control ---
-    let names = net.scheme.message_types();
-    let mut messages = serde_json::Map::new();
-    for (k, name) in names.iter().enumerate() {
-        messages.insert(name.to_string(), json!(c.ctrl_by_kind[k]));
-    }
-    let overhead_bps = (c.ctrl_bytes_window + c.extra_overhead_bytes) as f64 * 8.0 / window;
-    // --- FCT ---
-    // the settled transfers' statistics, and those still in progress: bad ones (a frame dropped,
-    // others still in flight) and unfinished ones
+    (queues, by_reason)
+}
+
+/// The transfers still in progress at the end that started in the window: (bad ones — a frame
+/// dropped, others still in flight —, unfinished ones), beside the settled transfers' statistics.
+fn transfers_open(net: &Network, w: u64) -> (u64, u64) {
     let mut bad = net.transfers.stats.bad;
     let mut unfinished = 0u64;
     for t in net.transfers.in_progress() {
@@ -582,12 +608,32 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             unfinished += 1;
         }
     }
-    let st = &net.transfers.stats;
-    let (fcount, fmin, fmean, fmax, fstd) = (st.count as usize, st.min_us(), st.mean_us(), st.max_us(), st.std_us());
+    (bad, unfinished)
+}
+
+/// Build the summary and the tables; check conservation. Time-weighted statistics must have
+/// been closed at the end of the run ([`Network::close_statistics`]).
+/// `bins`, `fct_rows`: the throughput bins and settled transfers' rows not drained yet
+/// ([`crate::probe::FlowBins::drain`], [`crate::net::transfers::Transfers::drain_rows`]).
+pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_rows: Vec<Transfer>, events: u64) -> Result<Results, RunError> {
+    let end = ir.duration_ps;
+    let w = ir.warmup_ps;
+    let window = (end - w) as f64 / PS_PER_S as f64;
+    let live = live_frames(net);
+    let (live_data, live_data_bytes, live_ack, host_q, host_q_bytes) = (live.data, live.data_bytes, live.ack, live.host_q, live.host_q_bytes);
+    let c = &net.c;
+    let totals = net.flow_totals();
+    let problems = conservation_problems(net, &live, &totals, end, w);
+
+    let fr = flow_rows(ir, net, &totals, window);
+    let ecn_marks: u64 = net.ports.iter().map(|p| p.ecn_marks).sum();
+    let (links, host_paused) = link_rows(ir, net, end, w);
+    let (queues, by_reason) = queue_rows(ir, net, obs, end, w);
     let conservation_ok = problems.is_empty();
     let pfc_on = net.pfc_enabled;
     let name = |i: usize| node_name(ir, i).to_string();
-    let deadlock = if pfc_on { crate::flowctl::pfc::deadlock_report(net, &name, STUCK_PS) } else { deadlock_report(ir, net) };
+    let deadlock = if pfc_on { crate::net::flowctl::pfc::deadlock_report(net, &name, STUCK_PS) } else { deadlock_report(ir, net) };
+    let (tcp, fairness) = (tcp_summary(&fr, ecn_marks, c, live_ack, window), jain(&fr.tputs));
     let summary = json!({
         "scenario": ir.name,
         "scheme": net.scheme.name(),
@@ -612,29 +658,11 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             "in_flight": live_data_bytes,
             "host_queued": host_q_bytes,
         },
-        "flows": flows,
+        "flows": fr.flows,
         "links": links,
         "queues": queues,
-        "drops": {
-            "total": c.data_dropped.0 + c.ctrl_dropped,
-            "data": c.data_dropped.0,
-            "control": c.ctrl_dropped,
-            "by_reason": DROP_REASONS.iter().zip(&by_reason).take(if pfc_on { DROP_REASONS.len() } else { CLASSIC_DROP_REASONS })
-                .map(|(n, v)| (n.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
-            "by_switch": by_switch,
-        },
-        "control": {
-            "overhead_bps": overhead_bps,
-            "messages": messages,
-            "generated": c.ctrl_generated.0,
-            "bytes": c.ctrl_generated.1,
-            "delivered": c.ctrl_delivered,
-            "dropped": c.ctrl_dropped,
-            "broadcast_copies": c.ctrl_replicated,
-            "extra_overhead_bytes": c.extra_overhead_bytes,
-            // delivered about a transfer's queue that had closed (ignored by the reaction point)
-            "stale": c.ctrl_stale,
-        },
+        "drops": drops_summary(ir, net, &by_reason, pfc_on),
+        "control": control_summary(net, window),
         "nic": {
             "queue_per_transfer": net.per_transfer,
             // send-queue records the transfers ever needed at once (slots are reused)
@@ -648,28 +676,9 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             "deadlock": deadlock.1,
             "host_paused_fraction": if host_paused.is_empty() { 0.0 } else { host_paused.iter().sum::<f64>() / host_paused.len() as f64 },
         },
-        "fairness": { "jain": jain(&tputs) },
-        "tcp": {
-            "flows": n_tcp,
-            "goodput_bps": goodput_bytes as f64 * 8.0 / window,
-            "retransmitted_segments": tcp_tot.retransmitted_segments,
-            "fast_retransmits": tcp_tot.fast_retransmits,
-            "timeouts": tcp_tot.timeouts,
-            "ecn_reductions": tcp_tot.ecn_reductions,
-            "ecn_marks": ecn_marks,
-            "acks": { "generated": c.ack_generated.0, "bytes": c.ack_generated.1, "delivered": c.ack_delivered,
-                      "dropped": c.ack_dropped, "in_flight": live_ack },
-        },
-        // with no completed transfer the statistics are empty (null), never 0, so means over runs skip them
-        "fct": {
-            "count": fcount,
-            "min_us": if fcount == 0 { serde_json::Value::Null } else { json!(fmin) },
-            "mean_us": if fcount == 0 { serde_json::Value::Null } else { json!(fmean) },
-            "max_us": if fcount == 0 { serde_json::Value::Null } else { json!(fmax) },
-            "std_us": if fcount < 2 { serde_json::Value::Null } else { json!(fstd) },
-            "bad_flows": bad,
-            "unfinished": unfinished,
-        },
+        "fairness": { "jain": fairness },
+        "tcp": tcp,
+        "fct": fct_summary(net, w),
         "conservation": { "ok": conservation_ok, "problems": problems },
     });
     if !conservation_ok {
@@ -677,10 +686,84 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
     }
     let mut summary = summary;
     if pfc_on {
-        summary["pfc"] = crate::flowctl::pfc::summary(net, &name, end - w);
+        summary["pfc"] = crate::net::flowctl::pfc::summary(net, &name, end - w);
     }
     let tables = build_tables(ir, net, obs, bins, fct_rows);
     Ok(Results { summary, tables })
+}
+
+/// `control` of the summary: the scheme's messages by type, their overhead and counts.
+fn control_summary(net: &Network, window: f64) -> Value {
+    let c = &net.c;
+    let names = net.scheme.message_types();
+    let mut messages = serde_json::Map::new();
+    for (k, name) in names.iter().enumerate() {
+        messages.insert(name.to_string(), json!(c.ctrl_by_kind[k]));
+    }
+    let overhead_bps = (c.ctrl_bytes_window + c.extra_overhead_bytes) as f64 * 8.0 / window;
+    json!({
+        "overhead_bps": overhead_bps,
+        "messages": messages,
+        "generated": c.ctrl_generated.0,
+        "bytes": c.ctrl_generated.1,
+        "delivered": c.ctrl_delivered,
+        "dropped": c.ctrl_dropped,
+        "broadcast_copies": c.ctrl_replicated,
+        "extra_overhead_bytes": c.extra_overhead_bytes,
+        // delivered about a transfer's queue that had closed (ignored by the reaction point)
+        "stale": c.ctrl_stale,
+    })
+}
+
+/// `drops` of the summary: data and control drops, by reason (the PFC reasons only under PFC) and by switch.
+fn drops_summary(ir: &Ir, net: &Network, by_reason: &[u64], pfc_on: bool) -> Value {
+    let c = &net.c;
+    let by_switch: serde_json::Map<String, Value> = net
+        .switches
+        .iter()
+        .map(|s| (node_name(ir, s.node.idx()).to_string(), json!(s.drops)))
+        .collect();
+    json!({
+        "total": c.data_dropped.0 + c.ctrl_dropped,
+        "data": c.data_dropped.0,
+        "control": c.ctrl_dropped,
+        "by_reason": DROP_REASONS.iter().zip(by_reason).take(if pfc_on { DROP_REASONS.len() } else { CLASSIC_DROP_REASONS })
+            .map(|(n, v)| (n.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+        "by_switch": by_switch,
+    })
+}
+
+/// `tcp` of the summary: totals over the TCP flows, ECN marks and the ACK frames.
+fn tcp_summary(fr: &FlowRows, ecn_marks: u64, c: &Counters, live_ack: u64, window: f64) -> Value {
+    let (tcp_tot, n_tcp, goodput_bytes) = (&fr.tcp_tot, fr.n_tcp, fr.goodput_bytes);
+    json!({
+        "flows": n_tcp,
+        "goodput_bps": goodput_bytes as f64 * 8.0 / window,
+        "retransmitted_segments": tcp_tot.retransmitted_segments,
+        "fast_retransmits": tcp_tot.fast_retransmits,
+        "timeouts": tcp_tot.timeouts,
+        "ecn_reductions": tcp_tot.ecn_reductions,
+        "ecn_marks": ecn_marks,
+        "acks": { "generated": c.ack_generated.0, "bytes": c.ack_generated.1, "delivered": c.ack_delivered,
+                  "dropped": c.ack_dropped, "in_flight": live_ack },
+    })
+}
+
+/// `fct` of the summary: statistics of the transfers completed in the window, with the bad and unfinished ones.
+fn fct_summary(net: &Network, w: u64) -> Value {
+    let (bad, unfinished) = transfers_open(net, w);
+    let st = &net.transfers.stats;
+    let (fcount, fmin, fmean, fmax, fstd) = (st.count as usize, st.min_us(), st.mean_us(), st.max_us(), st.std_us());
+    // with no completed transfer the statistics are empty (null), never 0, so means over runs skip them
+    json!({
+        "count": fcount,
+        "min_us": if fcount == 0 { serde_json::Value::Null } else { json!(fmin) },
+        "mean_us": if fcount == 0 { serde_json::Value::Null } else { json!(fmean) },
+        "max_us": if fcount == 0 { serde_json::Value::Null } else { json!(fmax) },
+        "std_us": if fcount < 2 { serde_json::Value::Null } else { json!(fstd) },
+        "bad_flows": bad,
+        "unfinished": unfinished,
+    })
 }
 
 /// Time-major rows (t, id, value) of the series kept (`Some`), with 0 where a series had not started.

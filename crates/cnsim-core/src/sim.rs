@@ -6,7 +6,7 @@
 //! switch (last bit + propagation + switch latency); the switch admits it to the egress queue (or
 //! drops it), the port serialises it at its service rate, and so on until the destination host
 //! delivers it. PAUSE frames bypass queues and admission. Each step lives in its room under
-//! [`crate::net`] and [`crate::flowctl`]; this file only pops events and dispatches them.
+//! [`crate::net`] and [`crate::net::flowctl`]; this file only pops events and dispatches them.
 
 use crate::error::{RunError, ScenarioError};
 use crate::event::Event;

@@ -182,7 +182,7 @@ impl Network {
         let mut held = 0u8;
         if self.pfc_enabled {
             let pf = self.ports[pid.idx()].pfc.as_ref().expect("PFC port");
-            for k in 0..crate::flowctl::PRIORITIES {
+            for k in 0..crate::net::flowctl::PRIORITIES {
                 held |= (pf.holds(k, now) as u8) << k;
             }
         } else if paused_until > now {

@@ -13,12 +13,13 @@
 //! | [`transfers`] | the transfers by id; with FCT rows off, folded into statistics as they settle |
 //! | [`queues`] | a send queue per transfer (`nic.queues = "transfer"`): opened, closed, folded into its flow |
 //! | [`routing`] | shortest-path routes |
-//! | [`crate::flowctl`] | link-level flow control (802.3x PAUSE, 802.1Qbb PFC), a port/buffer policy |
+//! | [`flowctl`] | link-level flow control (802.3x PAUSE, 802.1Qbb PFC), a port/buffer policy |
 //!
 //! The event loop ([`crate::sim`]) pops an event and calls the matching `Network` method; the
 //! observer ([`crate::observe`]) reads a `&Network`, never a mutable one.
 
 pub mod buffer;
+pub mod flowctl;
 pub mod flow;
 pub mod host;
 pub mod port;
@@ -154,7 +155,7 @@ pub struct Network {
     /// PAUSE watchdog of switch ports (None = off).
     pub(crate) watchdog: Option<crate::ir::WatchdogIr>,
     /// PFC: wait-for cycles of paused queues seen forming (deadlock detection during the run).
-    pub pfc_cycles: crate::flowctl::pfc::CycleLog,
+    pub pfc_cycles: crate::net::flowctl::pfc::CycleLog,
     pub c: Counters,
     /// Per-flow delivered bytes per time bin (observation probe, filled on delivery).
     pub(crate) flow_bins: FlowBins,

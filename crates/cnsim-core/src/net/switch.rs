@@ -1,6 +1,6 @@
 //! Switches: output-queued, shared memory, one traffic class (model reference §1.3) — or 8 under PFC. An
 //! arriving frame is looked up, admitted or dropped by the buffer policy ([`super::buffer`], or PFC's
-//! per-(input, priority) accounting, [`crate::flowctl::pfc`]), enqueued FIFO at its egress port (the
+//! per-(input, priority) accounting, [`crate::net::flowctl::pfc`]), enqueued FIFO at its egress port (the
 //! queue of its priority under PFC) — the congestion point, whose hooks run here — and the port is
 //! kicked.
 
@@ -8,7 +8,7 @@ use super::buffer::{admit, DropReason};
 use super::{Network, NONE_U32};
 use crate::cm::{self, cp_hooks, CpCtx};
 use crate::frame::FramePool;
-use crate::flowctl::SwitchPause;
+use crate::net::flowctl::SwitchPause;
 use crate::frame::{tag, FrameId, FrameKind};
 use crate::ids::{NodeId, PortId};
 use crate::ir::BufferIr;
