@@ -2,7 +2,7 @@
 //! it carries, no floats — must match the committed trace byte for byte. A fingerprint says that a
 //! run changed; the trace says at which event.
 //!
-//! The IRs are `tests/golden/<case>.ir.json` of the repository (written by `tools/golden_irs.py`
+//! The IRs are `tests/golden/<case>.ir.json` of the repository (written by `tests/golden/make_irs.py`
 //! from shipped scenarios); the traces `tests/golden/<case>.trace`. A change meant to alter
 //! trajectories regenerates them with `CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core
 //! --lib golden` and says why in its commit. A unit test of the crate, because

@@ -5,7 +5,9 @@ these IRs, so the engine test needs no Python. Rerun this script only when the I
 (then regenerate the traces: CNSIM_UPDATE_GOLDEN=1 cargo test --release -p cnsim-core --lib golden,
 and say in the commit why they changed):
 
-    .venv/bin/python tools/golden_irs.py
+    .venv/bin/python tests/golden/make_irs.py
+
+tests/test_golden_irs.py checks that the committed IRs are what the compiler writes today.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import cnsim.api as api
 from cnsim.compile.compiler import compile_ir
 from cnsim.exceptions import ConfigWarning
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # case: (scenario, overrides) — short runs, each exercising different mechanisms
 CASES = {
@@ -41,16 +43,22 @@ CASES = {
 }
 
 
+def ir_text(case: str) -> str:
+    """The IR file of a golden case as this build's compiler writes it."""
+    scenario, overrides = CASES[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConfigWarning)
+        sc = api.resolve(ROOT / "scenarios" / scenario, seed=1, overrides={**overrides, "run.warmup": 0})
+    return json.dumps(compile_ir(sc), sort_keys=True, separators=(",", ":")) + "\n"
+
+
 def main() -> None:
     out = ROOT / "tests" / "golden"
     out.mkdir(exist_ok=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConfigWarning)
-        for case, (scenario, overrides) in CASES.items():
-            sc = api.resolve(ROOT / "scenarios" / scenario, seed=1, overrides={**overrides, "run.warmup": 0})
-            path = out / f"{case}.ir.json"
-            path.write_text(json.dumps(compile_ir(sc), sort_keys=True, separators=(",", ":")) + "\n")
-            print(f"wrote {path.relative_to(ROOT)}")
+    for case in CASES:
+        path = out / f"{case}.ir.json"
+        path.write_text(ir_text(case))
+        print(f"wrote {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
