@@ -1,6 +1,6 @@
 """TESTING.md T13, statistical regression: Holm's correction, Welch / Levene on synthetic samples, the
 reference runs of one engine on disjoint seeds (same) and with a changed model (flagged), the samples
-file and tools/statreg.py.
+file and the `cnsim statreg` command.
 
 The runs are deterministic for a given engine build, so every verdict here is fixed; the docstrings say
 why it stays the same after a change that legitimately re-draws the random trajectories (the reason T13
@@ -10,7 +10,6 @@ several standard errors beyond the Holm threshold.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -19,12 +18,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from cnsim.cli.statreg import main as statreg_main
 from cnsim.experiments import statreg
 from cnsim.exceptions import ConfigError
 
 from conftest import ROOT, needs_core
 
-TOOL = ROOT / "tools" / "statreg.py"
 FAN_IN = statreg.REFERENCE[0]
 assert FAN_IN.name == "fan-in-100-qcn"
 
@@ -191,22 +190,19 @@ def test_samples_file_round_trip(tmp_path):
 
 
 def tool(*args: object) -> subprocess.CompletedProcess[str]:
-    """tools/statreg.py as a user runs it."""
-    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], cwd=ROOT, capture_output=True, text=True,
+    """`cnsim statreg` as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "cnsim", "statreg", *map(str, args)], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
 
 
 @pytest.fixture
 def tool_main(capsys):
-    """tools/statreg.py's ``main`` in-process (no interpreter start-up): ``(*args) -> (status, stderr)``."""
-    spec = importlib.util.spec_from_file_location("statreg_tool", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """`cnsim statreg`'s ``main`` in-process (no interpreter start-up): ``(*args) -> (status, stderr)``."""
 
     def call(*args: object) -> tuple[int, str]:
         capsys.readouterr()
         try:
-            status = module.main([str(a) for a in args])
+            status = statreg_main([str(a) for a in args])
         except SystemExit as exc:  # argparse's usage errors
             status = exc.code
         return status, capsys.readouterr().err
@@ -287,7 +283,7 @@ def test_changed_cm_gain_is_flagged(before, after):
 @pytest.mark.extensive  # 20 replications of the statistical reference
 @needs_core
 def test_tool_check_exit_status(before, tmp_path, tool_main):
-    """tools/statreg.py check on the fan-in-100-qcn case (R = 20 recorded, 10 new): exit 0 for the same
+    """`cnsim statreg check` on the fan-in-100-qcn case (R = 20 recorded, 10 new): exit 0 for the same
     engine (a false alarm has probability ≤ 1 %), exit 1 when the buffer shrinks from 150 to 140 KB —
     measured at R = 20 the CNM count falls 646 ± 2 → 569 ± 3 (t ≈ −110) and the queue 98372 → 91406 B
     (t ≈ −300): no sampling noise can hide that."""

@@ -382,6 +382,16 @@ def docs(out: Path = typer.Option(Path("docs/reference"), "--out", help="directo
     out_console.print(f"wrote {out / 'scenario.md'}", highlight=False)
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
+def statreg(ctx: typer.Context) -> None:
+    """Statistical regression check of a change meant to alter trajectories: `statreg record FILE` samples the
+    reference metrics with this build, `statreg check FILE` samples again and compares (exit 1 if a metric
+    differs; `cnsim statreg --help`)."""
+    from cnsim.cli.statreg import main as statreg_main
+
+    raise typer.Exit(statreg_main(ctx.args))
+
+
 @app.command()
 @guarded
 def selftest(

@@ -1,11 +1,10 @@
-"""Statistical regression check (TESTING.md T13) for a change meant to alter trajectories.
+"""Statistical regression check (cnsim statreg) for a change meant to alter trajectories.
 
-Usage (from the repository root):
+Usage (from the repository root)::
 
-    .venv/bin/python tools/statreg.py record before.json [--replications 20] [--first-seed 1]
+    cnsim statreg record before.json [--replications 20] [--first-seed 1]
     # ... switch to the new build (make build) ...
-    .venv/bin/python tools/statreg.py check before.json [--replications 20] [--first-seed 1001] [--alpha 0.01]
-                                                         [--set KEY=VALUE ...]
+    cnsim statreg check before.json [--replications 20] [--first-seed 1001] [--alpha 0.01] [--set KEY=VALUE ...]
 
 ``record`` samples the reference metrics of cnsim.experiments.statreg.REFERENCE with the current build; ``check`` reruns
 the cases stored in the file (with ``--set`` overrides on every case, e.g. to show that a model change is
@@ -71,7 +70,7 @@ def at_least_2(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="tools/statreg.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="cnsim statreg", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="sample the reference metrics with this build into a JSON file")
     rec.add_argument("out", help="the samples file to write")
@@ -102,7 +101,3 @@ def main(argv: list[str] | None = None) -> int:
     except CnsimError as exc:  # a broken invariant in the new build: the check fails
         print(f"error: {exc}", file=sys.stderr)
         return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
