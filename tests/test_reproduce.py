@@ -90,6 +90,21 @@ def test_cli_reproduce_unknown_study_exit_2(cli, tmp_path):
     assert r.exit_code == 2 and "unknown" in r.stderr
 
 
+def test_overrides_reach_the_sweeps_of_the_listed_schemes_only():
+    """`cnsim reproduce --schemes ecm --set cm.params.X=...`: ECM's sweeps take the override, FECN's and the
+    sweeps without a scheme run as the study says (a scheme parameter would not validate there)."""
+    sets = {"cm.params.ru": 1e6}
+    assert rp.overrides_for("ecm", sets, None) is sets and rp.overrides_for("none", sets, None) is sets
+    assert rp.overrides_for("ecm", sets, {"ECM", "qcn"}) is sets
+    assert rp.overrides_for("fecn", sets, {"ecm"}) is None and rp.overrides_for(None, sets, {"ecm"}) is None
+
+
+def test_cli_reproduce_schemes_without_set_exit_2(cli, tmp_path):
+    r = cli(["reproduce", "seed-003", "--schemes", "ecm", "-o", tmp_path / "r"])
+    assert r.exit_code == 2 and "--schemes: needs --set" in r.stderr, r.stderr
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.extensive  # reads the tiny reproduction of every study
 def test_explained_cells_carry_their_explanation(tiny):
     """Model reference §12 R9: a cell is 'explained' only with an explanation, its class (inconsistent seed

@@ -13,7 +13,8 @@ from typing import Optional
 
 import typer
 
-from cnsim.cli.common import err_console, guarded_with, out_console
+from cnsim.cli.common import err_console, guarded_with, out_console, parse_sets
+from cnsim.exceptions import ConfigError
 
 #: Interrupted sweeps keep every finished run.
 guarded = guarded_with("interrupted; finished runs are kept — rerun the same command to resume")
@@ -63,7 +64,6 @@ def _sweep(spec_file, out, jobs, scheduler, force, dry_run, plots, no_progress, 
 def _dry_run(sw, spec, root, out: Path, force: bool) -> None:
     """List the runs that would execute and why, as each point is resolved (a sweep of 10⁶ runs starts
     printing at once); the count first, the total last; invalid points as errors at the end (exit 2)."""
-    from cnsim.exceptions import ConfigError
 
     n_points = spec.n_points()
     out_console.print(f"{n_points * spec.replications} runs ({n_points} points × {spec.replications} "
@@ -110,17 +110,28 @@ def reproduce(
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="existing Dask scheduler address"),
     force: bool = typer.Option(False, "--force", help="rerun finished runs"),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
+    set_: list[str] = typer.Option([], "--set", metavar="PATH=VALUE", help="override of every sweep's base scenario "
+                                   "(repeatable; e.g. cm.params.ru=1Mbps)"),
+    replications: Optional[int] = typer.Option(None, "--replications", min=1, help="replications per point instead "
+                                               "of the study's"),
+    schemes: Optional[str] = typer.Option(None, "--schemes", help="comma-separated schemes whose sweeps take the "
+                                          "--set overrides (default: every sweep); a scheme parameter cm.params.X "
+                                          "exists only in its own scheme's sweeps"),
 ) -> None:
     """Reproduce seed studies: run their sweeps, compare with the published numbers, write the report."""
-    _reproduce(study, jobs, quick, out, scheduler, force, no_progress)
+    _reproduce(study, jobs, quick, out, scheduler, force, no_progress, set_, replications, schemes)
 
 
 @guarded
-def _reproduce(study, jobs, quick, out, scheduler, force, no_progress) -> None:
+def _reproduce(study, jobs, quick, out, scheduler, force, no_progress, set_, replications, schemes) -> None:
     from cnsim.experiments import reproduce as rp
 
+    if schemes is not None and not set_:
+        raise ConfigError.single("--schemes", "needs --set PATH=VALUE (it says which sweeps take those overrides)")
+    only = None if schemes is None else {s.strip() for s in schemes.split(",") if s.strip()}
     outcome = rp.reproduce(study, out, jobs=jobs, quick=quick, scheduler=scheduler, force=force,
-                           progress=not no_progress, log=lambda s: out_console.print(s, markup=False, highlight=False))
+                           progress=not no_progress, log=lambda s: out_console.print(s, markup=False, highlight=False),
+                           overrides=parse_sets(set_) or None, replications=replications, override_schemes=only)
     for line in rp.counts_lines(outcome["counts"], outcome["claim_counts"]):
         out_console.print(line, markup=False, highlight=False, soft_wrap=True)
     out_console.print(f"report: {outcome['report_html']}", highlight=False)
@@ -161,7 +172,6 @@ def plot(
 def _plot(sweep_dir, x, y, hue, out) -> None:
     from cnsim.experiments import sweep_summary as sws
     from cnsim.report import sweep_plot
-    from cnsim.exceptions import ConfigError
 
     if not (sweep_dir / "sweep.json").is_file():
         raise ConfigError.single("SWEEP_DIR", "not a sweep directory (no sweep.json); run `cnsim sweep` first",

@@ -35,7 +35,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Collection, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -520,11 +520,21 @@ def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool, overrides:
                                      "replications": reps, "set": sets, "parameters": sw.parameters})
 
 
+def overrides_for(scheme: str | None, overrides: Mapping[str, Any] | None,
+                  override_schemes: Collection[str] | None) -> Mapping[str, Any] | None:
+    """The overrides a sweep of ``scheme`` takes: all of them, or none when ``override_schemes`` (case-insensitive
+    scheme tags) does not list its scheme."""
+    if override_schemes is None or (scheme or "").lower() in {s.lower() for s in override_schemes}:
+        return overrides
+    return None
+
+
 def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, scheduler: str | None = None,
               quick: bool = False, force: bool = False, progress: bool = True,
               log: Callable[[str], None] = lambda s: None, overrides: Mapping[str, Any] | None = None,
-              replications: int | None = None) -> dict[str, Any]:
-    """Run every available sweep of a study into ``out/<study>/<sweep>/``; write ``study.json``."""
+              replications: int | None = None, override_schemes: Collection[str] | None = None) -> dict[str, Any]:
+    """Run every available sweep of a study into ``out/<study>/<sweep>/``; write ``study.json``.
+    ``override_schemes``: apply ``overrides`` to the sweeps of these schemes only (None: to every sweep)."""
     from cnsim.experiments import sweep as swp
     from cnsim.experiments import sweep_summary
 
@@ -540,7 +550,7 @@ def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, sche
         entry: dict[str, Any] = {"name": sw.name, "label": sw.label or sw.name, "base": f"scenarios/{sw.base}",
                                  "scheme": scheme, "status": "not available" if reason else "ran", "reason": reason}
         if reason is None:
-            spec = sweep_spec(study, sw, root, quick, overrides, replications)
+            spec = sweep_spec(study, sw, root, quick, overrides_for(scheme, overrides, override_schemes), replications)
             t0 = time.monotonic()
             try:
                 outcome = swp.run_sweep(spec, sdir / sw.name, root, jobs=jobs, scheduler=scheduler, force=force,
@@ -613,11 +623,13 @@ def check_reproduction(out: str | os.PathLike[str], field: str = "--out") -> Pat
 def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: bool = False,
               scheduler: str | None = None, force: bool = False, progress: bool = True,
               log: Callable[[str], None] = lambda s: None, overrides: Mapping[str, Any] | None = None,
-              replications: int | None = None) -> dict[str, Any]:
+              replications: int | None = None, override_schemes: Collection[str] | None = None) -> dict[str, Any]:
     """Run one study (``seed-00X``) or ``all``, then write the report into ``out``.
 
     ``overrides`` (dotted path → value) and ``replications`` replace the study's settings for every sweep
-    (used by the tests to make runs tiny; the CLI's ``--set`` / ``--replications``).
+    (the CLI's ``--set`` / ``--replications``; the tests use them to make runs tiny); with ``override_schemes``
+    (``--schemes``) the overrides reach only the sweeps of those schemes, so that a scheme parameter
+    (``cm.params.X``) can be changed in a study that also runs other schemes.
     """
     from cnsim.report import document as report
     from cnsim.experiments import sweep as swp
@@ -638,7 +650,7 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
     try:
         for st in studies:
             docs.append(run_study(st, out, executor=executor, quick=quick, force=force, progress=progress, log=log,
-                                  overrides=overrides, replications=replications))
+                                  overrides=overrides, replications=replications, override_schemes=override_schemes))
     finally:
         if executor is not None:
             executor.close()
