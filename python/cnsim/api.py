@@ -24,6 +24,10 @@ from cnsim.exceptions import ConfigError, InvariantError, Problem, RunInterrupte
 from cnsim.compile.loader import dump_toml, load_scenario
 from cnsim.results.result import Result, frames_from_core  # noqa: F401 — frames_from_core: part of the API
 from cnsim.scenario.spec import Scenario
+from cnsim import schemes
+from cnsim.scenario.units import format_quantity
+from cnsim.results.outdir import check, commit_output, open_output, write_failure
+from cnsim.results.result import _write_parquet, queue_cdf_table, TablesOnDisk
 
 ScenarioLike = str | os.PathLike[str] | Mapping[str, Any] | Scenario
 Progress = Callable[[float], None]
@@ -93,7 +97,6 @@ _SCENARIO_TIMES = {"observe.sample_interval_ps": "observe.sample_interval",
 def _scheme_names(scheme: str | None) -> dict[str, str]:
     """The engine's name of each of ``scheme``'s parameters (a scenario field ``kmin`` is ``kmin_bytes``
     in base units) → the scenario's name."""
-    from cnsim import schemes
 
     if scheme is None or scheme not in schemes.SCHEMES:
         return {}
@@ -109,8 +112,6 @@ def _scenario_error(exc: Exception, ir: Mapping[str, Any] | None = None) -> Conf
     the engine's is one in base units (``observe.sample_interval_ps``, ``cm.params.kmin_bytes`` of the
     IR's scheme), with times in the scenario's units; ``ir.<path>`` otherwise."""
     import re
-
-    from cnsim.scenario.units import format_quantity
 
     params = _scheme_names((ir or {}).get("cm", {}).get("scheme"))
     problems = []
@@ -132,7 +133,7 @@ def engine_check(ir: Mapping[str, Any]) -> None:
     """The engine's own validation of an IR (what a run would refuse), as a ConfigError naming the
     scenario's fields; nothing when the engine is not built."""
     try:
-        from cnsim import _core as engine
+        from cnsim import _core as engine  # the extension, optional here: validate without it when not built
     except ImportError:
         return
     try:
@@ -161,8 +162,6 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     sc = resolve(scenario, seed, overrides)
     ir = compile_ir_once(sc)
     if out is not None:  # before the run: a bad location fails at once, a user's folder is never replaced
-        from cnsim.results.outdir import check
-
         check(out, force=force, scenario=scenario if isinstance(scenario, (str, os.PathLike)) else None, field="out")
     engine = core()
     if sc.cm.scheme not in engine.schemes():
@@ -171,7 +170,6 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     # the time series go to Parquet as the run goes, written beside the engine (memory independent of
     # the run's length); without `out`, into a temporary folder the Result reads its tables from
     from cnsim.results import stream  # pyarrow and numpy: imported before the clock of wall_s starts
-    from cnsim.results.outdir import open_output
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
     tmp = None
@@ -188,8 +186,6 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         if isinstance(exc, engine.InvariantError):
             raise InvariantError(str(exc)) from None
         if out is not None:
-            from cnsim.results.outdir import write_failure  # the streamed tables could not be written
-
             if (failure := write_failure(exc, out)) is not None:
                 raise failure from None
         raise
@@ -198,7 +194,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     provenance = _provenance_in_background()
     summary = json.loads(summary_json)
     summary["wall_s"] = wall
-    from cnsim import __version__
+    from cnsim import __version__  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
 
     manifest = {
         "status": "ok",
@@ -220,7 +216,6 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots, force)
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        from cnsim.results.outdir import write_failure
 
         if out is not None and (failure := write_failure(exc, out)) is not None:
             raise failure from None
@@ -235,9 +230,7 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str] | None, tables: Mappin
     import numpy as np
     import pyarrow.parquet as pq
 
-    from cnsim.results import slowdown, stream
-    from cnsim.results.outdir import commit_output
-    from cnsim.results.result import TablesOnDisk, _write_parquet, queue_cdf_table
+    from cnsim.results import slowdown, stream  # pyarrow and numpy: only when a run writes its tables
 
     pq.write_table(queue_cdf_table(result.summary), tmp / "queue_cdf.parquet")
     # without pandas (a short run starts and ends fast) unless the flow rows are uneven

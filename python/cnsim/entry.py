@@ -18,12 +18,12 @@ def main() -> None:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     if sys.argv[1:] == ["--version"]:
-        from cnsim import __version__
+        from cnsim import __version__  # `cnsim --version` answers without loading the CLI
 
         print(f"cnsim {__version__}")
         return
     try:
-        from cnsim.cli.main import main as cli_main
+        from cnsim.cli.main import main as cli_main  # typer, pydantic, the scenario models: after --version
     except KeyboardInterrupt:
         # os._exit: the interpreter's own exit after a KeyboardInterrupt re-raises SIGINT (status -2)
         sys.stderr.write("interrupted\n")

@@ -79,7 +79,7 @@ def fail(code: int, lines: list[str]) -> None:
 def crash_log(exc: BaseException) -> Path | None:
     """Write the traceback of an unexpected error, the command line and the versions to a new log file;
     its path (None if no folder is writable)."""
-    from cnsim import __version__
+    from cnsim import __version__  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
 
     text = (f"cnsim {__version__}, Python {sys.version.split()[0]}, {sys.platform}\n"
             f"command: {' '.join(sys.argv)}\ncwd: {os.getcwd()}\ntime: {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n\n"

@@ -20,9 +20,14 @@ from cnsim.exceptions import CnsimError, ConfigError
 from cnsim.compile.loader import load_scenario
 from cnsim.scenario.presets import PRESETS
 from cnsim.scenario.spec import Scenario
-from cnsim.cli.common import err_console, fail as _fail, guarded, out_console, parse_sets
+from cnsim.cli.common import crash_log, err_console, fail as _fail, guarded, os_error_line, out_console, parse_sets
 from cnsim.cli.sweep import register as register_sweep_commands
 from cnsim.cli.model import register as register_model_commands
+from cnsim.results.outdir import check
+from cnsim.compile.compiler import compile_ir_once
+from cnsim.cli.statreg import main as statreg_main
+from cnsim.experiments import selftest as st
+from cnsim.exceptions import ConfigWarning
 
 if TYPE_CHECKING:  # pragma: no cover — rich loads when a table is printed, not at import
     from rich.table import Table
@@ -51,7 +56,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 def _version(value: bool) -> None:
     if value:
-        from cnsim import __version__
+        from cnsim import __version__  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
 
         out_console.print(f"cnsim {__version__}", highlight=False)
         raise typer.Exit()
@@ -228,8 +233,6 @@ def summary_table(summary: dict[str, Any]) -> Table:
 def _run(scenario: Any, seed: Optional[int], sets: list[str], out: Optional[Path], quiet: bool,
          as_json: bool, default_out: Callable[[Scenario], Path], force: bool = False, plots: bool = False,
          no_progress: bool = False) -> None:
-    from cnsim.results.outdir import check
-
     sc = api.resolve(scenario, seed, parse_sets(sets))
     target = out if out is not None else default_out(sc)
     check(target, force=force, scenario=scenario)  # before the simulation, with the --out field named
@@ -271,7 +274,6 @@ def run(
 @guarded
 def validate(files: list[Path] = typer.Argument(..., metavar="SCENARIO", help="scenario TOML files")) -> None:
     """Check scenario files without running them, the engine's own checks included (exit 2 if any is invalid)."""
-    from cnsim.compile.compiler import compile_ir_once
 
     bad: list[str] = []
     for f in files:
@@ -387,7 +389,6 @@ def statreg(ctx: typer.Context) -> None:
     """Statistical regression check of a change meant to alter trajectories: `statreg record FILE` samples the
     reference metrics with this build, `statreg check FILE` samples again and compares (exit 1 if a metric
     differs; `cnsim statreg --help`)."""
-    from cnsim.cli.statreg import main as statreg_main
 
     raise typer.Exit(statreg_main(ctx.args))
 
@@ -402,7 +403,6 @@ def selftest(
                                         "of the repository)"),
 ) -> None:
     """Fingerprint regression: short reference runs whose results must match tests/fingerprints.csv (exit 1 if not)."""
-    from cnsim.experiments import selftest as st
 
     root = scenarios_dir()
     if root is None:
@@ -449,7 +449,6 @@ register_model_commands(app)
 
 def _show_config_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Configuration warnings as one line naming the field; other warnings as Python prints them."""
-    from cnsim.exceptions import ConfigWarning
 
     if issubclass(category, ConfigWarning):
         text = str(message)
@@ -495,8 +494,6 @@ def _run_app() -> None:
         err_console.print("interrupted; no output written")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 — outside a command (option parsing, callbacks): still one line
-        from cnsim.cli.common import crash_log, os_error_line
-
         if isinstance(exc, OSError):
             err_console.print(os_error_line(exc), markup=False, highlight=False, soft_wrap=True)
             sys.exit(1)

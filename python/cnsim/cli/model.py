@@ -13,8 +13,11 @@ from typing import Optional
 
 import typer
 
-from cnsim.cli.common import LazyConsole
+from cnsim.cli.common import LazyConsole, guarded, parse_sets
 from cnsim.compile.compiler import compile_ir
+from cnsim.exceptions import ConfigError
+from cnsim.results.outdir import usable_folder
+from cnsim import api
 
 console = LazyConsole()
 
@@ -38,8 +41,6 @@ MODEL_FILES = frozenset({"model.csv", "model_vs_sim.png", "fluid.png"})
 def _check_out(out: Path) -> None:
     """Refuse (ConfigError, one line) a folder for ``cnsim model`` that holds anything it does not write,
     a file, a link to nothing, the current directory or one of its parents — before anything runs."""
-    from cnsim.exceptions import ConfigError
-    from cnsim.results.outdir import usable_folder
 
     dest = usable_folder(out, "--out", "previous-model")
     others = sorted(p.name for p in dest.iterdir() if p.name not in MODEL_FILES) if dest.is_dir() else []
@@ -60,13 +61,10 @@ def register(app: typer.Typer) -> None:
         no_sim: bool = typer.Option(False, "--no-sim", help="model predictions only (no packet-level run)"),
     ) -> None:
         """Model vs simulation: BCN fluid model and fair allocations beside a packet-level run."""
-        from cnsim.cli.common import guarded, parse_sets
-        from cnsim.model.compare import model_vs_sim, plot_fluid, plot_model_vs_sim, predictions
+        from cnsim.model.compare import model_vs_sim, plot_fluid, plot_model_vs_sim, predictions  # matplotlib, scipy, pandas
 
         @guarded
         def body() -> None:
-            from cnsim import api  # pandas and pyarrow: only when a model command runs
-
             sc = api.resolve(scenario, seed, parse_sets(set_))
             ir = compile_ir(sc)
             _check_out(out)

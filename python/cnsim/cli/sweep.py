@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from cnsim.cli.common import err_console, guarded_with, out_console, parse_sets
+from cnsim.results.outdir import check_sweep
 from cnsim.exceptions import ConfigError
 
 #: Interrupted sweeps keep every finished run.
@@ -37,8 +38,7 @@ def sweep(
 
 @guarded
 def _sweep(spec_file, out, jobs, scheduler, force, dry_run, plots, no_progress, as_json) -> None:
-    from cnsim.experiments import sweep as sw
-    from cnsim.results.outdir import check_sweep
+    from cnsim.experiments import sweep as sw  # builds pydantic models on import: by its commands only
 
     spec, root = sw.load_spec(spec_file)
     check_sweep(out)
@@ -92,7 +92,7 @@ def summarize(out: Path = typer.Argument(..., metavar="SWEEP_DIR", help="sweep o
 
 @guarded
 def _summarize(out: Path) -> None:
-    from cnsim.experiments import sweep_summary as sws
+    from cnsim.experiments import sweep_summary as sws  # builds pydantic models on import: by its commands only
 
     pq, csv, table = sws.summarize(out)
     for msg in sws.run_problems(out):
@@ -124,7 +124,7 @@ def reproduce(
 
 @guarded
 def _reproduce(study, jobs, quick, out, scheduler, force, no_progress, set_, replications, schemes) -> None:
-    from cnsim.experiments import reproduce as rp
+    from cnsim.experiments import reproduce as rp  # builds pydantic models on import: by its commands only
 
     if schemes is not None and not set_:
         raise ConfigError.single("--schemes", "needs --set PATH=VALUE (it says which sweeps take those overrides)")
@@ -149,7 +149,7 @@ def report(
 
 @guarded
 def _report(out: Path) -> None:
-    from cnsim.report import document as rep
+    from cnsim.report import document as rep  # matplotlib and pandas: only for `cnsim report`
 
     html, md = rep.write_report(out)
     out_console.print(f"wrote {html}", highlight=False)
@@ -170,8 +170,8 @@ def plot(
 
 @guarded
 def _plot(sweep_dir, x, y, hue, out) -> None:
-    from cnsim.experiments import sweep_summary as sws
-    from cnsim.report import sweep_plot
+    from cnsim.experiments import sweep_summary as sws  # builds pydantic models on import: by its commands only
+    from cnsim.report import sweep_plot  # matplotlib: only for `cnsim plot`
 
     if not (sweep_dir / "sweep.json").is_file():
         raise ConfigError.single("SWEEP_DIR", "not a sweep directory (no sweep.json); run `cnsim sweep` first",

@@ -24,6 +24,10 @@ from cnsim.scenario.presets import PRESETS
 from cnsim.scenario.spec import Bernoulli, Cbr, ParetoOnOff, Poisson, Saturated, Scenario, Workload, Incast
 from cnsim.scenario.topology import Elements, HostSpec, LinkSpec, SwitchSpec
 from cnsim.scenario.units import format_quantity as fq
+from cnsim.exceptions import ConfigWarning
+from cnsim.scenario import framesizes
+from cnsim.scenario.framesizes import mean_size
+from cnsim import workloads
 
 PS_PER_S = 10**12
 MIN_FRAME, MAX_FRAME = 64, 9216
@@ -281,8 +285,6 @@ class Compiler:
         """A configuration that silently disables a mechanism: a ConfigWarning naming the field."""
         import warnings
 
-        from cnsim.exceptions import ConfigWarning
-
         got = f" (got {value[0]})" if value else ""
         warnings.warn(f"{path}: {message}{got}", ConfigWarning, stacklevel=2)
 
@@ -474,7 +476,6 @@ class Compiler:
 
     def frame_sizes(self, g: Any, path: str, mean: int) -> dict[str, Any] | None:
         """The IR ``process.sizes`` of a Poisson generator drawing its frame sizes (None: fixed)."""
-        from cnsim.scenario import framesizes
 
         kind = _sizes_kind(g)
         if kind == "mix":
@@ -501,8 +502,6 @@ class Compiler:
     def process(self, g: Any, path: str, frame: int, line_bps: int, sizes: dict[str, Any] | None = None) -> dict[str, Any]:
         bits_ps = frame * 8 * PS_PER_S  # frame bits x ps per s
         if sizes is not None:  # the offered rate counts the mean size
-            from cnsim.scenario.framesizes import mean_size
-
             bits_ps = mean_size(sizes) * 8 * PS_PER_S
         if isinstance(g, Saturated):
             return {"kind": "saturated"}
@@ -531,8 +530,6 @@ class Compiler:
             ir = {"kind": "periodic_flows", "period_ps": g.period, "phase_ps": g.phase, "bytes": g.size}
             return {**ir, "partial_last": True} if g.last_frame == "partial" else ir
         if isinstance(g, Workload):
-            from cnsim import workloads
-
             path_ = workloads.cdf_path(g.cdf)
             try:
                 cdf = workloads.read_cdf(str(path_))

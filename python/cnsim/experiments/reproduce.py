@@ -42,6 +42,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from cnsim.exceptions import CnsimError, ConfigError, Problem
 from cnsim.experiments.series import SeriesMetric
 from cnsim.experiments.verdicts import VERDICTS, count_cells
+from cnsim.compile.loader import read_toml
+from cnsim import api, schemes
+from cnsim.experiments import series as ser, sweep as swp, sweep_summary
+from cnsim.experiments.sweep import atomic_write_text, SweepSpec
+from cnsim.scenario.units import time_ps
+from cnsim.results.outdir import usable_folder
+from cnsim.api import git_describe
 
 STUDIES_DIR = Path(__file__).resolve().parent / "studies"
 
@@ -184,7 +191,6 @@ def study_ids() -> list[str]:
 
 def load_study(study_id: str, path: Path | None = None) -> Study:
     """Read and validate one study file (cells and figures must name declared sweeps)."""
-    from cnsim.compile.loader import read_toml
 
     path = path or STUDIES_DIR / f"{study_id}.toml"
     if not path.is_file():
@@ -224,7 +230,6 @@ def scenarios_root() -> Path:
 
 def available_schemes() -> set[str]:
     """Schemes registered in both the engine (``_core.schemes()``) and ``cnsim.schemes.SCHEMES``."""
-    from cnsim import api, schemes
 
     try:
         engine = set(api.core().schemes())
@@ -240,8 +245,6 @@ def sweep_status(sw: StudySweep, root: Path, schemes: set[str]) -> tuple[str | N
     if not path.is_file():
         return scheme, f"scenario file missing: scenarios/{sw.base}"
     try:
-        from cnsim.compile.loader import read_toml
-
         scheme = (read_toml(path).get("cm") or {}).get("scheme", "none")
     except ConfigError:
         pass
@@ -287,7 +290,6 @@ def evaluate_cell(cell: Cell | Term, runs: Any, sweep_dir: Path | None = None) -
     """cnsim mean, std, 95 % half-width and n of a cell (or claim term) over the matching ok runs.
 
     A ``series`` metric is computed from each run's Parquet files under ``sweep_dir/runs/<run_id>``."""
-    from cnsim.experiments import series as ser
     from scipy import stats
 
     out: dict[str, Any] = {"mean": None, "std": None, "ci95": None, "n": 0}
@@ -495,8 +497,6 @@ def evaluate_terms_cell(cell: Cell, runs: Mapping[str, Any], sweeps: Mapping[str
 
 def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool, overrides: Mapping[str, Any] | None = None,
                replications: int | None = None) -> Any:
-    from cnsim.experiments.sweep import SweepSpec
-
     reps = sw.replications or study.replications
     sets = dict(sw.set)
     if quick:
@@ -509,8 +509,6 @@ def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool, overrides:
     # a steady-state window (run.warmup, model reference §12 R5) longer than a reduced run (quick form, tests)
     # cannot be kept: the reduced run then measures over its whole length
     if "run.warmup" in sets and "run.duration" in sets:
-        from cnsim.scenario.units import time_ps
-
         try:
             if time_ps(sets["run.warmup"]) >= time_ps(sets["run.duration"], allow_zero=False):
                 del sets["run.warmup"]
@@ -535,8 +533,6 @@ def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, sche
               replications: int | None = None, override_schemes: Collection[str] | None = None) -> dict[str, Any]:
     """Run every available sweep of a study into ``out/<study>/<sweep>/``; write ``study.json``.
     ``override_schemes``: apply ``overrides`` to the sweeps of these schemes only (None: to every sweep)."""
-    from cnsim.experiments import sweep as swp
-    from cnsim.experiments import sweep_summary
 
     root = scenarios_root()
     schemes = available_schemes()
@@ -590,7 +586,6 @@ def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, sche
     doc = {"id": study.id, "title": study.title, "source": study.source, "spec": study.spec, "quick": quick,
            "sweeps": sweeps, "cells": cells, "counts": counts, "claims": claims, "claim_counts": ccounts,
            "figures": [f.model_dump() for f in study.figures], "failed": failed}
-    from cnsim.experiments.sweep import atomic_write_text
 
     atomic_write_text(sdir / "study.json", json.dumps(doc, indent=2, default=_json_default) + "\n")
     return doc
@@ -607,7 +602,6 @@ def check_reproduction(out: str | os.PathLike[str], field: str = "--out") -> Pat
     ``cnsim reproduce`` writes (``reproduce.json``, ``report/``, a folder per study); a ConfigError
     naming ``field`` otherwise (a file, a folder holding anything else, a link to nothing, the current
     directory or one of its parents), before anything runs."""
-    from cnsim.results.outdir import usable_folder
 
     out = Path(out)
     dest = usable_folder(out, field, "previous-reproduction")
@@ -631,9 +625,7 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
     (``--schemes``) the overrides reach only the sweeps of those schemes, so that a scheme parameter
     (``cm.params.X``) can be changed in a study that also runs other schemes.
     """
-    from cnsim.report import document as report
-    from cnsim.experiments import sweep as swp
-    from cnsim.api import git_describe
+    from cnsim.report import document as report  # matplotlib and pandas: only when the report is written
 
     ids = study_ids() if which == "all" else [which]
     studies = [load_study(i) for i in ids]
@@ -654,7 +646,7 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
     finally:
         if executor is not None:
             executor.close()
-    from cnsim import __version__
+    from cnsim import __version__  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
 
     index = {"studies": [d["id"] for d in docs], "quick": quick, "tool_version": __version__,
              "git_describe": git_describe(), "counts": {d["id"]: d["counts"] for d in docs},

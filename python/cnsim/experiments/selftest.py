@@ -26,6 +26,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+from cnsim import api
+from cnsim.exceptions import ConfigError, ConfigWarning
 
 FIELDS = ("scenario", "args", "seed", "sim_time_limit", "fp_full", "fp_wire")
 
@@ -106,8 +108,6 @@ def run_case(root: Path, scenario: str, overrides: dict[str, Any], seed: int, li
     """Run one case on the engine (no files written) and fingerprint it."""
     import warnings
 
-    from cnsim import api
-    from cnsim.exceptions import ConfigWarning
 
     with warnings.catch_warnings():  # the shipped scenarios' own warnings are not the test's business
         warnings.simplefilter("ignore", ConfigWarning)
@@ -137,7 +137,6 @@ def is_fingerprint_file(path: Path) -> bool:
 
 def read(path: Path) -> list[Row]:
     """The rows of a fingerprint file (a ConfigError naming ``--file`` if it is not one)."""
-    from cnsim.exceptions import ConfigError
 
     if not is_fingerprint_file(path):
         raise ConfigError.single("--file", f"not a fingerprint file (its first line must be {','.join(FIELDS)})",

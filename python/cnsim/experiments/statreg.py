@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from cnsim import api
 from cnsim.exceptions import ConfigError
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
@@ -140,8 +141,6 @@ def collect(reference: Sequence[Case] = REFERENCE, replications: int = 20, first
     """Run every case of ``reference`` with seeds ``first_seed .. first_seed + replications - 1`` (in
     memory, no output folder) and sample its metrics. ``overrides`` apply to every case after its own
     (a deliberate model change); ``progress`` is told each finished case and its wall time (s)."""
-    import cnsim
-
     seeds = list(range(first_seed, first_seed + replications))
     extra = dict(overrides or {})
     values: dict[str, list[float]] = {}
@@ -149,7 +148,7 @@ def collect(reference: Sequence[Case] = REFERENCE, replications: int = 20, first
     for case in reference:
         t0 = time.perf_counter()
         for seed in seeds:
-            r = cnsim.run(SCENARIOS / case.scenario, seed=seed, overrides={**case.overrides, **extra}, plots=False)
+            r = api.run(SCENARIOS / case.scenario, seed=seed, overrides={**case.overrides, **extra}, plots=False)
             build = r.manifest.get("git_describe") or ""
             for m in case.metrics:
                 values.setdefault(f"{case.name}:{m}", []).append(metric(r.summary, m))

@@ -52,6 +52,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from cnsim.exceptions import CnsimError, ConfigError, Problem
 from cnsim.results.outdir import check_sweep, commit_output, remove_result
+from cnsim.compile.loader import read_toml
+from cnsim.api import resolve
+from cnsim.compile.compiler import compile_ir_once
+from cnsim import api
+from cnsim.exceptions import ConfigWarning
 
 RUN_ID_LEN = 20
 SWEEP_FILE = "sweep.json"
@@ -177,7 +182,6 @@ class SweepSpec(_Strict):
 
 def load_spec(path: str | os.PathLike[str]) -> tuple[SweepSpec, Path]:
     """Read and validate a sweep file; returns (spec, directory relative paths are resolved from)."""
-    from cnsim.compile.loader import read_toml
 
     path = Path(path)
     data = read_toml(path)
@@ -220,7 +224,7 @@ class RunSpec:
 
 
 def tool_version() -> str:
-    from cnsim import __version__
+    from cnsim import __version__  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
 
     return __version__
 
@@ -275,8 +279,6 @@ def expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) -> list
 def iter_expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) -> Iterator[tuple[list[RunSpec], list[Problem]]]:
     """:func:`expand` one point at a time: its runs, or the problems that make it invalid (a sweep of
     10⁶ runs is listed as it goes instead of after minutes of silence)."""
-    from cnsim.api import resolve
-    from cnsim.compile.compiler import compile_ir_once
 
     base = Path(root) / spec.base
     if not base.is_file():
@@ -308,7 +310,6 @@ def iter_expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) ->
 
 def _engine_check(ir: Mapping[str, Any]) -> None:
     """The engine's own validation of one point's IR, as a ConfigError naming the field."""
-    from cnsim import api
 
     api.core()  # a clear error when the engine is not built
     api.engine_check(ir)
@@ -350,12 +351,10 @@ def write_failed(runs_dir: Path | str, spec: RunSpec | Mapping[str, Any], error:
 
 def execute_run(spec: RunSpec, runs_dir: str) -> dict[str, Any]:
     """Run one sweep run and write its directory (in the worker). Returns a small status dict."""
-    from cnsim import api
 
     t0 = time.perf_counter()
     if is_done(runs_dir, spec.run_id):
         return {"id": spec.run_id, "status": "skipped", "wall_s": 0.0}
-    from cnsim.exceptions import ConfigWarning
 
     try:
         with warnings.catch_warnings():
@@ -610,7 +609,7 @@ class SweepProgress:
     """Rich progress bar (done / failed, ETA) on a terminal; plain periodic lines otherwise."""
 
     def __init__(self, total: int, label: str, enabled: bool = True, stream=None, every_s: float = 5.0):
-        from cnsim.cli.common import make_console
+        from cnsim.cli.common import make_console  # typer and rich: only when a sweep shows its progress
 
         self.console = make_console(file=stream or sys.stderr)
         self.total, self.done, self.failed = total, 0, 0

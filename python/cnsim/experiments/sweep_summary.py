@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from cnsim.exceptions import ConfigError
 from cnsim.experiments.sweep import SWEEP_FILE, atomic_path, read_manifest
+from cnsim.report.sweep_plot import add_si_columns
 
 
 NON_METRICS = {"seed", "replication", "wall_s", "scenario", "scheme", "sim_time_s", "warmup_s", "conservation.ok"}
@@ -157,7 +158,6 @@ def summarize_frame(runs: "Any", confidence: float = 0.95) -> "Any":
     agg["ci95"] = np.where(agg["n"] > 1, q * agg["std"] / np.sqrt(agg["n"]), np.nan)
     agg = agg[[*params, "metric", "mean", "std", "ci95", "n"]].reset_index(drop=True)
     agg = agg.rename(columns={p: p.removeprefix("param:") for p in params})
-    from cnsim.report.sweep_plot import add_si_columns
 
     # beside each label column ("100Mbps"), its value in SI base units ("<param> [bit/s]") for numeric axes
     return add_si_columns(agg, [p.removeprefix("param:") for p in params])

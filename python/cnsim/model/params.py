@@ -7,6 +7,7 @@ Units follow the model reference: ``gi`` multiplies a feedback value in pages an
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from cnsim.schemes.bcn import gain_rule
 
 PAGE_BYTES = 64
 """One page of queue, bytes (model reference §0)."""
@@ -69,6 +70,5 @@ def normalised_gains(
 ) -> tuple[float, float]:
     """Gi and Gd from the gain-normalisation rule of model reference §2.1 — the scheme's own rule
     (:func:`cnsim.schemes.bcn.gain_rule`, the one the engine's parameters are compiled with)."""
-    from cnsim.schemes.bcn import gain_rule
 
     return gain_rule(line_rate_bps, qeq_pages, w, ru_bps, 0.1, max_decrease)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from cnsim import api
 
 PS = 1e-12
 
@@ -159,7 +160,6 @@ def describe_ir(ir: dict[str, Any]) -> dict[str, Any]:
                 entry["buffer_bytes"] = _buffer_bytes(nodes[u]["buffer"])
             links.append(entry)
     demand = _source_demands(ir)
-    from cnsim import api
 
     # the engine's own routes (net/routing.rs): the model never routes a second time
     paths = api.core().flow_paths(json.dumps(ir))

@@ -23,6 +23,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+from cnsim.api import git_describe
+from cnsim.experiments.verdicts import count_cells
+from cnsim.exceptions import ConfigError
+from cnsim.experiments.sweep import atomic_write_text
+from cnsim.report import sweep_plot
+from cnsim.experiments.sweep_summary import summarize
 
 VERDICT_CLASS = {"within band": "ok", "outside band": "bad", "explained": "expl", "not available": "na",
                  "holds": "ok", "does not hold": "bad"}
@@ -312,13 +318,12 @@ def claims_section(s: dict, h: list[str], m: list[str], figdir: Path | None = No
 
 
 def _provenance(out: Path) -> dict[str, Any]:
-    from cnsim import __version__
-    from cnsim.api import git_describe
+    from cnsim import __version__  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
 
     prov = {"cnsim": __version__, "git": git_describe(), "generated": _dt.datetime.now(_dt.timezone.utc)
             .isoformat(timespec="seconds")}
     try:
-        from cnsim import _core
+        from cnsim import _core  # the extension, optional here: a report of results needs no engine
 
         prov["core"] = _core.version()
     except Exception:  # noqa: BLE001
@@ -373,7 +378,6 @@ OVERVIEW_COLS = ["cells", "structural (within band)", "discriminating", "discrim
 def overview(studies: list[dict], h: list[str], m: list[str]) -> None:
     """The counts per study: structural cells (fixed by construction, model reference §12 R9, R11) apart, then the verdicts of
     the discriminating cells, then the claims. Sensitivity rows are not cells; a repeated measurement counts once."""
-    from cnsim.experiments.verdicts import count_cells
 
     h.append("<h2 id='overview'>Overview</h2><table><tr><th class='l' rowspan='2'>study</th><th rowspan='2'>cells</th>"
              "<th rowspan='2'>structural (within band)</th><th colspan='5'>discriminating cells</th>"
@@ -421,7 +425,6 @@ def _overview_row(v: dict) -> list[str]:
 
 def write_report(out: str | Path) -> tuple[Path, Path]:
     """Write ``DIR/report/report.html`` and ``DIR/report/report.md`` (+ ``DIR/report/figures/*.png``)."""
-    from cnsim.exceptions import ConfigError
 
     out = Path(out)
     studies = load_studies(out)
@@ -523,7 +526,6 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
     m.append("## Method\n\nEach cnsim value is the mean over the replications; ± is the 95 % Student-t half-width. "
              "Replication k uses the same master seed with `run.replication = k` at every configuration (common "
              "random numbers). The verdicts are defined in the legend under the overview.\n")
-    from cnsim.experiments.sweep import atomic_write_text
 
     html_path, md_path = rdir / "report.html", rdir / "report.md"
     atomic_write_text(html_path, "\n".join(h) + "\n")
@@ -534,7 +536,6 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
 def sweep_figures(table: pd.DataFrame, params: list[str], metrics: list[str]) -> list[tuple[str, str, bytes]]:
     """(file name, caption, PNG) per headline metric against the first swept parameter (one line per
     value of the second), mean ± 95 % CI with numeric axes (:mod:`cnsim.report.sweep_plot`)."""
-    from cnsim.report import sweep_plot
 
     labels = [p for p in params if not p.endswith("]")]
     if table.empty or not labels:
@@ -561,7 +562,6 @@ def sweep_figures(table: pd.DataFrame, params: list[str], metrics: list[str]) ->
 
 def write_sweep_report(out: Path) -> tuple[Path, Path]:
     """Report of a plain sweep directory: the summary table (mean ± CI per point) of headline metrics."""
-    from cnsim.experiments.sweep_summary import summarize
 
     _, _, table = summarize(out)
     rdir = out / "report"
@@ -601,7 +601,6 @@ def write_sweep_report(out: Path) -> tuple[Path, Path]:
                      f"<figcaption>{_html.escape(cap)}</figcaption></figure>")
             m.append(f"![{cap}](figures/{name})\n")
     h.append("</body></html>")
-    from cnsim.experiments.sweep import atomic_write_text
 
     atomic_write_text(rdir / "report.html", "\n".join(h) + "\n")
     atomic_write_text(rdir / "report.md", "\n".join(m) + "\n")

@@ -15,6 +15,8 @@ import math
 from typing import Any
 
 from cnsim.exceptions import ConfigError
+from cnsim.scenario.units import parse_quantity, UnitError
+from cnsim.exceptions import Problem
 
 SI_UNIT = {"rate": "bit/s", "size": "B", "time": "s"}
 _TIME_S = 1e-12  # picoseconds → seconds
@@ -22,7 +24,6 @@ _TIME_S = 1e-12  # picoseconds → seconds
 
 def si_value(label: Any) -> tuple[float, str] | None:
     """(value in SI base units, unit) of a quantity label such as ``"100Mbps"``; None if it is not one."""
-    from cnsim.scenario.units import UnitError, parse_quantity
 
     if not isinstance(label, str):
         return None
@@ -86,7 +87,6 @@ def check(table: Any, x: str, y: str, hue: str | None) -> None:
     params = _param_names(table)
     metrics = sorted(set(table["metric"])) if "metric" in table else []
     problems = []
-    from cnsim.exceptions import Problem
 
     for opt, v in (("--x", x), ("--hue", hue)):
         if v is not None and v not in params:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from cnsim.results.outdir import TABLES
+from cnsim.results.outdir import check, commit_output, open_output, write_failure
 
 if TYPE_CHECKING:  # pragma: no cover — pandas loads when a table is built, not at import
     import pandas as pd
@@ -69,7 +70,7 @@ def queue_cdf_table(summary: Mapping[str, Any]) -> Any:
     most this much for that fraction of the time). Built without pandas (the streamed path writes it)."""
     import pyarrow as pa
 
-    from cnsim.results.stream import _plain_column
+    from cnsim.results.stream import _plain_column  # pyarrow and numpy
 
     rows = [(q["switch"], q["port"], float(f), int(b)) for q in summary.get("queues", []) for f, b in q.get("cdf", [])]
     schema = pa.schema([("switch", pa.large_string()), ("port", pa.large_string()), ("quantile", pa.float64()),
@@ -152,13 +153,13 @@ class Result:
 
     def plot_queues(self, ax=None):
         """Egress queue length vs time (matplotlib Axes)."""
-        from cnsim.results.plot import plot_queues
+        from cnsim.results.plot import plot_queues  # matplotlib: only when plotting
 
         return plot_queues(self, ax)
 
     def plot_throughput(self, ax=None):
         """Per-flow and aggregate throughput vs time (matplotlib Axes)."""
-        from cnsim.results.plot import plot_throughput
+        from cnsim.results.plot import plot_throughput  # matplotlib: only when plotting
 
         return plot_throughput(self, ax)
 
@@ -170,7 +171,6 @@ class Result:
         file or a folder of other files is refused with a :class:`~cnsim.exceptions.ConfigError` before
         anything is written. A previous result the user has added files to is refused too, unless
         ``force``: then cnsim's files are replaced and the others kept."""
-        from cnsim.results.outdir import check, commit_output, open_output, write_failure
 
         check(out, force=force, field="out")
         tmp = open_output(out)
@@ -197,7 +197,7 @@ class Result:
         """Everything but the tables: summary, resolved scenario, plots, and the manifest last."""
         _write_text(d / "summary.json", json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
         _write_text(d / "resolved-config.toml", self.config_toml)
-        from cnsim.results.stream import summary_table
+        from cnsim.results.stream import summary_table  # pyarrow and numpy
 
         fast = summary_table(flat_summary(self.summary))  # without pandas when the values allow it
         if fast is not None:
@@ -207,7 +207,7 @@ class Result:
         else:
             _write_parquet(self.summary_frame(), d / "summary.parquet")
         if plots:
-            from cnsim.results.plot import save_plots
+            from cnsim.results.plot import save_plots  # matplotlib: only when plotting
 
             save_plots(self, d / "plots")
         files = {}

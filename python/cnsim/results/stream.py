@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from cnsim.results.slowdown import Ideal
 
 CHUNK_ROWS = 1 << 15
 """Buffered series rows that make a batch (one row group per table) once a run is under way."""
@@ -354,7 +355,6 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
     thread writes them. The other tables (``flows``, ``queues``, ...) are returned, not written.
     """
     limit = CHUNK_ROWS if chunk_rows is None else chunk_rows
-    from cnsim.results.slowdown import Ideal
 
     sim = engine.Simulation(ir_json)
     statics = sim.static_tables()

@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 from cnsim.scenario.quantities import Duration, Name, Rate, RateOrZero, Size, Time
 from cnsim.scenario.units import format_quantity
 from cnsim.scenario.topology import BufferPolicy, HostSpec, LinkSpec, Strict, SwitchSpec
+from cnsim.workloads import BUNDLED
 
 HostSelector = Union[str, list[Name]]
 DEFAULT_XM_PS = 1_200_000
@@ -290,8 +291,6 @@ class Workload(_Generator):
 
     @model_validator(mode="after")
     def _cdf(self):
-        from cnsim.workloads import BUNDLED
-
         if self.cdf not in BUNDLED and not self.cdf.endswith(".cdf") and "/" not in self.cdf:
             raise ValueError(f"cdf: unknown workload {self.cdf!r}; bundled: {', '.join(BUNDLED)}, or a path to a "
                              ".cdf file")
