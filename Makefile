@@ -70,10 +70,11 @@ test: $(STAMP)
 	$(PYTEST)
 
 # Lint, as CI runs it (inside `make test`). Code checks: clippy on every target with warnings as errors (the
-# lints allowed for the engine, with their reasons, are in Cargo.toml [workspace.lints]) and ruff check (rules in
-# pyproject.toml [tool.ruff]). Format checks: cargo fmt (rustfmt.toml) and ruff format, which change nothing and
-# fail on a difference (`cargo fmt --all` and `ruff format` apply them). stubtest checks python/cnsim/_core.pyi
-# against the built extension (`make build` first).
+# lints allowed for the engine, with their reasons, are in Cargo.toml [workspace.lints]), ruff check (rules in
+# pyproject.toml [tool.ruff]) and mypy on the typed modules ([tool.mypy]). Format checks: cargo fmt
+# (rustfmt.toml) and ruff format, which change nothing and fail on a difference (`cargo fmt --all` and
+# `ruff format` apply them). stubtest checks python/cnsim/_core.pyi against the built extension
+# (`make build` first).
 RUFF := $(VENV)/bin/ruff
 
 lint: lint-code lint-format stubtest
@@ -81,6 +82,7 @@ lint: lint-code lint-format stubtest
 lint-code: $(STAMP)
 	$(CARGO) clippy --all-targets --quiet -- -D warnings
 	$(RUFF) check --quiet .
+	$(PY) -m mypy
 
 lint-format: $(STAMP)
 	$(CARGO) fmt --all --check
