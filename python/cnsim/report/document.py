@@ -74,6 +74,116 @@ def _label(study: dict, name: str) -> str:
     return study["sweeps"].get(name, {}).get("label") or name
 
 
+def _draw_queue(ax, study: dict, fig: dict, sdir: Path, ran: list[str]) -> bool:
+    """A ``queue`` figure: the selected queue (or the largest) over time, a line per sweep; True if drawn."""
+    drew = False
+    a, _, b = (fig.get("select") or "").partition(">")
+    for n in ran:
+        q = _read(_first_ok_run(sdir / n), "queue_ts")
+        if q.empty:
+            continue
+        if a:
+            q = q[(q["switch"].astype(str) == a) & (q["port"].astype(str) == b)]
+        else:
+            q = q.groupby("t_s", as_index=False)["bytes"].max()
+        ax.plot(q["t_s"] * 1e3, q["bytes"] / 1e3, label=_label(study, n), lw=0.9)
+        drew = drew or not q.empty
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel(f"queue {fig.get('select') or '(max)'} (KB)")
+    return drew
+
+
+def _draw_throughput(ax, study: dict, fig: dict, sdir: Path, ran: list[str], kind: str) -> bool:
+    """A ``throughput`` or ``rate`` figure: per flow or aggregate, a line per sweep; True if drawn."""
+    drew = False
+    table, col = ("flow_tp", "bps") if kind == "throughput" else ("rp_rate", "rate_bps")
+    for n in ran:
+        t = _read(_first_ok_run(sdir / n), table)
+        if t.empty:
+            continue
+        if kind == "rate" or fig.get("per_flow"):
+            for (src, dst), g in t.groupby([t["src"].astype(str), t["dst"].astype(str)], sort=True):
+                if g[col].notna().any():
+                    ax.plot(g["t_s"] * 1e3, g[col] / 1e9, lw=0.8, label=f"{src}→{dst}")
+                    drew = True
+        else:
+            # the aggregate series counts every flow (flow_tp holds observe.flow_series flows)
+            tot = _read(_first_ok_run(sdir / n), "throughput_ts") if kind == "throughput" else t
+            tot = t if tot.empty else tot
+            agg = tot if "flow" not in tot else tot.groupby("t_s", as_index=False)[col].sum()
+            ax.plot(agg["t_s"] * 1e3, agg[col] / 1e9, lw=0.9, label=_label(study, n))
+            drew = True
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("throughput (Gb/s)" if kind == "throughput" else "RP rate (Gb/s)")
+    return drew
+
+
+def _draw_fct(ax, study: dict, sdir: Path, ran: list[str]) -> bool:
+    """An ``fct`` figure: the CDF of completed transfers' FCT, a line per sweep; True if drawn."""
+    drew = False
+    for n in ran:
+        t = _read(_first_ok_run(sdir / n), "fct")
+        if t.empty:
+            continue
+        t = t[(t["completed"] == 1) & (t["bad"] == 0)]
+        fct = ((t["end_s"] - t["start_s"]) * 1e6).sort_values()
+        if fct.empty:
+            continue
+        ax.step(fct.values, (pd.RangeIndex(1, len(fct) + 1) / len(fct)), where="post", lw=0.9,
+                label=_label(study, n))
+        drew = True
+    ax.set_xscale("log")
+    ax.set_xlabel("flow completion time (µs)")
+    ax.set_ylabel("CDF")
+    return drew
+
+
+def _draw_fairness(ax, study: dict, sdir: Path, ran: list[str]) -> bool:
+    """A ``fairness`` figure: Jain's index per sweep, mean ± 95 % CI; True if drawn."""
+    drew = False
+    labels, means, errs = [], [], []
+    for n in ran:
+        p = sdir / n / "runs.parquet"
+        if not p.exists():
+            continue
+        r = pd.read_parquet(p)
+        v = r[r["status"] == "ok"]["fairness.jain"].dropna()
+        if v.empty:
+            continue
+        labels.append(_label(study, n))
+        means.append(v.mean())
+        errs.append(_half(v))
+    if labels:
+        ax.bar(range(len(labels)), means, yerr=errs, color="#68a", capsize=4)
+        ax.set_xticks(range(len(labels)), labels, rotation=15, ha="right", fontsize=7)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("Jain's fairness index")
+        drew = True
+    return drew
+
+
+def _draw_cells(ax, study: dict, fig: dict) -> tuple[bool, bool]:
+    """A ``cells`` figure: published values beside cnsim's per cell of a column; (drawn, cnsim values all missing)."""
+    drew, missing = False, False
+    cells = [c for c in study["cells"] if c["column"] == fig.get("column")]
+    if cells:
+        x = range(len(cells))
+        pub = [c["published"] for c in cells]
+        sim = [c["mean"] if c["mean"] is not None else float("nan") for c in cells]
+        err = [c["ci95"] or 0 for c in cells]
+        ax.bar([i - 0.2 for i in x], pub, width=0.4, label="published", color="#bbb")
+        ax.bar([i + 0.2 for i in x], sim, width=0.4, yerr=err, label="cnsim (mean ± 95 % CI)",
+               color="#47a", capsize=3)
+        ax.set_xticks(list(x), [c["row"] for c in cells], rotation=20, ha="right", fontsize=7)
+        ax.set_ylabel(fig.get("column"))
+        if fig.get("log"):
+            ax.set_yscale("log")
+        drew = True
+        if all(math.isnan(s) for s in sim):
+            missing = True
+    return drew, missing
+
+
 def make_figure(study: dict, fig: dict, sdir: Path) -> tuple[bytes | None, str]:
     """(PNG bytes or None, note) for one declared figure."""
     kind = fig["kind"]
@@ -88,90 +198,17 @@ def make_figure(study: dict, fig: dict, sdir: Path) -> tuple[bytes | None, str]:
     drew = False
     try:
         if kind == "queue":
-            a, _, b = (fig.get("select") or "").partition(">")
-            for n in ran:
-                q = _read(_first_ok_run(sdir / n), "queue_ts")
-                if q.empty:
-                    continue
-                if a:
-                    q = q[(q["switch"].astype(str) == a) & (q["port"].astype(str) == b)]
-                else:
-                    q = q.groupby("t_s", as_index=False)["bytes"].max()
-                ax.plot(q["t_s"] * 1e3, q["bytes"] / 1e3, label=_label(study, n), lw=0.9)
-                drew = drew or not q.empty
-            ax.set_xlabel("time (ms)")
-            ax.set_ylabel(f"queue {fig.get('select') or '(max)'} (KB)")
+            drew = _draw_queue(ax, study, fig, sdir, ran)
         elif kind in ("throughput", "rate"):
-            table, col = ("flow_tp", "bps") if kind == "throughput" else ("rp_rate", "rate_bps")
-            for n in ran:
-                t = _read(_first_ok_run(sdir / n), table)
-                if t.empty:
-                    continue
-                if kind == "rate" or fig.get("per_flow"):
-                    for (src, dst), g in t.groupby([t["src"].astype(str), t["dst"].astype(str)], sort=True):
-                        if g[col].notna().any():
-                            ax.plot(g["t_s"] * 1e3, g[col] / 1e9, lw=0.8, label=f"{src}→{dst}")
-                            drew = True
-                else:
-                    # the aggregate series counts every flow (flow_tp holds observe.flow_series flows)
-                    tot = _read(_first_ok_run(sdir / n), "throughput_ts") if kind == "throughput" else t
-                    tot = t if tot.empty else tot
-                    agg = tot if "flow" not in tot else tot.groupby("t_s", as_index=False)[col].sum()
-                    ax.plot(agg["t_s"] * 1e3, agg[col] / 1e9, lw=0.9, label=_label(study, n))
-                    drew = True
-            ax.set_xlabel("time (ms)")
-            ax.set_ylabel("throughput (Gb/s)" if kind == "throughput" else "RP rate (Gb/s)")
+            drew = _draw_throughput(ax, study, fig, sdir, ran, kind)
         elif kind == "fct":
-            for n in ran:
-                t = _read(_first_ok_run(sdir / n), "fct")
-                if t.empty:
-                    continue
-                t = t[(t["completed"] == 1) & (t["bad"] == 0)]
-                fct = ((t["end_s"] - t["start_s"]) * 1e6).sort_values()
-                if fct.empty:
-                    continue
-                ax.step(fct.values, (pd.RangeIndex(1, len(fct) + 1) / len(fct)), where="post", lw=0.9,
-                        label=_label(study, n))
-                drew = True
-            ax.set_xscale("log")
-            ax.set_xlabel("flow completion time (µs)")
-            ax.set_ylabel("CDF")
+            drew = _draw_fct(ax, study, sdir, ran)
         elif kind == "fairness":
-            labels, means, errs = [], [], []
-            for n in ran:
-                p = sdir / n / "runs.parquet"
-                if not p.exists():
-                    continue
-                r = pd.read_parquet(p)
-                v = r[r["status"] == "ok"]["fairness.jain"].dropna()
-                if v.empty:
-                    continue
-                labels.append(_label(study, n))
-                means.append(v.mean())
-                errs.append(_half(v))
-            if labels:
-                ax.bar(range(len(labels)), means, yerr=errs, color="#68a", capsize=4)
-                ax.set_xticks(range(len(labels)), labels, rotation=15, ha="right", fontsize=7)
-                ax.set_ylim(0, 1.05)
-                ax.set_ylabel("Jain's fairness index")
-                drew = True
+            drew = _draw_fairness(ax, study, sdir, ran)
         elif kind == "cells":
-            cells = [c for c in study["cells"] if c["column"] == fig.get("column")]
-            if cells:
-                x = range(len(cells))
-                pub = [c["published"] for c in cells]
-                sim = [c["mean"] if c["mean"] is not None else float("nan") for c in cells]
-                err = [c["ci95"] or 0 for c in cells]
-                ax.bar([i - 0.2 for i in x], pub, width=0.4, label="published", color="#bbb")
-                ax.bar([i + 0.2 for i in x], sim, width=0.4, yerr=err, label="cnsim (mean ± 95 % CI)",
-                       color="#47a", capsize=3)
-                ax.set_xticks(list(x), [c["row"] for c in cells], rotation=20, ha="right", fontsize=7)
-                ax.set_ylabel(fig.get("column"))
-                if fig.get("log"):
-                    ax.set_yscale("log")
-                drew = True
-                if all(math.isnan(s) for s in sim):
-                    note = (note + "; " if note else "") + "cnsim values not available"
+            drew, no_values = _draw_cells(ax, study, fig)
+            if no_values:
+                note = (note + "; " if note else "") + "cnsim values not available"
         if not drew:
             return None, note or "no data"
         ax.grid(alpha=0.3)
@@ -423,6 +460,106 @@ def _overview_row(v: dict) -> list[str]:
             f"{v['holds']} / {v['claims']}"]
 
 
+def _report_head(studies: list[dict], prov: dict, h: list[str], m: list[str]) -> None:
+    """Title, provenance, the overview of every study and the verdict legend."""
+    title = "cnsim — reproduction of the 802.1Qau seed studies"
+    h.append(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
+             f"<style>{CSS}</style></head><body>")
+    h.append(f"<h1>{title}</h1>")
+    m.append(f"# {title}\n")
+    prov_line = (f"cnsim {prov['cnsim']}, engine {prov.get('core')}, git {prov.get('git')}, generated "
+                 f"{prov['generated']}" + (", **quick (reduced) configuration**" if prov.get("run_with", {}).get("quick")
+                                           else ""))
+    h.append(f"<p class='prov' id='provenance'>Provenance: {_html.escape(prov_line).replace('**', '')}</p>")
+    m.append(f"Provenance: {prov_line}\n")
+    overview(studies, h, m)
+    legend = verdict_legend(studies)
+    h.append(f"<p class='legend' id='legend'>{_html.escape(legend).replace('**', '')}</p>")
+    m.append(legend + "\n")
+
+
+def _study_tables(s: dict, h: list[str], m: list[str]) -> None:
+    """A study's published numbers beside cnsim's, a table per published table."""
+    sid = s["id"]
+    reps = f"cnsim: mean ± 95 % CI over {replications_text(s)}"
+    h.append(f"<h3 id='{sid}-tables'>Published vs cnsim</h3><p class='legend'>{_html.escape(reps)}; "
+             "verdicts as in the <a href='#legend'>legend</a>.</p>")
+    m.append(f"### Published vs cnsim\n\n{reps}; verdicts as in the legend under the overview.\n")
+    if not s["cells"]:
+        h.append("<p>No published numbers (graphs only).</p>")
+        m.append("No published numbers (graphs only).\n")
+    for tname, cells in cell_rows(s).items():
+        h.append(f"<h4>{_html.escape(tname)}</h4><table><tr><th class='l'>row</th><th class='l'>column</th>"
+                 "<th>published</th><th>band ±</th><th>cnsim mean ± 95 % CI</th><th>verdict</th>"
+                 "<th class='l'>note</th></tr>")
+        m.append(f"#### {tname}\n\n| row | column | published | band ± | cnsim mean ± 95 % CI | verdict | note |\n"
+                 "|---|---|---|---|---|---|---|")
+        for c in cells:
+            cls = VERDICT_CLASS.get(c["verdict"], "na")
+            h.append(f"<tr class='{cls}'><td class='l'>{_html.escape(c['row'])}</td><td class='l'>"
+                     f"{_html.escape(c['column'])}</td><td>{fmt(c['published'])}</td><td>{fmt(c['band_half'])}</td>"
+                     f"<td>{sim_text(c)}</td><td class='verdict'>{c['verdict']}</td><td class='l'>"
+                     f"{_html.escape(comment(c))}</td></tr>")
+            m.append(f"| {c['row']} | {c['column']} | {fmt(c['published'])} | {fmt(c['band_half'])} | "
+                     f"{sim_text(c)} | {c['verdict']} | {comment(c)} |")
+        h.append("</table>")
+        m.append("")
+
+
+def _study_figures(s: dict, sdir: Path, figdir: Path, h: list[str], m: list[str]) -> None:
+    """A study's declared figures, embedded in the HTML and written beside the Markdown."""
+    sid = s["id"]
+    h.append(f"<h3 id='{sid}-figures'>Figures</h3>")
+    m.append("### Figures\n")
+    for i, fig in enumerate(s.get("figures", [])):
+        png, note = make_figure(s, fig, sdir)
+        cap = fig["title"] + (f" — cf. {fig['seed_figure']}" if fig.get("seed_figure") else "")
+        if png is None:
+            h.append(f"<figure><figcaption>{_html.escape(cap)} — {_html.escape(note)}</figcaption></figure>")
+            m.append(f"- {cap}: {note}\n")
+            continue
+        name = f"{sid}-{i:02d}-{fig['kind']}.png"
+        (figdir / name).write_bytes(png)
+        b64 = base64.b64encode(png).decode()
+        h.append(f"<figure><img alt='{_html.escape(fig['title'])}' src='data:image/png;base64,{b64}'>"
+                 f"<figcaption>{_html.escape(cap)}{(' — ' + _html.escape(note)) if note else ''}</figcaption></figure>")
+        m.append(f"![{fig['title']}](figures/{name})\n\n*{cap}*{(' — ' + note) if note else ''}\n")
+
+
+def _study_sweeps(s: dict, h: list[str], m: list[str]) -> None:
+    """A study's sweeps: scenario, scheme, replications, seeds, overrides and status."""
+    sid = s["id"]
+    h.append(f"<h3 id='{sid}-parameters'>Sweeps, parameters and seeds</h3><table><tr><th class='l'>sweep</th>"
+             "<th class='l'>scenario</th><th class='l'>scheme</th><th>replications</th><th>seed</th>"
+             "<th class='l'>overrides</th><th class='l'>status</th></tr>")
+    m.append("### Sweeps, parameters and seeds\n\n| sweep | scenario | scheme | replications | seed | overrides | status |\n"
+             "|---|---|---|---|---|---|---|")
+    for name, e in s["sweeps"].items():
+        over = ", ".join(f"{k}={v}" for k, v in {**(e.get("set") or {}), **(e.get("parameters") or {})}.items())
+        status = e["reason"] or f"ran: {e.get('total', 0)} runs, {e.get('failed', 0)} failed"
+        seeds = ", ".join(str(x) for x in e.get("seed", []) or [])
+        cls = "na" if e["reason"] else ("bad" if e.get("failed") else "")
+        h.append(f"<tr class='{cls}'><td class='l'>{_html.escape(name)}</td><td class='l'><code>{_html.escape(e['base'])}"
+                 f"</code></td><td class='l'>{e.get('scheme')}</td><td>{e.get('replications', '–')}</td>"
+                 f"<td>{seeds or '–'}</td><td class='l'>{_html.escape(over)}</td><td class='l'>"
+                 f"{_html.escape(status)}</td></tr>")
+        m.append(f"| {name} | `{e['base']}` | {e.get('scheme')} | {e.get('replications', '–')} | {seeds or '–'} | "
+                 f"{over} | {status} |")
+    h.append("</table>")
+    m.append("")
+
+
+def _report_method(h: list[str], m: list[str]) -> None:
+    """The closing section: how the means, intervals and seeds are made."""
+    h.append("<h2 id='method'>Method</h2><p>Each cnsim value is the mean over the replications of the sweep; "
+             "± is the 95 % Student-t half-width. Replication k uses the same master seed with "
+             "<code>run.replication = k</code> at every configuration (common random numbers). The verdicts "
+             "are defined in the <a href='#legend'>legend</a> under the overview.</p></body></html>")
+    m.append("## Method\n\nEach cnsim value is the mean over the replications; ± is the 95 % Student-t half-width. "
+             "Replication k uses the same master seed with `run.replication = k` at every configuration (common "
+             "random numbers). The verdicts are defined in the legend under the overview.\n")
+
+
 def write_report(out: str | Path) -> tuple[Path, Path]:
     """Write ``DIR/report/report.html`` and ``DIR/report/report.md`` (+ ``DIR/report/figures/*.png``)."""
 
@@ -439,93 +576,18 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
     prov = _provenance(out)
     h: list[str] = []
     m: list[str] = []
-    title = "cnsim — reproduction of the 802.1Qau seed studies"
-    h.append(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
-             f"<style>{CSS}</style></head><body>")
-    h.append(f"<h1>{title}</h1>")
-    m.append(f"# {title}\n")
-    prov_line = (f"cnsim {prov['cnsim']}, engine {prov.get('core')}, git {prov.get('git')}, generated "
-                 f"{prov['generated']}" + (", **quick (reduced) configuration**" if prov.get("run_with", {}).get("quick")
-                                           else ""))
-    h.append(f"<p class='prov' id='provenance'>Provenance: {_html.escape(prov_line).replace('**', '')}</p>")
-    m.append(f"Provenance: {prov_line}\n")
-    overview(studies, h, m)
-    legend = verdict_legend(studies)
-    h.append(f"<p class='legend' id='legend'>{_html.escape(legend).replace('**', '')}</p>")
-    m.append(legend + "\n")
+    _report_head(studies, prov, h, m)
     for s in studies:
         sid = s["id"]
         sdir = out / sid
         h.append(f"<h2 id='{sid}' class='study'>{sid}: {_html.escape(s['title'])}</h2>")
         h.append(f"<p>Source: {_html.escape(s['source'])}. Model: model reference {_html.escape(s['spec'])} (docs/model-reference.md).</p>")
         m.append(f"## {sid}: {s['title']}\n\nSource: {s['source']}. Model: model reference {s['spec']} (docs/model-reference.md).\n")
-        # tables
-        reps = f"cnsim: mean ± 95 % CI over {replications_text(s)}"
-        h.append(f"<h3 id='{sid}-tables'>Published vs cnsim</h3><p class='legend'>{_html.escape(reps)}; "
-                 "verdicts as in the <a href='#legend'>legend</a>.</p>")
-        m.append(f"### Published vs cnsim\n\n{reps}; verdicts as in the legend under the overview.\n")
-        if not s["cells"]:
-            h.append("<p>No published numbers (graphs only).</p>")
-            m.append("No published numbers (graphs only).\n")
-        for tname, cells in cell_rows(s).items():
-            h.append(f"<h4>{_html.escape(tname)}</h4><table><tr><th class='l'>row</th><th class='l'>column</th>"
-                     "<th>published</th><th>band ±</th><th>cnsim mean ± 95 % CI</th><th>verdict</th>"
-                     "<th class='l'>note</th></tr>")
-            m.append(f"#### {tname}\n\n| row | column | published | band ± | cnsim mean ± 95 % CI | verdict | note |\n"
-                     "|---|---|---|---|---|---|---|")
-            for c in cells:
-                cls = VERDICT_CLASS.get(c["verdict"], "na")
-                h.append(f"<tr class='{cls}'><td class='l'>{_html.escape(c['row'])}</td><td class='l'>"
-                         f"{_html.escape(c['column'])}</td><td>{fmt(c['published'])}</td><td>{fmt(c['band_half'])}</td>"
-                         f"<td>{sim_text(c)}</td><td class='verdict'>{c['verdict']}</td><td class='l'>"
-                         f"{_html.escape(comment(c))}</td></tr>")
-                m.append(f"| {c['row']} | {c['column']} | {fmt(c['published'])} | {fmt(c['band_half'])} | "
-                         f"{sim_text(c)} | {c['verdict']} | {comment(c)} |")
-            h.append("</table>")
-            m.append("")
+        _study_tables(s, h, m)
         claims_section(s, h, m, figdir)
-        # figures
-        h.append(f"<h3 id='{sid}-figures'>Figures</h3>")
-        m.append("### Figures\n")
-        for i, fig in enumerate(s.get("figures", [])):
-            png, note = make_figure(s, fig, sdir)
-            cap = fig["title"] + (f" — cf. {fig['seed_figure']}" if fig.get("seed_figure") else "")
-            if png is None:
-                h.append(f"<figure><figcaption>{_html.escape(cap)} — {_html.escape(note)}</figcaption></figure>")
-                m.append(f"- {cap}: {note}\n")
-                continue
-            name = f"{sid}-{i:02d}-{fig['kind']}.png"
-            (figdir / name).write_bytes(png)
-            b64 = base64.b64encode(png).decode()
-            h.append(f"<figure><img alt='{_html.escape(fig['title'])}' src='data:image/png;base64,{b64}'>"
-                     f"<figcaption>{_html.escape(cap)}{(' — ' + _html.escape(note)) if note else ''}</figcaption></figure>")
-            m.append(f"![{fig['title']}](figures/{name})\n\n*{cap}*{(' — ' + note) if note else ''}\n")
-        # sweeps / parameters
-        h.append(f"<h3 id='{sid}-parameters'>Sweeps, parameters and seeds</h3><table><tr><th class='l'>sweep</th>"
-                 "<th class='l'>scenario</th><th class='l'>scheme</th><th>replications</th><th>seed</th>"
-                 "<th class='l'>overrides</th><th class='l'>status</th></tr>")
-        m.append("### Sweeps, parameters and seeds\n\n| sweep | scenario | scheme | replications | seed | overrides | status |\n"
-                 "|---|---|---|---|---|---|---|")
-        for name, e in s["sweeps"].items():
-            over = ", ".join(f"{k}={v}" for k, v in {**(e.get("set") or {}), **(e.get("parameters") or {})}.items())
-            status = e["reason"] or f"ran: {e.get('total', 0)} runs, {e.get('failed', 0)} failed"
-            seeds = ", ".join(str(x) for x in e.get("seed", []) or [])
-            cls = "na" if e["reason"] else ("bad" if e.get("failed") else "")
-            h.append(f"<tr class='{cls}'><td class='l'>{_html.escape(name)}</td><td class='l'><code>{_html.escape(e['base'])}"
-                     f"</code></td><td class='l'>{e.get('scheme')}</td><td>{e.get('replications', '–')}</td>"
-                     f"<td>{seeds or '–'}</td><td class='l'>{_html.escape(over)}</td><td class='l'>"
-                     f"{_html.escape(status)}</td></tr>")
-            m.append(f"| {name} | `{e['base']}` | {e.get('scheme')} | {e.get('replications', '–')} | {seeds or '–'} | "
-                     f"{over} | {status} |")
-        h.append("</table>")
-        m.append("")
-    h.append("<h2 id='method'>Method</h2><p>Each cnsim value is the mean over the replications of the sweep; "
-             "± is the 95 % Student-t half-width. Replication k uses the same master seed with "
-             "<code>run.replication = k</code> at every configuration (common random numbers). The verdicts "
-             "are defined in the <a href='#legend'>legend</a> under the overview.</p></body></html>")
-    m.append("## Method\n\nEach cnsim value is the mean over the replications; ± is the 95 % Student-t half-width. "
-             "Replication k uses the same master seed with `run.replication = k` at every configuration (common "
-             "random numbers). The verdicts are defined in the legend under the overview.\n")
+        _study_figures(s, sdir, figdir, h, m)
+        _study_sweeps(s, h, m)
+    _report_method(h, m)
 
     html_path, md_path = rdir / "report.html", rdir / "report.md"
     atomic_write_text(html_path, "\n".join(h) + "\n")
