@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 import cnsim.api as api
+from cnsim import schemes
 from cnsim.compile.compiler import compile_ir
 from cnsim.exceptions import ConfigWarning
 
@@ -59,6 +60,12 @@ def main() -> None:
         path = out / f"{case}.ir.json"
         path.write_text(ir_text(case))
         print(f"wrote {path.relative_to(ROOT)}")
+    # every scheme's default parameters as the engine reads them (net/queues.rs tests build IRs with them)
+    params = {name: {"scheme": name, "params": s.to_ir(s.params())} for name, s in sorted(schemes.SCHEMES.items())
+              if name != "none"}
+    path = out / "cm-params.json"
+    path.write_text(json.dumps(params, sort_keys=True, indent=1) + "\n")
+    print(f"wrote {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
