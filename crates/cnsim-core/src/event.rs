@@ -511,8 +511,23 @@ impl EventQueue {
     /// Schedule `ev` at `t`.
     #[inline(always)]
     pub fn push(&mut self, t: SimTime, ev: Event) {
+        let key = self.next_key(t, ev.class());
+        self.push_key(key, ev)
+    }
+    /// The key `ev` would get if it were pushed now to fall due at `t`, without pushing it: an event
+    /// that may turn out not to be needed (a PAUSE refresh superseded before it falls due) keeps its
+    /// place among the events of its instant when it is pushed later with
+    /// [`EventQueue::push_key`], as if it had been pushed now.
+    #[inline]
+    pub fn reserve(&mut self, t: SimTime, ev: &Event) -> u128 {
+        self.next_key(t, ev.class())
+    }
+    /// Push `ev` with a key from [`EventQueue::reserve`] for an event of its class, due after the
+    /// event being processed.
+    #[inline(always)]
+    pub fn push_key(&mut self, key: u128, ev: Event) {
         let class = ev.class();
-        let key = self.next_key(t, class);
+        debug_assert_eq!((key as u64) >> 60, class, "a key of the event's class");
         // the variant is known where an event is made: the compiler folds this choice away
         match class {
             0 | 1 => self.near.push(key, ev),
