@@ -234,6 +234,7 @@ def test_partial_last_segments_over_tcp_write_the_flows_bytes():
     assert sum(f["acked_bytes"] for f in res.summary["flows"]) == 2 * 5000
 
 
+@pytest.mark.extensive  # two k = 8 fat-tree runs
 def test_switch_wide_pause_deadlocks_the_k8_fat_tree_and_the_watchdog_recovers_it():
     """802.3x PAUSE that stops every input of a switch couples all its ports: the k = 8 fat tree under
     WebSearch freezes within a millisecond. The end-of-run report finds a cycle of stuck ports, each

@@ -1,4 +1,4 @@
-"""DCQCN (spec §7) end to end: variant defaults, fair-share convergence on a single bottleneck, CNP
+"""DCQCN (model reference §7) end to end: variant defaults, fair-share convergence on a single bottleneck, CNP
 pacing, seed scenarios. Marking curve, α update and rate decrease are unit-tested in
 ``crates/cnsim-core/src/cm/dcqcn.rs``.
 """

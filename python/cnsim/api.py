@@ -155,7 +155,9 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     """Run one scenario and return its :class:`Result` (also saved into ``out`` when given).
 
     ``seed`` replaces ``run.seed``; ``overrides`` maps dotted paths to values as ``--set`` does.
-    ``out`` must be new, empty or a previous cnsim result (``force=True`` replaces any folder).
+    ``out`` must be new, empty or a previous cnsim result (a symbolic link to one is followed); a previous
+    result holding files cnsim did not write needs ``force=True``, which replaces cnsim's files and keeps
+    the others (see :mod:`cnsim.outdir`).
     ``progress`` is called with the simulated time in seconds between chunks of the run (and its
     ``writing()``, if it has one, when a run with ``out`` starts writing; see :data:`Progress`).
     The time series and FCT rows go to Parquet as the run goes, written by a thread beside the engine:
@@ -177,7 +179,7 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     # the time series go to Parquet as the run goes, written beside the engine (memory independent of
     # the run's length); without `out`, into a temporary folder the Result reads its tables from
     from cnsim import stream  # pyarrow and numpy: imported before the clock of wall_s starts
-    from cnsim.results import open_output
+    from cnsim.outdir import open_output
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
     tmp = None
@@ -193,6 +195,11 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
             raise _scenario_error(exc, ir) from None
         if isinstance(exc, engine.InvariantError):
             raise InvariantError(str(exc)) from None
+        if out is not None:
+            from cnsim.outdir import write_failure  # the streamed tables could not be written
+
+            if (failure := write_failure(exc, out)) is not None:
+                raise failure from None
         raise
     wall = time.perf_counter() - t0
     # after the run, not during it: the subprocesses' fork would compete with the engine (wall_s)
@@ -218,14 +225,18 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         "sim_time_s": summary.get("sim_time_s"),
     }
     try:
-        return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots)
-    except BaseException:
+        return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots, force)
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        from cnsim.outdir import write_failure
+
+        if out is not None and (failure := write_failure(exc, out)) is not None:
+            raise failure from None
         raise
 
 
 def _save_streamed(tmp: Path, out: str | os.PathLike[str] | None, tables: Mapping[str, Any], result: Result,
-                   plots: bool) -> Result:
+                   plots: bool, force: bool = False) -> Result:
     """Write the tables the engine returned at the end of a streamed run beside its series and FCT
     rows, then the summary, plots and manifest, and move the folder to ``out``; the Result reads its
     tables from there."""
@@ -233,7 +244,8 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str] | None, tables: Mappin
     import pyarrow.parquet as pq
 
     from cnsim import slowdown, stream
-    from cnsim.results import TablesOnDisk, _write_parquet, commit_output, queue_cdf_table
+    from cnsim.outdir import commit_output
+    from cnsim.results import TablesOnDisk, _write_parquet, queue_cdf_table
 
     pq.write_table(queue_cdf_table(result.summary), tmp / "queue_cdf.parquet")
     # without pandas (a short run starts and ends fast) unless the flow rows are uneven
@@ -256,5 +268,5 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str] | None, tables: Mappin
         weakref.finalize(result.tables, shutil.rmtree, str(tmp), True)  # with the last reader of the folder
         return result
     result.write_rest(tmp, plots)
-    result.tables = TablesOnDisk(commit_output(tmp, out))
+    result.tables = TablesOnDisk(commit_output(tmp, out, force))
     return result

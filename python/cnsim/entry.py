@@ -1,7 +1,8 @@
 """The ``cnsim`` command's entry point: what must happen before anything heavy is imported.
 
 ``cnsim --version`` answers here without loading the CLI (typer, pydantic, the scenario models); every
-other command goes to :func:`cnsim.cli.main`.
+other command goes to :func:`cnsim.cli.main`. Loading the CLI's modules takes a few tenths of a
+second: a Ctrl-C then is one line and exit status 130, as at any later moment, not a traceback.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ def main() -> None:
 
         print(f"cnsim {__version__}")
         return
-    from cnsim.cli import main as cli_main
-
+    try:
+        from cnsim.cli import main as cli_main
+    except KeyboardInterrupt:
+        # os._exit: the interpreter's own exit after a KeyboardInterrupt re-raises SIGINT (status -2)
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
+        os._exit(130)
     cli_main()

@@ -21,204 +21,18 @@ use std::collections::VecDeque;
 /// Build the network of a validated IR and schedule its first events.
 pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     let scheme = cm::registry(&ir.cm.scheme, &ir.cm.params)?;
-    let n = ir.nodes.len();
-    // ports and adjacency, in link order
-    let mut ports: Vec<Port> = Vec::with_capacity(2 * ir.links.len());
-    let mut node_ports: Vec<Vec<PortId>> = vec![Vec::new(); n];
-    for l in &ir.links {
-        let pa = PortId(ports.len() as u32);
-        let pb = PortId(pa.0 + 1);
-        let mut a = Port::new(NodeId(l.a), node_ports[l.a as usize].len() as u32, l.rate_bps, l.prop_ps);
-        let mut b = Port::new(NodeId(l.b), node_ports[l.b as usize].len() as u32, l.rate_bps, l.prop_ps);
-        a.peer = pb;
-        a.peer_node = NodeId(l.b);
-        b.peer = pa;
-        b.peer_node = NodeId(l.a);
-        ports.push(a);
-        ports.push(b);
-        node_ports[l.a as usize].push(pa);
-        node_ports[l.b as usize].push(pb);
-    }
-    // the same port numbering (link j: ports 2j, 2j + 1) as routing::adjacency
-    let (is_switch, adj) = adjacency(ir);
-    let mut routes = compute_routes(n, &is_switch, &adj);
-    let mut ecmp = if ir.ecmp { compute_ecmp(n, &is_switch, &adj, &routes) } else { vec![(Vec::new(), Vec::new()); n] };
-    let mut switches = Vec::new();
-    let mut switch_of = vec![NONE_U32; n];
-    let mut hosts = Vec::new();
-    let mut host_of = vec![NONE_U32; n];
-    let mut pause_enabled = false;
-    for (i, node) in ir.nodes.iter().enumerate() {
-        match node {
-            NodeIr::Switch { latency_ps, buffer, pause, ecn_threshold_bytes, .. } => {
-                switch_of[i] = switches.len() as u32;
-                pause_enabled |= !matches!(pause, PauseIr::None);
-                switches.push(Switch {
-                    node: NodeId(i as u32),
-                    ports: node_ports[i].clone(),
-                    latency_ps: *latency_ps,
-                    buffer: buffer.clone(),
-                    pause: SwitchPause::new(pause.clone(), policy_bytes(buffer)),
-                    total_bytes: 0,
-                    route: std::mem::take(&mut routes[i]),
-                    ecmp_offsets: std::mem::take(&mut ecmp[i].0),
-                    ecmp_ports: std::mem::take(&mut ecmp[i].1),
-                    ecn_threshold: *ecn_threshold_bytes,
-                    cells: if matches!(buffer, BufferIr::Partitioned { .. }) {
-                        vec![0; node_ports[i].len() * node_ports[i].len()]
-                    } else {
-                        Vec::new()
-                    },
-                    drops: 0,
-                });
-            }
-            NodeIr::Host { response_delay_ps, .. } => {
-                host_of[i] = hosts.len() as u32;
-                hosts.push(Host {
-                    node: NodeId(i as u32),
-                    port: node_ports[i][0],
-                    response_delay_ps: *response_delay_ps,
-                    flows: Vec::new(),
-                    first_flow: FlowId::NONE,
-                    rr_next: 0,
-                    ctrl_q: VecDeque::new(),
-                    wake_at: u64::MAX,
-                    backlogged: 0,
-                    active: Vec::new(),
-                    rp: None,
-                    reflector: None,
-                    info_idx: 0,
-                    free_locals: Vec::new(),
-                    prio0: 0,
-                    prio_mixed: false,
-                });
-            }
-        }
-    }
-    for p in ports.iter_mut() {
-        if let NodeIr::Switch { latency_ps, pause, .. } = &ir.nodes[p.peer_node.idx()] {
-            p.peer_is_switch = true;
-            p.peer_latency_ps = *latency_ps;
-            if matches!(pause, PauseIr::Pfc(_)) {
-                p.pfc = Some(Box::default()); // the port honours PFC from its peer
-            }
-        }
-        if let NodeIr::Switch { pause: PauseIr::Pfc(c), .. } = &ir.nodes[p.node.idx()] {
-            let mut pf = p.pfc.take().unwrap_or_default();
-            pf.headroom = c.headroom_bytes[p.index as usize];
-            p.pfc = Some(pf);
-        }
-    }
-    // flows
-    let mut flows = Vec::with_capacity(ir.flows.len());
-    for (i, f) in ir.flows.iter().enumerate() {
-        let h = &mut hosts[host_of[f.src as usize] as usize];
-        let local = h.flows.len() as u32;
-        h.flows.push(FlowId(i as u32));
-        if local == 0 {
-            h.first_flow = FlowId(i as u32);
-        }
-        if h.flows.len() > 64 * h.active.len() {
-            h.active.push(0);
-        }
-        if local == 0 {
-            h.prio0 = f.priority;
-        }
-        h.prio_mixed |= f.priority != h.prio0;
-        // a flow's destination must be reachable from its source's switch (a flow without one: each
-        // destination of its sources, below)
-        if let Some(d) = f.dst {
-            if !reachable(&ports, &switch_of, &switches, h.port, d) {
-                return Err(ScenarioError::field(format!("flows[{i}]"), "destination unreachable from source"));
-            }
-        }
-        let mut flow = Flow::new(NodeId(f.src), f.dst.map_or(NodeId::NONE, NodeId), f.frame_bytes, local);
-        flow.prio = f.priority;
-        if let TransportIr::Tcp(t) = &f.transport {
-            flow.tcp = Some(Box::new(TcpFlow::new(t, f.frame_bytes)));
-        }
-        flows.push(flow);
-    }
-    for (i, s) in ir.sources.iter().enumerate() {
-        let (Some(k), Some(&f)) = (s.dst_set, s.flows.first()) else { continue };
-        let src = ir.flows[f as usize].src;
-        let port = hosts[host_of[src as usize] as usize].port;
-        if let Some(j) = ir.dst_sets[k as usize].iter().position(|&d| d != src && !reachable(&ports, &switch_of, &switches, port, d)) {
-            return Err(ScenarioError::field(format!("dst_sets[{k}][{j}]"), format!("destination unreachable from sources[{i}]")));
-        }
-    }
-    let dst_sets: Vec<std::sync::Arc<[NodeId]>> = ir.dst_sets.iter().map(|set| set.iter().map(|&d| NodeId(d)).collect()).collect();
-    let flow_tcp: Vec<Option<crate::ir::TcpIr>> =
-        ir.flows.iter().map(|f| if let TransportIr::Tcp(t) = &f.transport { Some(t.clone()) } else { None }).collect();
-    // congestion points (one per switch egress port) with unique cpids
-    let mut cps = Vec::with_capacity(ports.len());
-    let mut cp_rngs = Vec::with_capacity(ports.len());
-    for (pi, p) in ports.iter_mut().enumerate() {
-        let s = switch_of[p.node.idx()];
-        if s == NONE_U32 {
-            cps.push(None);
-            cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | pi as u64));
-            continue;
-        }
-        let sw = &switches[s as usize];
-        let buffer_bytes = policy_bytes(&sw.buffer);
-        p.cpid = pi as u32 + 1;
-        p.q_hist = vec![0; 1]; // grows with the occupancy (net::port::Port::account_queue)
-        let info = PortInfo { port: PortId(pi as u32), switch: p.node, index: p.index, rate_bps: p.rate_bps, buffer_bytes, cpid: p.cpid };
-        // stream id from the (switch node, port index): stable under unrelated changes
-        cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | ((p.node.0 as u64) << 16) | p.index as u64));
-        cps.push(scheme.congestion_point(&info));
-    }
-    // hosts: RP, reflector
-    let rtts = base_rtts(ir);
-    let max_base_rtt_ps = rtts.iter().copied().max().unwrap_or(0).max(max_transfer_rtt(ir));
-    let mut host_infos = Vec::with_capacity(hosts.len());
-    let mut host_rngs = Vec::with_capacity(hosts.len());
-    let mut has_rp = false;
-    for (hi, h) in hosts.iter_mut().enumerate() {
-        let info = HostInfo {
-            host: h.node,
-            line_rate_bps: ports[h.port.idx()].rate_bps,
-            flows: h.flows.clone(),
-            flow_dst: h.flows.iter().map(|f| flows[f.idx()].dst).collect(),
-            flow_frame_bytes: h.flows.iter().map(|f| flows[f.idx()].frame_bytes).collect(),
-            flow_base_rtt_ps: h.flows.iter().map(|f| rtts[f.idx()]).collect(),
-            max_base_rtt_ps,
-        };
-        if !h.flows.is_empty() {
-            h.rp = scheme.reaction_point(&info);
-            has_rp |= h.rp.is_some();
-        }
-        h.reflector = scheme.reflector(&info);
-        h.info_idx = hi;
-        host_infos.push(info);
-        host_rngs.push(Stream::new(ir.seed, ir.replication, ns::HOST | h.node.0 as u64));
-    }
+    let mut nodes = Nodes::new(ir);
+    let flows = nodes.add_flows(ir)?;
+    nodes.check_destination_sets(ir)?;
+    let (cps, cp_rngs) = nodes.congestion_points(ir, scheme.as_ref());
+    let (host_infos, host_rngs, has_rp) = nodes.attach_hosts(ir, scheme.as_ref(), &flows);
+    let hotspots = nodes.hotspots(ir);
+    let Nodes { ports, switches, switch_of, hosts, host_of, pause_enabled, .. } = nodes;
     let host_nodes: Vec<NodeId> = hosts.iter().map(|h| h.node).collect();
     let source_nodes: Vec<NodeId> = hosts.iter().filter(|h| !h.flows.is_empty()).map(|h| h.node).collect();
-    let sources = ir
-        .sources
-        .iter()
-        .map(|s| {
-            let flows = s.flows.iter().map(|&f| FlowId(f)).collect();
-            let rng = Stream::new(ir.seed, ir.replication, ns::SOURCE | s.stream_id);
-            let own = s.flows.first().map_or(NodeId::NONE, |&f| NodeId(ir.flows[f as usize].src));
-            let mut src = Source::new(flows, s.start_ps, s.stop_ps, s.gate.clone(), s.process.clone(), rng);
-            if let Some(k) = s.dst_set {
-                src.set_destinations(dst_sets[k as usize].clone(), own);
-            }
-            src
-        })
-        .collect();
-    let mut hotspots = Vec::new();
-    for h in &ir.hotspots {
-        let port = node_ports[h.switch as usize]
-            .iter()
-            .copied()
-            .find(|p| ports[p.idx()].peer_node.0 == h.toward)
-            .expect("validated: toward is a neighbour");
-        hotspots.push((port, h.schedule.clone()));
-    }
+    let flow_tcp: Vec<Option<crate::ir::TcpIr>> =
+        ir.flows.iter().map(|f| if let TransportIr::Tcp(t) = &f.transport { Some(t.clone()) } else { None }).collect();
+    let sources = make_sources(ir);
     let n_kinds = scheme.message_types().len();
     let (scheme_wants_int, n_ports) = (scheme.wants_int(), ports.len());
     let series = ir.observe.flow_series.map_or(flows.len(), |n| (n as usize).min(flows.len()));
@@ -278,6 +92,254 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     };
     schedule_initial(&mut net);
     Ok(net)
+}
+
+/// Ports, switches and hosts as they are built, before the network takes them.
+struct Nodes {
+    ports: Vec<Port>,
+    /// Each node's ports, in link order.
+    node_ports: Vec<Vec<PortId>>,
+    switches: Vec<Switch>,
+    switch_of: Vec<u32>,
+    hosts: Vec<Host>,
+    host_of: Vec<u32>,
+    pause_enabled: bool,
+}
+
+impl Nodes {
+    /// Ports in link order (link j: ports 2j, 2j + 1, as `routing::adjacency` numbers them), the
+    /// switches with their routes and buffers, the hosts, and what each port knows of its peer.
+    fn new(ir: &Ir) -> Self {
+        let n = ir.nodes.len();
+        // ports and adjacency, in link order
+        let mut ports: Vec<Port> = Vec::with_capacity(2 * ir.links.len());
+        let mut node_ports: Vec<Vec<PortId>> = vec![Vec::new(); n];
+        for l in &ir.links {
+            let pa = PortId(ports.len() as u32);
+            let pb = PortId(pa.0 + 1);
+            let mut a = Port::new(NodeId(l.a), node_ports[l.a as usize].len() as u32, l.rate_bps, l.prop_ps);
+            let mut b = Port::new(NodeId(l.b), node_ports[l.b as usize].len() as u32, l.rate_bps, l.prop_ps);
+            a.peer = pb;
+            a.peer_node = NodeId(l.b);
+            b.peer = pa;
+            b.peer_node = NodeId(l.a);
+            ports.push(a);
+            ports.push(b);
+            node_ports[l.a as usize].push(pa);
+            node_ports[l.b as usize].push(pb);
+        }
+        // the same port numbering (link j: ports 2j, 2j + 1) as routing::adjacency
+        let (is_switch, adj) = adjacency(ir);
+        let mut routes = compute_routes(n, &is_switch, &adj);
+        let mut ecmp = if ir.ecmp { compute_ecmp(n, &is_switch, &adj, &routes) } else { vec![(Vec::new(), Vec::new()); n] };
+        let mut switches = Vec::new();
+        let mut switch_of = vec![NONE_U32; n];
+        let mut hosts = Vec::new();
+        let mut host_of = vec![NONE_U32; n];
+        let mut pause_enabled = false;
+        for (i, node) in ir.nodes.iter().enumerate() {
+            match node {
+                NodeIr::Switch { latency_ps, buffer, pause, ecn_threshold_bytes, .. } => {
+                    switch_of[i] = switches.len() as u32;
+                    pause_enabled |= !matches!(pause, PauseIr::None);
+                    switches.push(Switch {
+                        node: NodeId(i as u32),
+                        ports: node_ports[i].clone(),
+                        latency_ps: *latency_ps,
+                        buffer: buffer.clone(),
+                        pause: SwitchPause::new(pause.clone(), policy_bytes(buffer)),
+                        total_bytes: 0,
+                        route: std::mem::take(&mut routes[i]),
+                        ecmp_offsets: std::mem::take(&mut ecmp[i].0),
+                        ecmp_ports: std::mem::take(&mut ecmp[i].1),
+                        ecn_threshold: *ecn_threshold_bytes,
+                        cells: if matches!(buffer, BufferIr::Partitioned { .. }) {
+                            vec![0; node_ports[i].len() * node_ports[i].len()]
+                        } else {
+                            Vec::new()
+                        },
+                        drops: 0,
+                    });
+                }
+                NodeIr::Host { response_delay_ps, .. } => {
+                    host_of[i] = hosts.len() as u32;
+                    hosts.push(Host {
+                        node: NodeId(i as u32),
+                        port: node_ports[i][0],
+                        response_delay_ps: *response_delay_ps,
+                        flows: Vec::new(),
+                        first_flow: FlowId::NONE,
+                        rr_next: 0,
+                        ctrl_q: VecDeque::new(),
+                        wake_at: u64::MAX,
+                        backlogged: 0,
+                        active: Vec::new(),
+                        rp: None,
+                        reflector: None,
+                        info_idx: 0,
+                        free_locals: Vec::new(),
+                        prio0: 0,
+                        prio_mixed: false,
+                    });
+                }
+            }
+        }
+        let mut nodes = Nodes { ports, node_ports, switches, switch_of, hosts, host_of, pause_enabled };
+        nodes.attach_peers(ir);
+        nodes
+    }
+
+    /// Each port's view of its peer (a switch's latency, whether it sends PFC) and, at a PFC
+    /// switch, its headroom.
+    fn attach_peers(&mut self, ir: &Ir) {
+        for p in self.ports.iter_mut() {
+            if let NodeIr::Switch { latency_ps, pause, .. } = &ir.nodes[p.peer_node.idx()] {
+                p.peer_is_switch = true;
+                p.peer_latency_ps = *latency_ps;
+                if matches!(pause, PauseIr::Pfc(_)) {
+                    p.pfc = Some(Box::default()); // the port honours PFC from its peer
+                }
+            }
+            if let NodeIr::Switch { pause: PauseIr::Pfc(c), .. } = &ir.nodes[p.node.idx()] {
+                let mut pf = p.pfc.take().unwrap_or_default();
+                pf.headroom = c.headroom_bytes[p.index as usize];
+                p.pfc = Some(pf);
+            }
+        }
+    }
+
+    /// The declared flows, each in its source host's round robin; a destination must be reachable.
+    fn add_flows(&mut self, ir: &Ir) -> Result<Vec<Flow>, ScenarioError> {
+        let Nodes { ports, switches, switch_of, hosts, host_of, .. } = self;
+        let mut flows = Vec::with_capacity(ir.flows.len());
+        for (i, f) in ir.flows.iter().enumerate() {
+            let h = &mut hosts[host_of[f.src as usize] as usize];
+            let local = h.flows.len() as u32;
+            h.flows.push(FlowId(i as u32));
+            if local == 0 {
+                h.first_flow = FlowId(i as u32);
+            }
+            if h.flows.len() > 64 * h.active.len() {
+                h.active.push(0);
+            }
+            if local == 0 {
+                h.prio0 = f.priority;
+            }
+            h.prio_mixed |= f.priority != h.prio0;
+            // a flow's destination must be reachable from its source's switch (a flow without one: each
+            // destination of its sources, below)
+            if let Some(d) = f.dst {
+                if !reachable(ports, switch_of, switches, h.port, d) {
+                    return Err(ScenarioError::field(format!("flows[{i}]"), "destination unreachable from source"));
+                }
+            }
+            let mut flow = Flow::new(NodeId(f.src), f.dst.map_or(NodeId::NONE, NodeId), f.frame_bytes, local);
+            flow.prio = f.priority;
+            if let TransportIr::Tcp(t) = &f.transport {
+                flow.tcp = Some(Box::new(TcpFlow::new(t, f.frame_bytes)));
+            }
+            flows.push(flow);
+        }
+        Ok(flows)
+    }
+
+    /// Every destination of a source's set (a flow without one of its own) is reachable from it.
+    fn check_destination_sets(&self, ir: &Ir) -> Result<(), ScenarioError> {
+        for (i, s) in ir.sources.iter().enumerate() {
+            let (Some(k), Some(&f)) = (s.dst_set, s.flows.first()) else { continue };
+            let src = ir.flows[f as usize].src;
+            let port = self.hosts[self.host_of[src as usize] as usize].port;
+            if let Some(j) = ir.dst_sets[k as usize].iter().position(|&d| d != src && !reachable(&self.ports, &self.switch_of, &self.switches, port, d)) {
+                return Err(ScenarioError::field(format!("dst_sets[{k}][{j}]"), format!("destination unreachable from sources[{i}]")));
+            }
+        }
+        Ok(())
+    }
+
+    /// A congestion point (and its random stream) per switch egress port, with unique cpids.
+    fn congestion_points(&mut self, ir: &Ir, scheme: &dyn cm::Scheme) -> (Vec<crate::net::CpSlot>, Vec<Stream>) {
+        let mut cps = Vec::with_capacity(self.ports.len());
+        let mut cp_rngs = Vec::with_capacity(self.ports.len());
+        for (pi, p) in self.ports.iter_mut().enumerate() {
+            let s = self.switch_of[p.node.idx()];
+            if s == NONE_U32 {
+                cps.push(None);
+                cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | pi as u64));
+                continue;
+            }
+            let sw = &self.switches[s as usize];
+            let buffer_bytes = policy_bytes(&sw.buffer);
+            p.cpid = pi as u32 + 1;
+            p.q_hist = vec![0; 1]; // grows with the occupancy (net::port::Port::account_queue)
+            let info = PortInfo { port: PortId(pi as u32), switch: p.node, index: p.index, rate_bps: p.rate_bps, buffer_bytes, cpid: p.cpid };
+            // stream id from the (switch node, port index): stable under unrelated changes
+            cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | ((p.node.0 as u64) << 16) | p.index as u64));
+            cps.push(scheme.congestion_point(&info));
+        }
+        (cps, cp_rngs)
+    }
+
+    /// Each host's [`HostInfo`], reaction point (if it sends), reflector and random stream.
+    fn attach_hosts(&mut self, ir: &Ir, scheme: &dyn cm::Scheme, flows: &[Flow]) -> (Vec<HostInfo>, Vec<Stream>, bool) {
+        let rtts = base_rtts(ir);
+        let max_base_rtt_ps = rtts.iter().copied().max().unwrap_or(0).max(max_transfer_rtt(ir));
+        let mut host_infos = Vec::with_capacity(self.hosts.len());
+        let mut host_rngs = Vec::with_capacity(self.hosts.len());
+        let mut has_rp = false;
+        for (hi, h) in self.hosts.iter_mut().enumerate() {
+            let info = HostInfo {
+                host: h.node,
+                line_rate_bps: self.ports[h.port.idx()].rate_bps,
+                flows: h.flows.clone(),
+                flow_dst: h.flows.iter().map(|f| flows[f.idx()].dst).collect(),
+                flow_frame_bytes: h.flows.iter().map(|f| flows[f.idx()].frame_bytes).collect(),
+                flow_base_rtt_ps: h.flows.iter().map(|f| rtts[f.idx()]).collect(),
+                max_base_rtt_ps,
+            };
+            if !h.flows.is_empty() {
+                h.rp = scheme.reaction_point(&info);
+                has_rp |= h.rp.is_some();
+            }
+            h.reflector = scheme.reflector(&info);
+            h.info_idx = hi;
+            host_infos.push(info);
+            host_rngs.push(Stream::new(ir.seed, ir.replication, ns::HOST | h.node.0 as u64));
+        }
+        (host_infos, host_rngs, has_rp)
+    }
+
+    /// Output-generated hotspots: (egress port, schedule).
+    fn hotspots(&self, ir: &Ir) -> Vec<(PortId, Vec<(u64, u64)>)> {
+        let mut hotspots = Vec::new();
+        for h in &ir.hotspots {
+            let port = self.node_ports[h.switch as usize]
+                .iter()
+                .copied()
+                .find(|p| self.ports[p.idx()].peer_node.0 == h.toward)
+                .expect("validated: toward is a neighbour");
+            hotspots.push((port, h.schedule.clone()));
+        }
+        hotspots
+    }
+}
+
+/// The traffic sources, each with its own random stream (and a source's destination set).
+fn make_sources(ir: &Ir) -> Vec<Source> {
+    let dst_sets: Vec<std::sync::Arc<[NodeId]>> = ir.dst_sets.iter().map(|set| set.iter().map(|&d| NodeId(d)).collect()).collect();
+    ir
+        .sources
+        .iter()
+        .map(|s| {
+            let flows = s.flows.iter().map(|&f| FlowId(f)).collect();
+            let rng = Stream::new(ir.seed, ir.replication, ns::SOURCE | s.stream_id);
+            let own = s.flows.first().map_or(NodeId::NONE, |&f| NodeId(ir.flows[f as usize].src));
+            let mut src = Source::new(flows, s.start_ps, s.stop_ps, s.gate.clone(), s.process.clone(), rng);
+            if let Some(k) = s.dst_set {
+                src.set_destinations(dst_sets[k as usize].clone(), own);
+            }
+            src
+        })
+        .collect()
 }
 
 /// Whether host port `port`'s switch has a route toward node `dst`.

@@ -1,6 +1,6 @@
 //! The closed set of events and the deterministic event queue.
 //!
-//! Events are totally ordered by (time, class, insertion sequence) — spec §11: within one instant
+//! Events are totally ordered by (time, class, insertion sequence) — model reference §11: within one instant
 //! link arrivals (incl. PAUSE) come first, then transmitter activity, then timers, then traffic
 //! generation, then observation. The heap can therefore never decide a tie.
 

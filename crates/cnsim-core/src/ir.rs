@@ -135,7 +135,7 @@ pub enum NodeIr {
     },
 }
 
-/// Buffer-admission policy of a switch (spec §1.3).
+/// Buffer-admission policy of a switch (model reference §1.3).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, tag = "policy", rename_all = "snake_case")]
 pub enum BufferIr {
@@ -145,13 +145,13 @@ pub enum BufferIr {
     Ingress { ingress_bytes: u64 },
     /// One shared pool for all egress queues.
     Shared { shared_bytes: u64 },
-    /// CN-SIM output buffer partitioned per input (spec §12 R3): each egress buffer holds one
+    /// CN-SIM output buffer partitioned per input (model reference §12 R3): each egress buffer holds one
     /// partition of `partitioned_bytes` per input port; a frame from input i to output j is dropped
     /// only when partition (i, j) is full.
     Partitioned { partitioned_bytes: u64 },
 }
 
-/// Link-level flow control at a switch (spec §1.4).
+/// Link-level flow control at a switch (model reference §1.4).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, tag = "mode", rename_all = "snake_case")]
 pub enum PauseIr {
@@ -295,7 +295,7 @@ pub enum CcIr {
     Dctcp { g: f64, alpha_init: f64 },
 }
 
-/// A traffic generator feeding one or more flows of the same source host (spec §1.5).
+/// A traffic generator feeding one or more flows of the same source host (model reference §1.5).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceIr {
@@ -369,7 +369,7 @@ pub enum ProcessIr {
         /// the spec, an option for the §12 D2 sensitivity study). Absent = plain Pareto.
         #[serde(default)]
         cap_ps: Option<u64>,
-        /// Shifted Pareto (Lomax, spec §12 R2): ON = x_m·(U^(−1/α) − 1) = Pareto(x_m, α) − x_m, with
+        /// Shifted Pareto (Lomax, model reference §12 R2): ON = x_m·(U^(−1/α) − 1) = Pareto(x_m, α) − x_m, with
         /// mean x_m/(α − 1); `xm_ps` is then the Lomax scale λ. Absent/false = plain Pareto.
         #[serde(default)]
         shifted: bool,

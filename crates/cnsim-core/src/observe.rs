@@ -559,7 +559,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
     for &pid in &obs.queue_ports {
         let p = &net.ports[pid.idx()];
         let mean = (p.q_area as f64) / (end - w) as f64;
-        let cdf = hist_quantiles(&p.q_hist, p.q_max);
+        let cdf = hist_quantiles(&p.q_hist, p.q_max_window);
         let p99 = cdf[QUEUE_QUANTILES.iter().position(|&q| q == 0.99).expect("0.99 listed")];
         let mut dr = serde_json::Map::new();
         for (k, name) in DROP_REASONS.iter().enumerate() {
@@ -573,7 +573,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             "port": node_name(ir, p.peer_node.idx()),
             "cpid": p.cpid,
             "mean_bytes": mean,
-            "max_bytes": p.q_max,
+            "max_bytes": p.q_max_window,
             "p99_bytes": p99,
             "cdf": QUEUE_QUANTILES.iter().zip(&cdf).map(|(&q, &b)| json!([q, b])).collect::<Vec<_>>(),
             "drops": p.drops.iter().sum::<u64>(),

@@ -35,6 +35,12 @@ impl Simulation {
     pub fn new(ir: Ir) -> Result<Self, ScenarioError> {
         crate::validate::validate(&ir)?;
         let mut net = crate::build::build(&ir)?;
+        // the longest reception into a host (the largest frame on the slowest host link, a bound for
+        // flows whose transfers draw their destinations): the throughput bins that a delivery after
+        // a step can still reach are not final at the step's end
+        let frame = ir.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(0);
+        let reach = net.hosts.iter().map(|h| net.ports[h.port.idx()].tx_ps(frame));
+        net.flow_bins.set_reach(reach.max().unwrap_or(0));
         let obs = Observer::new(&ir, &net);
         if obs.sample_interval > 0 {
             if obs.series.queue_ts {

@@ -1,4 +1,4 @@
-//! Traffic generators (spec §1.5). Each source owns one RNG stream derived from its stable id.
+//! Traffic generators (model reference §1.5). Each source owns one RNG stream derived from its stable id.
 //!
 //! Sources do not materialise frames: they add frames to their flows' FIFOs (counts), and the host
 //! NIC creates a frame record only when it starts transmitting. A saturated source marks its flows
@@ -278,7 +278,7 @@ impl Source {
             }
             ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, shifted, nic_buffer_frames, rl_release, .. } => {
                 let t_on = self.rng.pareto(xm_ps as f64, alpha);
-                // Lomax (spec §12 R2): the same draw shifted to start at 0 (flows keep ≥ 1 frame)
+                // Lomax (model reference §12 R2): the same draw shifted to start at 0 (flows keep ≥ 1 frame)
                 let t_on = if shifted { t_on - xm_ps as f64 } else { t_on };
                 let t_on = cap_ps.map_or(t_on, |c| t_on.min(c as f64));
                 let flow = self.pick_flow();
@@ -359,7 +359,7 @@ pub fn flow_bytes(bytes: f64, frame_bytes: u32) -> (u64, u32) {
     (frames, (last as u32).max(64).min(frame_bytes))
 }
 
-/// Frames of a Pareto transfer: max(1, round(ON bits / frame bits)) — spec §12 D2.
+/// Frames of a Pareto transfer: max(1, round(ON bits / frame bits)) — model reference §12 D2.
 pub fn pareto_frames(bits: f64, frame_bytes: u32) -> u64 {
     let n = libm::round(bits / (8.0 * frame_bytes as f64));
     if n < 1.0 { 1 } else { n as u64 }

@@ -140,7 +140,7 @@ fn global_pause_with_headroom_is_lossless_and_holds_senders_back() {
     assert_eq!(u(&s["frames"]["dropped"]), 0);
     let delivered_bps = u(&s["bytes"]["delivered"]) as f64 * 8.0 / 0.02;
     assert!(delivered_bps > 9.9e9, "{delivered_bps}");
-    // 20 Gb/s offered into 10 with unbounded host FIFOs (spec §1.2): the hosts' backlog grows and
+    // 20 Gb/s offered into 10 with unbounded host FIFOs (model reference §1.2): the hosts' backlog grows and
     // drains at line rate whenever they are not paused, so each sender transmits 2.5/10 of the time
     // and is paused for about the rest: 1 - 0.25 = 0.75 (a PAUSE that arrives mid-frame counts as
     // paused while that frame completes, so the two fractions may overlap slightly).
@@ -440,7 +440,7 @@ fn flow_series_bins_only_the_first_flows_and_the_aggregate_counts_every_flow() {
 
 #[test]
 fn partitioned_output_buffer_drops_only_the_full_input_output_partition() {
-    // spec §12 R3: s0 and s1 flood rx (2:1); s0 also sends 1 Gb/s to h2. Under BUF-IN the full
+    // model reference §12 R3: s0 and s1 flood rx (2:1); s0 also sends 1 Gb/s to h2. Under BUF-IN the full
     // partition of s0's input would refuse its frames to h2 as well; with per-(input, output)
     // partitions only the partitions toward rx overflow.
     let cbr_full = ProcessIr::Cbr { interval_ps: 1_200_000, phase_ps: 0, random_phase: false };

@@ -1,4 +1,4 @@
-"""``dcqcn``: DCQCN (Zhu et al., SIGCOMM 2015), the RoCEv2 descendant of QCN (spec §7).
+"""``dcqcn``: DCQCN (Zhu et al., SIGCOMM 2015), the RoCEv2 descendant of QCN (model reference §7).
 
 CP: RED-like ECN marking on the instantaneous egress queue (Kmin, Kmax, Pmax), on the departing frame
 by default. NP (receiver): one CNP per flow at most every N = 50 µs. RP: on a CNP TR = CR,
@@ -21,9 +21,9 @@ from cnsim.quantities import Duration, Rate, Size
 
 TAG = "dcqcn"
 SUMMARY = ("DCQCN (SIGCOMM 2015): RED-like ECN marking, CNPs from the receiver, QCN-style RP with DCTCP-like "
-           "alpha; paper or Mellanox reference-code variant (spec §7).")
+           "alpha; paper or Mellanox reference-code variant (model reference §7).")
 
-# Variant defaults in base units (spec §7). "paper": Zhu et al. 2015 [MEM]; R_HAI and MIN_RATE are not
+# Variant defaults in base units (model reference §7). "paper": Zhu et al. 2015 [MEM]; R_HAI and MIN_RATE are not
 # given by the paper — [PROPOSED] 10 x R_AI (the ratio of every QCN/DCQCN code base) and QCN's 10 Mb/s.
 VARIANTS: dict[str, dict[str, Any]] = {
     "paper": {
@@ -38,9 +38,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
 
 
 class Params(BaseModel):
-    """DCQCN parameters (spec §7); fields left at None take the variant's default."""
+    """DCQCN parameters (model reference §7); fields left at None take the variant's default."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True, allow_inf_nan=False)
 
     variant: Literal["paper", "mellanox"] = Field(
         "paper", description="'paper': SIGCOMM 2015 algorithm (timer + byte counter, alpha updated at each CNP); "
@@ -52,7 +52,7 @@ class Params(BaseModel):
     pmax: float = Field(0.01, gt=0, le=1, description="marking probability at kmax (paper 1 %)")
     mark_on: Literal["transmit", "enqueue"] = Field(
         "transmit", description="mark the departing frame (queue including it; as the ns-3 reference switch "
-        "does at dequeue) or the arriving one (spec §7 allows either)")
+        "does at dequeue) or the arriving one (model reference §7 allows either)")
     # --- notification point -------------------------------------------------------------------
     cnp_interval: Duration = Field(50 * 10**6, description="at most one CNP per flow per interval N (50us)")
     # --- reaction point -----------------------------------------------------------------------

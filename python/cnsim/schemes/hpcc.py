@@ -24,7 +24,7 @@ SUMMARY = ("HPCC (SIGCOMM 2019): INT in every data frame, ACKs echo it, the send
 class Params(BaseModel):
     """HPCC parameters; defaults as the paper (eta = 0.95, max_stage = 5) and its reference code."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True, allow_inf_nan=False)
 
     eta: float = Field(0.95, gt=0, le=1, description="target utilisation eta (paper 95 %)")
     max_stage: int = Field(5, ge=0, le=1000, description="additive-increase stages before a multiplicative "

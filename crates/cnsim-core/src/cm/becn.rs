@@ -1,4 +1,4 @@
-//! `becn`: Backward Explicit Congestion Notification of Jain et al. (Nov 2006; spec §5.5, §12 A1).
+//! `becn`: Backward Explicit Congestion Notification of Jain et al. (Nov 2006; model reference §5.5, §12 A1).
 //!
 //! * **CP** (every switch egress port): the shared explicit-rate computation of
 //!   [`super::explicit_rate`] every T; a port that carried data in the interval (data frames
@@ -6,12 +6,12 @@
 //!   r_i. Control frames never make a port "carry data", so ports that only relay broadcasts stay
 //!   silent; idle ports stay silent (their start-up rate would throttle everyone, §12 A1). How it
 //!   announces is [`Announce`]:
-//!   - `FloodPerRp` (default, spec §12 R1): a port whose advertised rate restricts (r_i below its
+//!   - `FloodPerRp` (default, model reference §12 R1): a port whose advertised rate restricts (r_i below its
 //!     capacity C_i) sends one Ethernet-broadcast frame of `message_bytes` per reaction point (host
 //!     with a flow) every T; the switches flood each one, so every host receives it. In S-SYM and
 //!     S-ASYM this is [A]'s four full-size messages per interval (1.63 Gb/s at 30 µs), and the
 //!     whole overhead crosses the 1 Gb/s link to h5 ((1000 − 163)/2 = 418 Mb/s at 300 µs).
-//!   - `EveryHost` (spec §12 A1, the first reading): one `message_bytes` unicast message to every
+//!   - `EveryHost` (model reference §12 A1, the first reading): one `message_bytes` unicast message to every
 //!     host from every port that carried data.
 //! * **RP** (source host): keeps the latest value heard from every CP, each expiring
 //!   `expiry_intervals`·T after it was heard (2T), and sets every one of its flows to the minimum of

@@ -1,5 +1,5 @@
 //! `dcqcn`: DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM
-//! 2015), the RoCEv2 descendant of QCN (spec §7).
+//! 2015), the RoCEv2 descendant of QCN (model reference §7).
 //!
 //! Three roles:
 //! * **CP** (switch egress queue): RED-like ECN marking on the instantaneous queue `q` —
@@ -111,7 +111,7 @@ pub struct Params {
 }
 
 impl Params {
-    /// Defaults of the SIGCOMM 2015 paper (spec §7).
+    /// Defaults of the SIGCOMM 2015 paper (model reference §7).
     pub fn paper() -> Self {
         Params {
             variant: Variant::Paper,
@@ -135,7 +135,7 @@ impl Params {
             new_flow_line_rate: false,
         }
     }
-    /// Defaults of the ns-3 reference code, "Mellanox version" (spec §7).
+    /// Defaults of the ns-3 reference code, "Mellanox version" (model reference §7).
     pub fn mellanox() -> Self {
         Params {
             variant: Variant::Mellanox,
@@ -223,10 +223,10 @@ pub fn build(params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioErro
 }
 
 // =================================================================================================
-// Control law (spec §7): CP marking curve, NP CNP pacing, RP α and rate machine (both variants).
+// Control law (model reference §7): CP marking curve, NP CNP pacing, RP α and rate machine (both variants).
 // =================================================================================================
 
-/// RED-like marking probability of spec §7 for an instantaneous queue of `q` bytes.
+/// RED-like marking probability of model reference §7 for an instantaneous queue of `q` bytes.
 pub fn mark_probability(q: u64, kmin: u64, kmax: u64, pmax: f64) -> f64 {
     if q <= kmin {
         0.0
@@ -481,7 +481,7 @@ impl DcqcnRp {
         }
     }
 
-    /// The increase step of the variant (spec §7 `increase()`; reference `RateIncEventMlx`).
+    /// The increase step of the variant (model reference §7 `increase()`; reference `RateIncEventMlx`).
     fn increase(&mut self, local: usize) {
         let (th, ai, hai, line) = (self.p.fast_recovery_th, self.p.r_ai_bps, self.p.r_hai_bps, self.line);
         let f = &mut self.flows[local];

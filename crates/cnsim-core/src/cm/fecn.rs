@@ -1,4 +1,4 @@
-//! `fecn`: Forward Explicit Congestion Notification of Jain et al. (spec §5.3, §5.4, §5.6).
+//! `fecn`: Forward Explicit Congestion Notification of Jain et al. (model reference §5.3, §5.4, §5.6).
 //!
 //! * **CP** (every switch egress port): the shared explicit-rate computation of
 //!   [`super::explicit_rate`] every T; on transmission of a data frame carrying a rate-discovery
@@ -35,7 +35,7 @@ pub struct Params {
     pub switch: SwitchParams,
     /// Tagging probability per data frame (seed 000); `None` = one probe per T (seed 003).
     pub tag_probability: Option<f64>,
-    /// Which frames probe when `tag_probability` is `None` (spec §12 R7).
+    /// Which frames probe when `tag_probability` is `None` (model reference §12 R7).
     pub probe_rule: ProbeRule,
     /// RL deleted after this long without a frame sent and nothing waiting, ps.
     pub rl_timeout_ps: u64,
@@ -51,7 +51,7 @@ pub struct Params {
     pub rl_per_transfer: bool,
 }
 
-/// Probe rule of the one-probe-per-T mode (spec §12 R7: which rule [D]'s overhead column supports).
+/// Probe rule of the one-probe-per-T mode (model reference §12 R7: which rule [D]'s overhead column supports).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProbeRule {
@@ -135,7 +135,7 @@ pub struct FecnCp {
 }
 
 impl FecnCp {
-    /// Stamp an RD tag with min(tag, r_i) (spec §5.3 "on transmit"; −1 = not stamped yet).
+    /// Stamp an RD tag with min(tag, r_i) (model reference §5.3 "on transmit"; −1 = not stamped yet).
     pub fn stamp(&self, frame: &mut Frame) {
         if frame.is_data() && frame.tag.flags & tag::RD != 0 {
             let r = self.pr.rate();

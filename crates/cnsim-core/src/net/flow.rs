@@ -1,7 +1,7 @@
 //! Flows and the traffic that feeds them.
 //!
 //! A flow is a (source host, destination host) channel with its own FIFO at the source and its
-//! own rate limiter (spec §1.2, §12 G4). Sources ([`crate::traffic`]) do not materialise frames:
+//! own rate limiter (model reference §1.2, §12 G4). Sources ([`crate::traffic`]) do not materialise frames:
 //! they add frame counts to a flow's FIFO (grouped in chunks per transfer), and the host NIC
 //! creates a frame record only when it starts transmitting. A saturated source marks its flows as
 //! always backlogged while it is active. A transfer is one closed-loop ON period's data (the FCT
@@ -130,7 +130,7 @@ impl Flow {
     }
 
     /// Set (Some) or remove (None) the rate limiter at `now` and re-pace: the next start is
-    /// last start + last size / new rate, never before now (spec §1.2).
+    /// last start + last size / new rate, never before now (model reference §1.2).
     pub fn set_rate(&mut self, rate_bps: Option<f64>, now: SimTime) {
         let rate = rate_bps.filter(|r| r.is_finite());
         self.rl_rate = rate.map(|r| r.max(0.0));
@@ -201,7 +201,7 @@ impl Transfer {
         self.frames * frame_bytes as u64 - self.short_by(frame_bytes)
     }
 
-    /// At least one of its frames was dropped: it never completes (spec §12 D5).
+    /// At least one of its frames was dropped: it never completes (model reference §12 D5).
     #[inline]
     pub fn bad(&self) -> bool {
         self.dropped > 0

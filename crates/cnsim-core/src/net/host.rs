@@ -1,5 +1,5 @@
 //! Hosts: one NIC port, the flows that start here, a control-frame FIFO, the reaction point (RP)
-//! owning the flows' rate limiters, and the reflector for forward schemes (spec §1.2).
+//! owning the flows' rate limiters, and the reflector for forward schemes (model reference §1.2).
 //!
 //! The NIC serves control frames first, then round-robin over the flows that have a frame and
 //! whose rate limiter allows it (`next_allowed`). A host under PAUSE starts nothing new; under PFC
@@ -493,7 +493,7 @@ impl Network {
         if warm {
             f.delivered_bytes_window += size as u64;
         }
-        self.flow_bins.on_delivery(self.stat_flow(flow), t, size);
+        self.flow_bins.on_delivery(self.stat_flow(flow), t, size, self.ports[self.hosts[h].port.idx()].tx_ps(size as u64));
         let mut settled = false;
         if transfer != NONE_U32 {
             let tr = &mut self.transfers[transfer];

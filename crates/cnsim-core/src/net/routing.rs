@@ -1,4 +1,4 @@
-//! Routing: static shortest paths (spec §0), computed once at build time.
+//! Routing: static shortest paths (model reference §0), computed once at build time.
 
 use crate::ids::{NodeId, PortId};
 use crate::ir::{Ir, NodeIr};

@@ -1,4 +1,4 @@
-//! Switches: output-queued, shared memory, one traffic class (spec §1.3) — or 8 under PFC. An
+//! Switches: output-queued, shared memory, one traffic class (model reference §1.3) — or 8 under PFC. An
 //! arriving frame is looked up, admitted or dropped by the buffer policy ([`super::buffer`], or PFC's
 //! per-(input, priority) accounting, [`crate::flowctl::pfc`]), enqueued FIFO at its egress port (the
 //! queue of its priority under PFC) — the congestion point, whose hooks run here — and the port is

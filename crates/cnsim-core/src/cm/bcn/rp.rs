@@ -1,4 +1,4 @@
-//! BCN / ECM reaction point: one rate limiter per flow (spec §2.3–§2.6, §3, §4).
+//! BCN / ECM reaction point: one rate limiter per flow (model reference §2.3–§2.6, §3, §4).
 
 use super::*;
 
@@ -15,7 +15,7 @@ pub(super) fn untoken(t: u64) -> (u64, u32, u32) {
     (t >> 56, ((t >> 32) & 0xFF_FFFF) as u32, t as u32)
 }
 
-/// One rate limiter (spec §2.3).
+/// One rate limiter (model reference §2.3).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rl {
     pub rate: f64,
@@ -27,7 +27,7 @@ pub struct Rl {
 }
 
 /// Per-flow RP state; the back-off level survives the deletion of the RL (policy NEVER
-/// accumulates "for the whole run", spec §12 B2).
+/// accumulates "for the whole run", model reference §12 B2).
 /// `repr(C)`: what every transmission reads and writes (the RL, the last frame's time) leads the
 /// record.
 #[derive(Debug, Clone, Default)]
@@ -109,7 +109,7 @@ impl Rp {
         self.arm_periodic(ctx);
     }
 
-    /// ECM (spec §3): every BCN reaching an RL re-arms its timeout.
+    /// ECM (model reference §3): every BCN reaching an RL re-arms its timeout.
     fn touch(&mut self, ctx: &mut HostCtx, local: u32) {
         let fs = &mut self.flows[local as usize];
         if let Some(rl) = fs.rl.as_mut() {
@@ -131,7 +131,7 @@ impl Rp {
         }
     }
 
-    /// Delete the RL when its rate reached the line rate (spec §2.3 "RL released"); under
+    /// Delete the RL when its rate reached the line rate (model reference §2.3 "RL released"); under
     /// `reset_event = released` that is when the BCN(0,0) back-off may return to level 0.
     fn release_if_line(&mut self, local: u32, now: SimTime) {
         let fs = &mut self.flows[local as usize];
@@ -143,7 +143,7 @@ impl Rp {
         }
     }
 
-    /// BCN(0,0) at the RP (spec §2.5).
+    /// BCN(0,0) at the RP (model reference §2.5).
     fn bcn00(&mut self, ctx: &mut HostCtx, local: u32, cpid: u32) {
         let p = self.p.clone();
         let fs = &mut self.flows[local as usize];
@@ -208,7 +208,7 @@ impl ReactionPoint for Rp {
     fn on_transmit(&mut self, ctx: &mut HostCtx, local: u32, frame: &mut Frame) {
         self.flows[local as usize].last_tx = ctx.now;
         if self.fb_at_cp {
-            return; // decrease-only mode needs no RL tags (spec §4.1)
+            return; // decrease-only mode needs no RL tags (model reference §4.1)
         }
         if let Some(rl) = self.flows[local as usize].rl {
             if !rl.stopped {
