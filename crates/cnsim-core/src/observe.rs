@@ -67,6 +67,10 @@ pub struct Observer {
     pub p_on: Vec<u32>,
     /// Each port's state at the previous sample.
     p_last: Vec<u8>,
+    /// The ports a PAUSE or PFC frame can reach, ascending: those whose peer is a switch (only a
+    /// switch port sends MAC-control frames), so the others, never paused, are not looked at (a
+    /// fan-in's switch ports: half of its links, at every sample).
+    p_ports: Vec<u32>,
     /// TCP flows (within the first `observe.flow_series` flows): window, threshold, DCTCP α.
     pub tcp_t: Vec<f64>,
     pub tcp_flow: Vec<u32>,
@@ -109,6 +113,7 @@ impl Observer {
             p_link: Vec::new(),
             p_on: Vec::new(),
             p_last: Vec::new(),
+            p_ports: Vec::new(),
             tcp_t: Vec::new(),
             tcp_flow: Vec::new(),
             tcp_cwnd: Vec::new(),
@@ -169,13 +174,14 @@ impl Observer {
         if net.pause_enabled && self.series.pause_ts {
             if self.p_last.len() < net.ports.len() {
                 self.p_last.resize(net.ports.len(), 0);
+                self.p_ports = (0..net.ports.len() as u32).filter(|&i| net.ports[i as usize].peer_is_switch).collect();
             }
-            for (pi, p) in net.ports.iter().enumerate() {
-                let on = (p.pause.paused_until > net.now) as u8;
-                if on != self.p_last[pi] {
-                    self.p_last[pi] = on;
+            for &pi in &self.p_ports {
+                let on = (net.ports[pi as usize].pause.paused_until > net.now) as u8;
+                if on != self.p_last[pi as usize] {
+                    self.p_last[pi as usize] = on;
                     self.p_t.push(t);
-                    self.p_link.push(pi as u32);
+                    self.p_link.push(pi);
                     self.p_on.push(on as u32);
                 }
             }
