@@ -24,6 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from cnsim.api import git_describe
+from cnsim.results.result import read_table
 from cnsim.experiments.verdicts import count_cells
 from cnsim.exceptions import ConfigError
 from cnsim.experiments.sweep import atomic_write_text
@@ -67,7 +68,7 @@ def _first_ok_run(sweep_dir: Path) -> Path | None:
 def _read(run: Path | None, table: str) -> pd.DataFrame:
     if run is None or not (run / f"{table}.parquet").exists():
         return pd.DataFrame()
-    return pd.read_parquet(run / f"{table}.parquet")
+    return read_table(run / f"{table}.parquet")  # rp_rate, pause_ts: the value at every sample
 
 
 def _label(study: dict, name: str) -> str:

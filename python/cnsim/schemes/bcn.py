@@ -15,13 +15,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cnsim.scenario.quantities import Duration, Rate, RateOrZero, Size, Time
+from cnsim.scenario.units import PAGE_BYTES
 
 TAG = "bcn"
 SUMMARY = ("BCN v2.0 (Cisco): sampled Qoff/Qdelta feedback, AIMD rate limiters with RL tags; BCN-MAX, "
            "BCN(0,0) back-off, drift, oversampling, and the Kwan/Matthews QCN enhancements (model reference §2, §4).")
-
-PAGE = 64
-"""Bytes per page; Qoff, Qdelta and Fb are in pages (real-valued, model reference §0)."""
 
 
 class Params(BaseModel):
@@ -140,7 +138,7 @@ class Params(BaseModel):
 
 def qeq_pages(p: Params) -> float:
     """Qeq in (real-valued) pages."""
-    return p.qeq / PAGE
+    return p.qeq / PAGE_BYTES
 
 
 def fb_max(p: Params) -> float:
