@@ -504,7 +504,7 @@ class Compiler:
                 "init_ssthresh_bytes": t.init_ssthresh if t.init_ssthresh is not None else U64_MAX,
                 "init_rto_ps": t.init_rto if t.init_rto is not None else t.min_rto, "min_rto_ps": t.min_rto,
                 "max_rto_ps": t.max_rto, "dupack_threshold": t.dupack_threshold, "delayed_ack": t.delayed_ack,
-                "delack_timeout_ps": t.delack_timeout, "cc": cc}
+                "delack_timeout_ps": t.delack_timeout, "cc": cc, "sack": t.sack}
 
     def frame_sizes(self, g: Any, path: str, mean: int) -> dict[str, Any] | None:
         """The IR ``process.sizes`` of a Poisson generator drawing its frame sizes (None: fixed)."""

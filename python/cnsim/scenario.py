@@ -419,6 +419,9 @@ class TcpSection(Strict):
     init_rto: Time | None = Field(None, description="RTO before the first RTT sample (default: min_rto)")
     max_rto: Time = Field(60 * 10**12, description="upper bound of the RTO after back-off")
     dupack_threshold: int = Field(3, ge=1, le=100, description="duplicate ACKs that trigger fast retransmit")
+    sack: bool = Field(True, description="selective acknowledgements (RFC 2018) and SACK-based loss recovery "
+                       "(RFC 6675), as every current TCP stack; false: NewReno's partial ACKs (RFC 6582), one "
+                       "hole repaired per round trip")
     delayed_ack: bool = Field(False, description="ACK every second segment or after delack_timeout")
     delack_timeout: Time = Field(40 * 10**6, description="delayed-ACK timer")
     dctcp_g: float = Field(1 / 16, gt=0, le=1, description="DCTCP estimation gain g (RFC 8257: 1/16)")

@@ -227,6 +227,10 @@ pub struct TcpIr {
     pub delayed_ack: bool,
     pub delack_timeout_ps: u64,
     pub cc: CcIr,
+    /// Selective acknowledgements (RFC 2018) and SACK loss recovery (RFC 6675); absent = off
+    /// (NewReno's partial ACKs).
+    #[serde(default)]
+    pub sack: bool,
 }
 
 /// Congestion control of a TCP flow.

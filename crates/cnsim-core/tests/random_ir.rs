@@ -29,6 +29,7 @@ fn random_tcp(r: &mut Stream) -> TcpIr {
         delayed_ack: r.bernoulli(0.5),
         delack_timeout_ps: 40 * US,
         cc: if r.bernoulli(0.5) { CcIr::NewReno } else { CcIr::Dctcp { g: 1.0 / 16.0, alpha_init: 1.0 } },
+        sack: r.bernoulli(0.5),
     }
 }
 

@@ -24,6 +24,7 @@ fn tcp(cc: CcIr) -> TransportIr {
         delayed_ack: false,
         delack_timeout_ps: 40 * US,
         cc,
+        sack: false,
     })
 }
 

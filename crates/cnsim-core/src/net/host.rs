@@ -425,11 +425,7 @@ impl Network {
             (f.kind, f.size, f.flow, f.transfer, f.quanta, f.seq, f.tag.flags)
         };
         match kind {
-            FrameKind::Ack => {
-                self.frames.free(fr);
-                self.c.ack_delivered += 1;
-                self.tcp_on_ack(flow, seq, flags & tag::ECE != 0);
-            }
+            FrameKind::Ack => self.tcp_ack_arrived(fr, flow, seq, flags & tag::ECE != 0),
             FrameKind::Pause => {
                 let cev = self.frames.get(fr).prio;
                 self.frames.free(fr);
