@@ -449,6 +449,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             tcp_tot.fast_retransmits += s.fast_retransmits;
             tcp_tot.ecn_reductions += s.ecn_reductions;
             row["transport"] = json!(if t.ecn { "dctcp" } else { "tcp" });
+            row["sack"] = json!(t.sender.config().sack);
             row["goodput_bps"] = json!(t.goodput_bytes_window as f64 * 8.0 / window);
             row["acked_bytes"] = json!(t.sender.acked());
             row["cwnd_bytes"] = json!(t.sender.cwnd());

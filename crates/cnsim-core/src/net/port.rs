@@ -268,7 +268,8 @@ impl Network {
         let wire = self.cfg.wire_overhead_bytes as u64;
         let p = &self.ports[pid.idx()];
         let (line, service) = (p.rate_bps, p.service_bps);
-        if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::TRANSMIT) {
+        let prio = self.frames.get(head).prio as usize;
+        if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::TRANSMIT, prio) {
             cp.on_transmit(&mut ctx, frames.get_mut(head));
             self.cp_emits(pid);
         }
@@ -335,7 +336,7 @@ impl Network {
                 self.switches[s].cells[c] -= size;
             }
             self.switches[s].total_bytes -= size;
-            if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::DEQUEUE) {
+            if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::DEQUEUE, prio) {
                 cp.on_dequeue(&mut ctx, frames.get(fr));
                 self.cp_emits(pid);
             }

@@ -13,6 +13,15 @@ use crate::frame::{tag, FrameId, FrameKind};
 use crate::ids::{NodeId, PortId};
 use crate::ir::BufferIr;
 
+/// [`Network::cp_parts`]'s `prio` for a hook that is about the port, not one frame (the tick).
+pub(crate) const PORT_QUEUE: usize = usize::MAX;
+
+/// Bytes in the egress queue of priority `prio` of PFC port `p`.
+#[inline(never)] // off the one-FIFO hot paths that call it behind `pfc_enabled`
+fn queue_of(p: &super::Port, prio: usize) -> u64 {
+    p.pfc.as_ref().expect("PFC port").q_bytes[prio]
+}
+
 /// A switch: ports, buffer policy, PAUSE generator state, routes.
 pub struct Switch {
     pub node: NodeId,
@@ -163,18 +172,19 @@ impl Network {
             if pfc && reason == DropReason::HeadroomFull {
                 self.pfc_headroom_drop(in_port, prio);
             }
-            if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::DROP) {
+            if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::DROP, prio) {
                 cp.on_drop(&mut ctx, frames.get(fr));
                 self.cp_emits(out);
             }
             self.drop_frame(s, out, fr, reason);
             return;
         }
-        let found = self.ports[out.idx()].q_bytes;
+        let found = if pfc { queue_of(&self.ports[out.idx()], prio) } else { self.ports[out.idx()].q_bytes };
         let f = self.frames.get_mut(fr);
         f.ingress = in_port;
         if let Some(k) = self.switches[s].ecn_threshold {
-            // DCTCP step marking on the queue the frame finds on arrival (RFC 8257 §3.1)
+            // DCTCP step marking on the queue the frame finds on arrival (RFC 8257 §3.1), under PFC
+            // the queue of its priority
             if found > k && f.tag.flags & tag::ECT != 0 && f.tag.flags & tag::CE == 0 {
                 f.tag.flags |= tag::CE;
                 self.ports[out.idx()].ecn_marks += 1;
@@ -210,7 +220,7 @@ impl Network {
         if pfc {
             self.pfc_enqueued(s, in_port, out, prio, size, head);
         }
-        if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::ENQUEUE) {
+        if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::ENQUEUE, prio) {
             cp.on_enqueue(&mut ctx, frames.get_mut(fr));
             self.cp_emits(out);
         }
@@ -223,17 +233,21 @@ impl Network {
     /// What a hook of `port`'s congestion point needs, borrowed apart: the CP, its context and the
     /// frame pool (the frame handled is passed in place, not copied in and out). `None` when the
     /// port has no CP or, for a frame hook (`hook`, a [`cp_hooks`] bit; 0 = not a frame hook, e.g.
-    /// the periodic tick), its CP does not implement it: the call is skipped.
+    /// the periodic tick), its CP does not implement it: the call is skipped. `prio`: the priority
+    /// of the frame handled — under PFC the hook sees the queue of that priority (ECN marking and
+    /// the congestion point per (port, queue), as the HPCC authors' reference switch marks), else
+    /// the port's one FIFO; [`PORT_QUEUE`] for the port's whole queue.
     #[inline(always)]
-    pub(crate) fn cp_parts(&mut self, port: PortId, hook: u8) -> Option<(&mut dyn cm::CongestionPoint, CpCtx<'_>, &mut FramePool)> {
+    pub(crate) fn cp_parts(&mut self, port: PortId, hook: u8, prio: usize) -> Option<(&mut dyn cm::CongestionPoint, CpCtx<'_>, &mut FramePool)> {
         let cp = self.cps[port.idx()].as_mut()?;
         if hook != 0 && cp.hooks() & hook == 0 {
             return None;
         }
         let p = &self.ports[port.idx()];
+        let queue_bytes = if self.pfc_enabled && prio != PORT_QUEUE { queue_of(p, prio) } else { p.q_bytes };
         let ctx = CpCtx {
             now: self.now,
-            queue_bytes: p.q_bytes,
+            queue_bytes,
             service_rate_bps: p.service_bps,
             rng: &mut self.cp_rngs[port.idx()],
             out: &mut self.emits,
@@ -246,7 +260,7 @@ impl Network {
     /// Run a hook of `port`'s congestion point that is not a frame hook (the periodic tick: called
     /// whatever [`cm::CongestionPoint::hooks`] says), then send the control frames it asked for.
     pub(crate) fn cp_call(&mut self, port: PortId, f: impl FnOnce(&mut dyn cm::CongestionPoint, &mut CpCtx)) {
-        if let Some((cp, mut ctx, _)) = self.cp_parts(port, 0) {
+        if let Some((cp, mut ctx, _)) = self.cp_parts(port, 0, PORT_QUEUE) {
             f(cp, &mut ctx);
             self.cp_emits(port);
         }
