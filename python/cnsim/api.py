@@ -198,6 +198,9 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     provenance = _provenance_in_background()
     summary = json.loads(summary_json)
     summary["wall_s"] = wall
+    from cnsim import notes
+
+    notes.add(summary, ir, sc.cm.params)
     from cnsim import __version__
 
     manifest = {

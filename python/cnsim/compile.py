@@ -261,9 +261,46 @@ class Compiler:
             self.error("run.warmup", f"must be < run.duration ({fq(run.duration, 'time')})", fq(run.warmup, "time"))
 
     def max_frame(self) -> int:
-        """The largest data frame of the scenario: of its generators (defaults.frame_size when none)."""
+        """The largest data frame of the scenario: of its generators (defaults.frame_size when none), with the
+        INT header it can carry on the wire (HPCC)."""
         d = self.sc.defaults
-        return max((_largest_frame(g, d) for g in self.sc.traffic), default=d.frame_size)
+        return max((_largest_frame(g, d) for g in self.sc.traffic), default=d.frame_size) + self.int_bytes_bound()
+
+    def int_bytes_bound(self) -> int:
+        """The most INT header bytes a data frame carries on the wire: HPCC's source bytes plus its bytes per
+        switch on the longest shortest path between two hosts (0 without INT bytes)."""
+        if self.cm_params is None or self.sc.cm.scheme != "hpcc":
+            return 0
+        from cnsim.schemes.hpcc import int_wire
+
+        source, hop = int_wire(self.cm_params[1])
+        if hop == 0:
+            return source
+        return source + hop * self._switch_diameter()
+
+    def _switch_diameter(self) -> int:
+        """Switches on the longest shortest path between two switches that have hosts (BFS over switches)."""
+        kinds = {n.name: n.kind for n in self.net.nodes}
+        adj: dict[str, list[str]] = {n.name: [] for n in self.net.nodes if n.kind == "switch"}
+        edge: set[str] = set()
+        for lk in self.net.links:
+            a, b = lk.a, lk.b
+            if kinds[a] == "switch" and kinds[b] == "switch":
+                adj[a].append(b)
+                adj[b].append(a)
+            elif kinds[a] == "switch" or kinds[b] == "switch":
+                edge.add(a if kinds[a] == "switch" else b)
+        longest = 0
+        for s in edge:
+            dist, todo = {s: 1}, deque([s])
+            while todo:
+                u = todo.popleft()
+                for v in adj[u]:
+                    if v not in dist:
+                        dist[v] = dist[u] + 1
+                        todo.append(v)
+            longest = max([longest] + [d for v, d in dist.items() if v in edge])
+        return longest
 
     def check_buffers(self) -> None:
         frame = self.max_frame()

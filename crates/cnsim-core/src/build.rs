@@ -195,7 +195,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         hotspots.push((port, h.schedule.clone()));
     }
     let n_kinds = scheme.message_types().len();
-    let (scheme_wants_int, n_ports) = (scheme.wants_int(), ports.len());
+    let (scheme_wants_int, n_ports, int_wire) = (scheme.wants_int(), ports.len(), scheme.int_wire());
     let series = ir.observe.flow_series.map_or(flows.len(), |n| (n as usize).min(flows.len()));
     let flow_bins = FlowBins::new(ir.observe.throughput_bin_ps, ir.duration_ps, series);
     let mut net = Network {
@@ -238,7 +238,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         c: Counters { ctrl_by_kind: vec![0; n_kinds], ..Default::default() },
         flow_bins,
         q_watch: Default::default(),
-        int: scheme_wants_int.then(|| IntTable::new(n_ports)),
+        int: scheme_wants_int.then(|| IntTable::new(n_ports, int_wire)),
         emits: Vec::new(),
         rate_changes: Vec::new(),
         limit_changes: Vec::new(),

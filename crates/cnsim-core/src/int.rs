@@ -13,11 +13,17 @@
 //! ([`crate::cm::HostCtx::send_int`]) has it copied into the control frame's slot, where the
 //! source's reaction point reads it ([`crate::cm::HostCtx::int`]).
 //!
-//! Not modelled: the INT bytes themselves (the reference adds 2 + 8 per hop to every data frame);
-//! frames keep their size, so byte conservation is untouched.
+//! **INT on the wire** ([`IntWire`], the scheme's choice): the source NIC adds `source_bytes` to every
+//! data frame (HPCC: the 2-byte hop count) and every switch `hop_bytes` (HPCC: 8 per hop — the
+//! paper's 42 B on a 5-switch path), so the frame occupies the link and the buffer with its
+//! telemetry. A switch grows the frame as it admits it (the hop is written at dequeue in the
+//! reference: the buffer holds it 8 B earlier here). The bytes are stripped when the frame leaves its
+//! last switch toward the destination host; the data bytes the outputs count (delivered, dropped,
+//! in flight, throughput) never include them: `summary.int.bytes_added` does.
 
-use crate::frame::FrameId;
+use crate::frame::{FrameId, FrameKind};
 use crate::ids::PortId;
+use crate::net::Network;
 use crate::time::SimTime;
 
 /// Most hops a stack records; further switches on a longer path are not recorded (a k-ary fat
@@ -58,10 +64,20 @@ impl IntStack {
     }
 }
 
+/// INT header bytes a data frame carries on the wire: added by its source NIC and by each switch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IntWire {
+    pub source_bytes: u32,
+    pub hop_bytes: u32,
+}
+
 /// Per-frame-slot INT stacks plus the per-port transmitted-byte counters the hops report.
 #[derive(Debug, Default)]
 pub struct IntTable {
     stacks: Vec<IntStack>,
+    /// INT bytes on the wire of the data frame in each slot ([`IntWire`]).
+    extra: Vec<u32>,
+    wire: IntWire,
     /// Bytes transmitted by each port (all frames, with wire overhead), indexed by port.
     port_tx_bytes: Vec<u64>,
     /// The frame whose stack hooks see through `HostCtx::int` (the data frame being delivered to
@@ -70,8 +86,26 @@ pub struct IntTable {
 }
 
 impl IntTable {
-    pub fn new(ports: usize) -> Self {
-        IntTable { stacks: Vec::new(), port_tx_bytes: vec![0; ports], current: None }
+    pub fn new(ports: usize, wire: IntWire) -> Self {
+        IntTable { stacks: Vec::new(), extra: Vec::new(), wire, port_tx_bytes: vec![0; ports], current: None }
+    }
+
+    /// The INT bytes frames carry on the wire.
+    pub fn wire(&self) -> IntWire {
+        self.wire
+    }
+
+    fn extra_slot(&mut self, fr: FrameId) -> &mut u32 {
+        let i = fr.0 as usize;
+        if i >= self.extra.len() {
+            self.extra.resize(i + 1, 0);
+        }
+        &mut self.extra[i]
+    }
+
+    /// INT bytes data frame `fr` carries now.
+    pub fn extra(&self, fr: FrameId) -> u32 {
+        self.extra.get(fr.0 as usize).copied().unwrap_or(0)
     }
 
     fn slot(&mut self, fr: FrameId) -> &mut IntStack {
@@ -120,13 +154,56 @@ impl IntTable {
     }
 }
 
+impl Network {
+    /// Data frame `fr` of `size` bytes leaves its source NIC: the INT header's source bytes are
+    /// added (when the scheme puts INT on the wire); returns its size on the wire.
+    #[inline]
+    pub(crate) fn int_at_source(&mut self, fr: FrameId, size: u32) -> u32 {
+        let Some(int) = self.int.as_mut() else { return size };
+        let b = int.wire.source_bytes;
+        *int.extra_slot(fr) = b;
+        if b == 0 {
+            return size;
+        }
+        self.c.int_bytes_added += b as u64;
+        let f = self.frames.get_mut(fr);
+        f.size += b;
+        f.size
+    }
+
+    /// Data frame `fr` enters a switch: the hop's INT bytes are added before admission.
+    #[inline]
+    pub(crate) fn int_at_switch(&mut self, fr: FrameId) {
+        let Some(int) = self.int.as_mut() else { return };
+        let b = int.wire.hop_bytes;
+        if b == 0 || self.frames.get(fr).kind != FrameKind::Data {
+            return;
+        }
+        *int.extra_slot(fr) += b;
+        self.c.int_bytes_added += b as u64;
+        self.frames.get_mut(fr).size += b;
+    }
+
+    /// Remove the INT bytes of data frame `fr` (it leaves its last switch, or is dropped); returns
+    /// its data size.
+    #[inline]
+    pub(crate) fn int_strip(&mut self, fr: FrameId) -> u32 {
+        let size = self.frames.get(fr).size;
+        let Some(int) = self.int.as_mut() else { return size };
+        let b = std::mem::take(int.extra_slot(fr));
+        self.c.int_bytes_removed += b as u64;
+        self.frames.get_mut(fr).size -= b;
+        size - b
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn stamps_data_frames_counts_every_frame_and_echoes() {
-        let mut t = IntTable::new(4);
+        let mut t = IntTable::new(4, IntWire::default());
         let (a, b, c) = (FrameId(0), FrameId(3), FrameId(5));
         t.reset(a);
         t.reset(b);

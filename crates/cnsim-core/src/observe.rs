@@ -365,6 +365,8 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             FrameKind::Pause => {}
         }
     }
+    // the INT header bytes of the data frames in flight are not data
+    live_data_bytes -= net.c.int_bytes_added - net.c.int_bytes_removed;
     let host_q: u64 = net.flows.iter().map(|f| f.backlog).sum();
     let host_q_bytes: u64 = net.flows.iter().map(|f| f.queued_bytes(&net.transfers)).sum();
     let c = &net.c;
@@ -625,6 +627,11 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
         return Err(RunError::Invariant(problems.join("; ")));
     }
     let mut summary = summary;
+    if let Some(int) = net.int.as_ref() {
+        let wire = int.wire();
+        summary["int"] = json!({ "source_bytes": wire.source_bytes, "hop_bytes": wire.hop_bytes,
+                                 "bytes_added": c.int_bytes_added });
+    }
     if pfc_on {
         summary["pfc"] = crate::flowctl::pfc::summary(net, &name, end - w);
     }

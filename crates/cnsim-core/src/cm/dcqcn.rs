@@ -108,6 +108,11 @@ pub struct Params {
     /// the IR when false).
     #[serde(default)]
     pub new_flow_line_rate: bool,
+    /// When > 0: `kmin_bytes`, `kmax_bytes` are given for a port of this rate and `r_ai_bps`,
+    /// `r_hai_bps` for a NIC of this rate, each scaled to the actual port or NIC rate (the HPCC
+    /// reference's KMAX_MAP / KMIN_MAP and `RATE_AI = 5·bw/25`); 0 = absolute (absent from the IR).
+    #[serde(default)]
+    pub rate_reference_bps: f64,
 }
 
 impl Params {
@@ -133,6 +138,7 @@ impl Params {
             clamp_target_rate: false,
             rate_on_first_cnp: 1.0,
             new_flow_line_rate: false,
+            rate_reference_bps: 0.0,
         }
     }
     /// Defaults of the ns-3 reference code, "Mellanox version" (spec §7).
@@ -183,7 +189,31 @@ impl Params {
         if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
             return bad("rate_on_first_cnp", "must be in (0, 1]");
         }
+        if !(self.rate_reference_bps.is_finite() && self.rate_reference_bps >= 0.0) {
+            return bad("rate_reference_bps", "must be >= 0");
+        }
         Ok(())
+    }
+
+    /// The factor `rate / rate_reference_bps` (1 without a reference rate).
+    fn scale(&self, rate_bps: u64) -> f64 {
+        if self.rate_reference_bps > 0.0 {
+            rate_bps as f64 / self.rate_reference_bps
+        } else {
+            1.0
+        }
+    }
+
+    /// The marking thresholds of a port of `rate_bps`.
+    pub fn for_port(&self, rate_bps: u64) -> Params {
+        let k = self.scale(rate_bps);
+        Params { kmin_bytes: (self.kmin_bytes as f64 * k).round() as u64, kmax_bytes: (self.kmax_bytes as f64 * k).round() as u64, ..self.clone() }
+    }
+
+    /// The increase steps of a NIC of `rate_bps`.
+    pub fn for_nic(&self, rate_bps: u64) -> Params {
+        let k = self.scale(rate_bps);
+        Params { r_ai_bps: self.r_ai_bps * k, r_hai_bps: self.r_hai_bps * k, ..self.clone() }
     }
 }
 
@@ -205,11 +235,11 @@ impl Scheme for Dcqcn {
     fn message_types(&self) -> &'static [&'static str] {
         &["cnp"]
     }
-    fn congestion_point(&self, _port: &PortInfo) -> Option<Box<dyn CongestionPoint>> {
-        Some(Box::new(DcqcnCp { p: self.p.clone() }))
+    fn congestion_point(&self, port: &PortInfo) -> Option<Box<dyn CongestionPoint>> {
+        Some(Box::new(DcqcnCp { p: self.p.for_port(port.rate_bps) }))
     }
     fn reaction_point(&self, host: &HostInfo) -> Option<Box<dyn ReactionPoint>> {
-        Some(Box::new(DcqcnRp::new(&self.p, host)))
+        Some(Box::new(DcqcnRp::new(&self.p.for_nic(host.line_rate_bps), host)))
     }
     fn reflector(&self, _host: &HostInfo) -> Option<Box<dyn Reflector>> {
         Some(Box::new(DcqcnNp { interval: self.p.cnp_interval_ps, last_cnp: Vec::new() }))

@@ -369,6 +369,7 @@ impl Network {
         }
         self.c.data_sent.0 += 1;
         self.c.data_sent.1 += size as u64;
+        let size = self.int_at_source(fr, size); // HPCC's INT header on the wire (crate::int)
         let t_end = self.host_put_on_wire(h, pid, fr, size, false);
         if last_of_transfer {
             self.transfer_left_nic(transfer, t_end);

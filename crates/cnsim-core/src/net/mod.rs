@@ -71,6 +71,10 @@ pub struct Counters {
     pub ack_generated: (u64, u64),
     pub ack_delivered: u64,
     pub ack_dropped: u64,
+    /// INT header bytes added to data frames on the wire ([`crate::int::IntWire`]) and removed
+    /// again (stripped at the last switch, or dropped with the frame).
+    pub int_bytes_added: u64,
+    pub int_bytes_removed: u64,
 }
 
 /// Run-wide constants the data plane needs (copied from the IR once).

@@ -345,6 +345,9 @@ impl Network {
             } else if self.pause_enabled {
                 self.pause_check(s, pid, ingress);
             }
+            if self.int.is_some() && kind == FrameKind::Data && !self.ports[pid.idx()].peer_is_switch {
+                self.int_strip(fr); // the last switch: the host receives the data bytes
+            }
             if !self.deliver_direct(peer, fr, now + prop + lat) {
                 self.schedule(now + prop + lat, Event::Arrive { port: peer, frame: fr });
             }

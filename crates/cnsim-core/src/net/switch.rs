@@ -76,6 +76,10 @@ impl Network {
         if frame.dst.is_none() {
             return self.flood(s, fr, in_port);
         }
+        if self.int.is_some() {
+            self.int_at_switch(fr); // this hop's INT bytes (crate::int)
+        }
+        let frame = self.frames.get(fr);
         let key = if frame.flow.is_none() { ((frame.src.0 as u64) << 32) | frame.dst.0 as u64 | 1 << 63 } else { frame.flow.0 as u64 };
         let out = self.out_port(s, frame.dst, key);
         self.switch_enqueue(s, out, fr, in_port);
@@ -126,6 +130,8 @@ impl Network {
             let f = self.frames.get(fr);
             (f.kind, f.size as u64, f.flow, f.transfer)
         };
+        // a data frame's bytes without its INT header
+        let size = if self.int.is_some() && kind == FrameKind::Data { self.int_strip(fr) as u64 } else { size };
         self.frames.free(fr);
         self.switches[s].drops += 1;
         if !port.is_none() {
