@@ -170,6 +170,15 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     if sc.cm.scheme not in engine.schemes():
         raise ConfigError.single("cm.scheme", f"not available in this engine build; known: "
                                  f"{', '.join(engine.schemes())}", sc.cm.scheme)
+    if out is None and sc.observe.pcap:
+        import warnings
+
+        from cnsim.exceptions import ConfigWarning
+
+        warnings.warn("observe.pcap: packet traces are written only into an output directory (cnsim run, or "
+                      "cnsim.run(..., out=...)); this run records none", ConfigWarning, stacklevel=2)
+        sc = sc.model_copy(update={"observe": sc.observe.model_copy(update={"pcap": []})})
+        ir = compile_ir_once(sc)
     if out is not None:  # the time series go to Parquet as the run goes (memory independent of its length)
         from cnsim import stream  # pyarrow: imported before the clock of wall_s starts
         from cnsim.results import open_output

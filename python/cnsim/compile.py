@@ -693,7 +693,41 @@ class Compiler:
         series = {k: getattr(o, k) for k in SAMPLED_SERIES}
         if not all(series.values()):  # all on is the engine's default: the IR (and config_hash) stay as before
             ir["series"] = series
+        if o.pcap:
+            ir["pcap"] = self.pcap_ir()
         return ir
+
+    def pcap_ir(self) -> list[dict[str, Any]]:
+        """The IR of ``[[observe.pcap]]``: node indices of each captured port, its window and file name."""
+        index, out, names = self.net.index(), [], set()
+        linked = {(lk.a, lk.b) for lk in self.net.links} | {(lk.b, lk.a) for lk in self.net.links}
+        duration = self.sc.run.duration
+        for i, c in enumerate(self.sc.observe.pcap):
+            path = f"observe.pcap.{i}"
+            node, peer = c.port
+            if node not in index or peer not in index:
+                bad = node if node not in index else peer
+                self.error(f"{path}.port", f"unknown node; known: {_known(list(index))}", bad)
+                continue
+            if (node, peer) not in linked:
+                self.error(f"{path}.port", f"{node!r} has no link to {peer!r}", list(c.port))
+                continue
+            end = duration if c.end is None else min(c.end, duration)
+            if end <= c.start:
+                self.error(f"{path}.end" if c.end is not None else f"{path}.start",
+                           f"the window must end after it starts and before run.duration ({fq(duration, 'time')})",
+                           fq(c.start, "time"))
+                continue
+            name = c.name or f"{node}-{peer}"
+            if name in names:
+                if c.name is not None:
+                    self.error(f"{path}.name", "another capture has this file name", c.name)
+                    continue
+                name = next(f"{name}-{k}" for k in range(2, 10**6) if f"{name}-{k}" not in names)
+            names.add(name)
+            out.append({"name": name, "node": index[node], "peer": index[peer], "start_ps": c.start, "end_ps": end,
+                        "snaplen": c.snaplen})
+        return out
 
     def compile(self) -> dict[str, Any]:
         self.check_run()
@@ -701,6 +735,7 @@ class Compiler:
         cm = self.cm_ir()
         if self.problems:  # element references below need a sound topology
             raise ConfigError(self.problems)
+        observe = self._observe()
         self.check_buffers()
         self.check_cm_thresholds()
         pause = self.pause_ir()
@@ -736,7 +771,7 @@ class Compiler:
             "sources": sources,
             "hotspots": hotspots,
             "cm": cm,
-            "observe": self._observe(),
+            "observe": observe,
             "ecmp": sc.topology.routing == "ecmp",
             "pause_watchdog": None if sc.flow_control.watchdog is None else
             {"timeout_ps": sc.flow_control.watchdog, "recovery_ps": sc.flow_control.watchdog_recovery},

@@ -387,6 +387,19 @@ class HotspotSection(Strict):
     rate: RateOrZero = Field(description="service rate during the window (0 = port stopped)")
 
 
+class PcapCapture(Strict):
+    """One packet trace (``[[observe.pcap]]``): a libpcap file of the frames one port starts transmitting in a
+    time window, for Wireshark (``pcap/<name>.pcap`` in the output directory; docs/pcap.md)."""
+
+    port: tuple[Name, Name] = Field(description="[node, peer]: the port of node (switch or host) toward peer, "
+                                    "the direction captured")
+    start: Time = Field(0, description="first instant captured")
+    end: Time | None = Field(None, description="end of the window, excluded (default: end of the run)")
+    snaplen: int = Field(128, ge=64, le=262_144, description="bytes kept of each frame (headers; payloads are "
+                         "zeros); the full length is in each record")
+    name: Name | None = Field(None, description="file name without .pcap (default: node-peer)")
+
+
 class ObserveSection(Strict):
     """``[observe]``: what to record."""
 
@@ -404,6 +417,8 @@ class ObserveSection(Strict):
     tcp_ts: bool = Field(True, description="sample TCP window, threshold and DCTCP alpha of the first flow_series "
                          "flows (table tcp_ts)")
     pause_ts: bool = Field(True, description="sample the paused state of links that pause (table pause_ts)")
+    pcap: list[PcapCapture] = Field(default_factory=list, description="packet traces: libpcap files of chosen "
+                                    "ports and time windows ([[observe.pcap]]), written into the output directory")
 
 
 class TcpSection(Strict):
@@ -464,6 +479,7 @@ SECTIONS: dict[str, type[Strict]] = {
     "flow_control": FlowControlSection,
     "hotspot": HotspotSection,
     "observe": ObserveSection,
+    "observe.pcap": PcapCapture,
     "tcp": TcpSection,
 }
 """Every section model by its TOML path (for `cnsim describe` and the docs)."""

@@ -294,6 +294,7 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
     The other tables (``flows``, ``queues``, ...) are returned, not written.
     """
     limit = CHUNK_ROWS if chunk_rows is None else chunk_rows
+    from cnsim import capture
     from cnsim.slowdown import Ideal
 
     sim = engine.Simulation(ir_json)
@@ -307,6 +308,7 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
             done = sim.run_until(sim.now_ps + step)
             if sim.buffered_rows() >= limit and not done:
                 writer.write(*sim.drain_series())
+            capture.write(sim, folder)  # packet traces (observe.pcap)
             if progress is not None:
                 progress(sim.now_ps / 1e12)
             if done:
@@ -315,6 +317,7 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
         if writing is not None:
             writing()
         summary_json, samples, tables = sim.finish()
+        capture.write(sim, folder)
         writer.write(samples, tables)
         writer.close()
     except BaseException:

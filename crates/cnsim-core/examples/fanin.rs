@@ -56,9 +56,10 @@ pub fn fanin_ir(n: u32, rate_gbps: f64, ms: f64, seed: u64) -> Ir {
         sources,
         hotspots: vec![],
         cm: CmIr { scheme: "none".into(), params: serde_json::Value::Null },
-        observe: ObserveIr { sample_interval_ps: 0, throughput_bin_ps: 0, fct: false, flow_series: None, series: Default::default() },
+        observe: ObserveIr { sample_interval_ps: 0, throughput_bin_ps: 0, fct: false, flow_series: None, series: Default::default(), pcap: vec![] },
         ecmp: false,
         pause_watchdog: None,
+        routing: Default::default(),
     }
 }
 

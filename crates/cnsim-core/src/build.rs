@@ -239,11 +239,13 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         flow_bins,
         q_watch: Default::default(),
         int: scheme_wants_int.then(|| IntTable::new(n_ports, int_wire)),
+        pcap: None,
         emits: Vec::new(),
         rate_changes: Vec::new(),
         limit_changes: Vec::new(),
         timers: Vec::new(),
     };
+    net.pcap = crate::pcap::build(ir, &net);
     schedule_initial(&mut net);
     Ok(net)
 }

@@ -49,6 +49,54 @@ pub struct Ir {
     /// paused without a break for `timeout_ps` ignores PAUSE for `recovery_ps`. None = off.
     #[serde(default)]
     pub pause_watchdog: Option<WatchdogIr>,
+    /// Link failures and recoveries during the run, their detection, and pinned paths
+    /// ([`crate::net::dynamics`]); absent = none.
+    #[serde(default, skip_serializing_if = "RoutingIr::is_static")]
+    pub routing: RoutingIr,
+}
+
+/// Timed link events and per-flow pinned paths (issue 36).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingIr {
+    /// Link state changes, time-ordered.
+    #[serde(default)]
+    pub events: Vec<LinkEventIr>,
+    /// Time from a link's failure (or recovery) until the switches at its two ends stop (or start)
+    /// routing over it, ps.
+    #[serde(default)]
+    pub detection_ps: u64,
+    /// Further time until every other switch recomputes its routes, ps (`u64::MAX`: never).
+    #[serde(default)]
+    pub convergence_ps: u64,
+    /// Flows forwarded on a given node path instead of the computed routes.
+    #[serde(default)]
+    pub pinned: Vec<PinnedIr>,
+}
+
+impl RoutingIr {
+    /// No event and no pinned path: the routes never change (the IR then leaves the section out).
+    pub fn is_static(&self) -> bool {
+        self.events.is_empty() && self.pinned.is_empty()
+    }
+}
+
+/// A link (`links[link]`) goes down (`up` false) or comes back up at `t_ps`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkEventIr {
+    pub t_ps: u64,
+    pub link: u32,
+    pub up: bool,
+}
+
+/// Flow `flow` is forwarded along `path` (node indices from its source host to its destination host);
+/// its ACKs (TCP) take the reverse path.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinnedIr {
+    pub flow: u32,
+    pub path: Vec<u32>,
 }
 
 /// PAUSE watchdog timing, ps.
@@ -410,6 +458,23 @@ pub struct ObserveIr {
     /// Which sampled series are recorded (all by default).
     #[serde(default)]
     pub series: SeriesIr,
+    /// Packet captures ([`crate::pcap`]): absent = none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pcap: Vec<PcapIr>,
+}
+
+/// One packet capture: the frames the port of node `node` toward `peer` starts transmitting in
+/// `[start_ps, end_ps)`, at most `snaplen` bytes of each kept.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapIr {
+    /// File name (without `.pcap`), unique among the captures.
+    pub name: String,
+    pub node: u32,
+    pub peer: u32,
+    pub start_ps: u64,
+    pub end_ps: u64,
+    pub snaplen: u32,
 }
 
 /// The sampled time series, each a table taken every `sample_interval_ps`; a series that is off

@@ -27,6 +27,7 @@ pub mod build;
 pub mod flowctl;
 pub mod net;
 pub mod observe;
+pub mod pcap;
 pub mod probe;
 pub mod rng;
 pub mod sim;

@@ -627,6 +627,17 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
         return Err(RunError::Invariant(problems.join("; ")));
     }
     let mut summary = summary;
+    if let Some(p) = net.pcap.as_ref() {
+        summary["pcap"] = p
+            .caps
+            .iter()
+            .map(|c| {
+                let port = &net.ports[c.spec.port.idx()];
+                json!({ "name": c.spec.name, "node": node_name(ir, port.node.idx()), "peer": node_name(ir, port.peer_node.idx()),
+                        "start_s": to_s(c.spec.start_ps), "end_s": to_s(c.spec.end_ps.min(end)), "frames": c.frames, "bytes": c.bytes })
+            })
+            .collect();
+    }
     if let Some(int) = net.int.as_ref() {
         let wire = int.wire();
         summary["int"] = json!({ "source_bytes": wire.source_bytes, "hop_bytes": wire.hop_bytes,

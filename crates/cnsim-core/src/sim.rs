@@ -92,6 +92,11 @@ impl Simulation {
         tables.push(crate::observe::fct_table(&self.net, &settled));
         tables
     }
+    /// The packet-capture bytes written since the last call, per capture: (file name, pcap bytes;
+    /// the first call's start with the file header). Empty without captures.
+    pub fn take_pcap(&mut self) -> Vec<(String, Vec<u8>)> {
+        self.net.pcap.as_mut().map(|p| p.take()).unwrap_or_default()
+    }
     /// The tables naming the series' ids (`queues`, `links`, `flows`).
     pub fn static_tables(&self) -> Vec<Table> {
         crate::observe::static_tables(&self.ir, &self.net, &self.obs)

@@ -290,6 +290,22 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             ));
         }
     }
+    let mut names = std::collections::BTreeSet::new();
+    for (i, c) in o.pcap.iter().enumerate() {
+        let path = |f: &str| format!("observe.pcap[{i}].{f}");
+        if c.node as usize >= n || c.peer as usize >= n || !adj[c.node as usize].contains(&(c.peer as usize)) {
+            return Err(err(path("peer"), "must be a neighbour of node (the capture is of node's port toward peer)"));
+        }
+        if c.start_ps >= c.end_ps {
+            return Err(err(path("end_ps"), format!("must be > start_ps ({})", c.start_ps)));
+        }
+        if !(64..=262_144).contains(&c.snaplen) {
+            return Err(err(path("snaplen"), "must be in 64..=262144 bytes"));
+        }
+        if c.name.is_empty() || c.name.contains(['/', '\\']) || !names.insert(c.name.as_str()) {
+            return Err(err(path("name"), "must be a unique file name (no path separator)"));
+        }
+    }
     for (i, h) in ir.hotspots.iter().enumerate() {
         if h.switch as usize >= n || is_host[h.switch as usize] {
             return Err(err(format!("hotspots[{i}].switch"), "must be a switch index"));

@@ -40,9 +40,10 @@ fn base(nodes: Vec<NodeIr>, links: Vec<LinkIr>, flows: Vec<FlowIr>, sources: Vec
         sources,
         hotspots: vec![],
         cm: CmIr { scheme: "none".into(), params: Value::Null },
-        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default() },
+        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default(), pcap: vec![] },
         ecmp: false,
         pause_watchdog: None,
+        routing: Default::default(),
     }
 }
 

@@ -149,9 +149,10 @@ fn random_ir(r: &mut Stream) -> Ir {
         sources,
         hotspots,
         cm: CmIr { scheme: "none".into(), params: Value::Null },
-        observe: ObserveIr { sample_interval_ps: 50 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default() },
+        observe: ObserveIr { sample_interval_ps: 50 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default(), pcap: vec![] },
         ecmp: false,
         pause_watchdog: None,
+        routing: Default::default(),
     }
 }
 

@@ -402,6 +402,9 @@ impl Network {
     #[inline(always)]
     fn host_put_on_wire(&mut self, h: usize, pid: PortId, fr: FrameId, size: u32, wake: bool) -> SimTime {
         let now = self.now;
+        if self.pcap.is_some() {
+            self.pcap_capture(pid, fr, size); // packet traces (crate::pcap)
+        }
         let wire = self.cfg.wire_overhead_bytes as u64;
         let (w, end) = (self.cfg.warmup_ps, self.cfg.duration_ps);
         let p = &mut self.ports[pid.idx()];

@@ -144,6 +144,8 @@ pub struct Network {
     pub(crate) q_watch: QueueWatch,
     /// In-band telemetry stacks, only when the scheme wants INT ([`crate::int`]).
     pub int: Option<crate::int::IntTable>,
+    /// Packet captures ([`crate::pcap`]), only when some are asked for.
+    pub pcap: Option<Box<crate::pcap::PcapSet>>,
     // scratch buffers reused by hooks (no allocation in the hot path)
     pub(crate) emits: Vec<Emit>,
     pub(crate) rate_changes: Vec<RateChange>,

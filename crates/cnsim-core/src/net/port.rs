@@ -257,6 +257,9 @@ impl Network {
         });
         self.ports[pid.idx()].tx_frame = fr;
         self.c.pause_sent += 1;
+        if self.pcap.is_some() {
+            self.pcap_capture(pid, fr, ctrl);
+        }
         self.schedule(t_end, Event::PortTxDone { port: pid });
     }
 
@@ -281,6 +284,9 @@ impl Network {
                 let qlen = self.ports[pid.idx()].q_bytes - size;
                 int.push(head, crate::int::IntHop { qlen, tx_bytes, ts: now, rate_bps: line });
             }
+        }
+        if self.pcap.is_some() {
+            self.pcap_capture(pid, head, size as u32);
         }
         let (w, end) = (self.cfg.warmup_ps, self.cfg.duration_ps);
         let p = &mut self.ports[pid.idx()];

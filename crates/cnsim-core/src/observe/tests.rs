@@ -66,9 +66,10 @@ fn late_fan_in() -> Ir {
         sources,
         hotspots: vec![],
         cm: CmIr { scheme: "none".into(), params: serde_json::Value::Null },
-        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default() },
+        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default(), pcap: vec![] },
         ecmp: false,
         pause_watchdog: None,
+        routing: Default::default(),
     }
 }
 
