@@ -96,6 +96,7 @@ class Compiler:
         self.problems: list[Problem] = []
         self.net = Network()
         self.cm_params: tuple[schemes.Scheme, Any] | None = None  # the validated scheme parameters (cm_ir)
+        self.pins: dict[int, list[str]] = {}  # flow id -> pinned node path (traffic_ir)
         self._ports: dict[str, int] | None = None  # links per node (queue_limit)
 
     def error(self, path: str, message: str, *value: Any) -> None:
@@ -492,6 +493,12 @@ class Compiler:
                 self.error(f"{path}.stop", f"must be > start ({fq(g.start, 'time')})", fq(g.stop, "time"))
             srcs, dsts = self.select(g.src, f"{path}.src"), self.select(g.dst, f"{path}.dst")
             named_src = not (isinstance(g.src, str) and (g.src == "all" or any(c in g.src for c in "*?[")))
+            pin = None
+            if g.path is not None:
+                if len(srcs) != 1 or len(dsts) != 1:
+                    self.error(f"{path}.path", "a pinned path needs exactly one src and one dst host", g.path)
+                else:
+                    pin = self.check_path(g, path, srcs[0], dsts[0])
             n_sources = len(sources)
             for src in srcs:
                 targets = [t for t in dsts if t != src]
@@ -512,6 +519,11 @@ class Compiler:
                                       "transport": self.transport_ir(g.transport, frame, path)})
                         if g.priority:  # absent = 0: the IR of every scenario without priorities is unchanged
                             flows[-1]["priority"] = g.priority
+                    if pin is not None:
+                        if self.pins.get(flow_ids[key], pin) != pin:
+                            self.error(f"{path}.path", "another generator pins the same flow (source, destination, "
+                                       "frame size, transport, priority) to another path", g.path)
+                        self.pins[flow_ids[key]] = pin
                     ids.append(flow_ids[key])
                 gate = getattr(g, "gate", None)
                 sources.append({
@@ -630,6 +642,56 @@ class Compiler:
             ir["rl_release"] = True
         return ir
 
+    # ---- timed events and pinned paths ------------------------------------------------------
+    def routing_ir(self) -> dict[str, Any] | None:
+        """The IR ``routing`` section (None without events and pinned paths: the IR stays as before)."""
+        sc, index = self.sc, self.net.index()
+        link_index = {frozenset((lk.a, lk.b)): i for i, lk in enumerate(self.net.links)}
+        events = []
+        for i, e in enumerate(sc.events):
+            j = link_index.get(frozenset(e.link))
+            if j is None:
+                bad = [n for n in e.link if n not in index]
+                self.error(f"events.{i}.link", f"unknown node; known: {_known(list(index))}" if bad
+                           else "no link between these nodes", list(e.link))
+                continue
+            if e.at >= sc.run.duration:
+                self.warn(f"events.{i}.at", f"not before run.duration ({fq(sc.run.duration, 'time')}): the event "
+                          "never happens", fq(e.at, "time"))
+            events.append({"t_ps": e.at, "link": j, "up": e.state == "up"})
+        pinned = [{"flow": f, "path": [index[n] for n in path]} for f, path in sorted(self.pins.items())]
+        if not events and not pinned:
+            for key in ("link_detection", "route_convergence"):
+                if key in sc.topology.model_fields_set and getattr(sc.topology, key) != 0:
+                    self.warn(f"topology.{key}", "set but the scenario has no [[events]]: nothing to detect")
+            return None
+        conv = sc.topology.route_convergence
+        return {"events": events, "detection_ps": sc.topology.link_detection,
+                "convergence_ps": U64_MAX if conv == "never" else conv, "pinned": pinned}
+
+    def check_path(self, g: Any, path: str, src: str, dst: str) -> list[str] | None:
+        """A generator's pinned path, checked: from its source through distinct switches to its destination,
+        each hop a link (None and an error otherwise)."""
+        nodes = g.path
+        kinds = {n.name: n.kind for n in self.net.nodes}
+        linked = {frozenset((lk.a, lk.b)) for lk in self.net.links}
+        where = f"{path}.path"
+        if len(nodes) < 3 or nodes[0] != src or nodes[-1] != dst:
+            self.error(where, f"must run from the source {src!r} through switches to the destination {dst!r}", nodes)
+            return None
+        for k, n in enumerate(nodes):
+            if n not in kinds:
+                self.error(f"{where}.{k}", f"unknown node; known: {_known(list(kinds))}", n)
+                return None
+            if 0 < k < len(nodes) - 1 and (kinds[n] != "switch" or n in nodes[:k]):
+                self.error(f"{where}.{k}", "inner nodes must be distinct switches", n)
+                return None
+        for k, (a, b) in enumerate(zip(nodes, nodes[1:])):
+            if frozenset((a, b)) not in linked:
+                self.error(f"{where}.{k + 1}", f"no link between {a!r} and {b!r}", b)
+                return None
+        return list(nodes)
+
     # ---- hotspots ---------------------------------------------------------------------------
     def hotspot_ir(self) -> list[dict]:
         index = self.net.index()
@@ -741,6 +803,7 @@ class Compiler:
         pause = self.pause_ir()
         flows, sources = self.traffic_ir()
         hotspots = self.hotspot_ir()
+        routing = self.routing_ir()
         if self.problems:
             raise ConfigError(self.problems)
         index = self.net.index()
@@ -775,6 +838,7 @@ class Compiler:
             "ecmp": sc.topology.routing == "ecmp",
             "pause_watchdog": None if sc.flow_control.watchdog is None else
             {"timeout_ps": sc.flow_control.watchdog, "recovery_ps": sc.flow_control.watchdog_recovery},
+            **({"routing": routing} if routing else {}),
         }
 
 

@@ -69,6 +69,20 @@ class TopologySection(Strict):
         "ecmp", description="'ecmp': where a switch has several shortest next hops toward a destination, each "
         "flow takes one by a seeded hash and keeps it (fat trees, leaf-spine); 'single': the one route of the "
         "shortest-path computation (ties by link order). Topologies with one shortest path are the same either way")
+    link_detection: Time = Field(0, description="[[events]]: time from a link's failure (or recovery) until the two "
+                                 "switches at its ends stop (or start) routing over it and recompute their routes")
+    route_convergence: Union[Time, Literal["never"]] = Field(
+        0, description="[[events]]: further time until every other switch recomputes its routes; 'never': they "
+        "keep their old tables (between the two, switches route on different views: loops can form)")
+
+
+class LinkEvent(Strict):
+    """``[[events]]``: a link goes down or comes back up at a given time (docs/events.md)."""
+
+    at: Time = Field(description="when the link changes state")
+    link: tuple[Name, Name] = Field(description="[a, b]: the link between nodes a and b (both directions)")
+    state: Literal["down", "up"] = Field(description="'down': every frame on it or sent onto it is lost until it is "
+                                         "up again; routes avoid it after topology.link_detection")
 
 
 class Gate(Strict):
@@ -94,6 +108,9 @@ class _Generator(Strict):
         "udp", description="udp: open loop, frames leave as generated; tcp: TCP NewReno, dctcp: DCTCP (RFC 8257) — "
         "the generator is the application writing data, segments leave as the window allows, ACKs are frames "
         "([tcp] sets the parameters)")
+    path: list[Name] | None = Field(None, description="pin the flow to this node path [src, switch, ..., dst] "
+                                    "instead of the routes (one src and one dst; TCP ACKs take it back); a pinned "
+                                    "flow keeps its path when a link on it fails")
 
 
 class _Gated(_Generator):
@@ -463,6 +480,8 @@ class Scenario(Strict):
     hotspot: list[HotspotSection] = Field(default_factory=list, description="output-generated hotspots")
     observe: ObserveSection = Field(default_factory=ObserveSection, description="recording")
     tcp: TcpSection = Field(default_factory=TcpSection, description="TCP / DCTCP parameters")
+    events: list[LinkEvent] = Field(default_factory=list, description="timed link failures and recoveries "
+                                    "([[events]])")
 
 
 SECTIONS: dict[str, type[Strict]] = {
@@ -480,6 +499,7 @@ SECTIONS: dict[str, type[Strict]] = {
     "hotspot": HotspotSection,
     "observe": ObserveSection,
     "observe.pcap": PcapCapture,
+    "events": LinkEvent,
     "tcp": TcpSection,
 }
 """Every section model by its TOML path (for `cnsim describe` and the docs)."""

@@ -240,12 +240,15 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         q_watch: Default::default(),
         int: scheme_wants_int.then(|| IntTable::new(n_ports, int_wire)),
         pcap: None,
+        dynamics: None,
         emits: Vec::new(),
         rate_changes: Vec::new(),
         limit_changes: Vec::new(),
         timers: Vec::new(),
     };
     net.pcap = crate::pcap::build(ir, &net);
+    net.dynamics = crate::net::dynamics::Dynamics::new(ir, &net.switch_of, net.switches.len());
+    crate::net::dynamics::schedule(&mut net);
     schedule_initial(&mut net);
     Ok(net)
 }

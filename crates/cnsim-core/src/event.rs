@@ -35,6 +35,8 @@ pub enum Event {
     PauseRefresh { port: PortId, gen: u32 },
     /// Hotspot schedule step `step` of hotspot `hotspot`.
     ServiceRate { hotspot: u32, step: u32 },
+    /// Phase `phase` (on the wire, detected, converged) of link event `index` ([`crate::net::dynamics`]).
+    LinkEvent { index: u32, phase: u8 },
     /// Record the sampled time series.
     Sample,
 }
@@ -50,7 +52,8 @@ impl Event {
             | Event::TcpTimer { .. }
             | Event::CpTick { .. }
             | Event::PauseRefresh { .. }
-            | Event::ServiceRate { .. } => 2,
+            | Event::ServiceRate { .. }
+            | Event::LinkEvent { .. } => 2,
             Event::SourceFire { .. } => 3,
             Event::Sample => 4,
         }

@@ -33,6 +33,7 @@ fn line(out: &mut String, t: u64, ev: &Event) {
         Event::CpTick { port } => writeln!(out, "{t} K {}", port.0),
         Event::PauseRefresh { port, gen } => writeln!(out, "{t} P {} {gen}", port.0),
         Event::ServiceRate { hotspot, step } => writeln!(out, "{t} V {hotspot} {step}"),
+        Event::LinkEvent { index, phase } => writeln!(out, "{t} L {index} {phase}"),
         Event::Sample => writeln!(out, "{t} M"),
     };
 }

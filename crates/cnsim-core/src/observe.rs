@@ -578,8 +578,10 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             "total": c.data_dropped.0 + c.ctrl_dropped,
             "data": c.data_dropped.0,
             "control": c.ctrl_dropped,
-            "by_reason": DROP_REASONS.iter().zip(&by_reason).take(if pfc_on { DROP_REASONS.len() } else { CLASSIC_DROP_REASONS })
-                .map(|(n, v)| (n.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            // headroom_full under PFC, link_down with link events
+            "by_reason": DROP_REASONS.iter().zip(&by_reason).enumerate()
+                .filter(|&(k, _)| k < CLASSIC_DROP_REASONS || (k == 5 && pfc_on) || (k == 6 && net.dynamics.is_some()))
+                .map(|(_, (n, v))| (n.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "by_switch": by_switch,
         },
         "control": {
@@ -627,6 +629,19 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
         return Err(RunError::Invariant(problems.join("; ")));
     }
     let mut summary = summary;
+    if let Some(d) = net.dynamics.as_ref() {
+        let link = |l: u32| [node_name(ir, ir.links[l as usize].a as usize), node_name(ir, ir.links[l as usize].b as usize)];
+        summary["routing"] = json!({
+            "events": d.events.iter().map(|e| json!({ "t_s": to_s(e.t_ps), "link": link(e.link), "state": if e.up { "up" } else { "down" } }))
+                .collect::<Vec<_>>(),
+            "detection_s": to_s(d.detection_ps),
+            "convergence_s": if d.convergence_ps == u64::MAX { Value::Null } else { json!(to_s(d.convergence_ps)) },
+            "recomputations": d.recomputations,
+            "link_drops": d.link_drops,
+            "rerouted_frames": d.rerouted,
+            "pinned_flows": ir.routing.pinned.len(),
+        });
+    }
     if let Some(p) = net.pcap.as_ref() {
         summary["pcap"] = p
             .caps

@@ -173,6 +173,9 @@ impl Simulation {
         let net = &mut self.net;
         match ev {
             Event::Arrive { port, frame } => {
+                if net.dynamics.is_some() && net.lost_on_link(port, frame) {
+                    return; // the link failed (crate::net::dynamics)
+                }
                 let node = net.ports[port.idx()].node;
                 if net.is_switch(node) {
                     let s = net.switch_of[node.idx()] as usize;
@@ -192,6 +195,7 @@ impl Simulation {
             Event::CpTick { port } => net.cp_tick(port),
             Event::PauseRefresh { port, gen } => net.pause_refresh(port, gen),
             Event::ServiceRate { hotspot, step } => net.service_rate_step(hotspot, step),
+            Event::LinkEvent { index, phase } => net.link_event(index, phase),
             Event::Sample => {
                 self.obs.sample(&self.net);
                 let next = self.net.now + self.obs.sample_interval;

@@ -290,6 +290,36 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             ));
         }
     }
+    let r = &ir.routing;
+    for (i, e) in r.events.iter().enumerate() {
+        if e.link as usize >= ir.links.len() {
+            return Err(err(format!("routing.events[{i}].link"), format!("must be a link index < {}", ir.links.len())));
+        }
+    }
+    let mut pinned = std::collections::BTreeSet::new();
+    for (i, p) in r.pinned.iter().enumerate() {
+        let path = |f: &str| format!("routing.pinned[{i}].{f}");
+        let Some(f) = ir.flows.get(p.flow as usize) else {
+            return Err(err(path("flow"), format!("must be a flow index < {}", ir.flows.len())));
+        };
+        if !pinned.insert(p.flow) {
+            return Err(err(path("flow"), "flow pinned twice"));
+        }
+        if p.path.len() < 3 || p.path[0] != f.src || *p.path.last().expect("non-empty") != f.dst {
+            return Err(err(path("path"), "must run from the flow's source host through switches to its destination host"));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (k, w) in p.path.windows(2).enumerate() {
+            if w[1] as usize >= n || !adj[w[0] as usize].contains(&(w[1] as usize)) {
+                return Err(err(path("path"), format!("nodes {} and {} (positions {k}, {}) are not linked", w[0], w[1], k + 1)));
+            }
+        }
+        for &v in &p.path[1..p.path.len() - 1] {
+            if is_host[v as usize] || !seen.insert(v) {
+                return Err(err(path("path"), format!("node {v}: inner nodes must be distinct switches")));
+            }
+        }
+    }
     let mut names = std::collections::BTreeSet::new();
     for (i, c) in o.pcap.iter().enumerate() {
         let path = |f: &str| format!("observe.pcap[{i}].{f}");

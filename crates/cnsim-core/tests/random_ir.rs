@@ -180,6 +180,51 @@ fn random_networks_run_and_conserve() {
     assert!(ran > 100, "too few valid random cases ({ran})");
 }
 
+/// [`random_ir`] with links failing and recovering at random times (random detection and convergence
+/// delays), a random flow pinned to its path and a packet capture on a random port (issue 36).
+fn with_dynamics(mut ir: Ir, r: &mut Stream) -> Ir {
+    let links = ir.links.len() as u64;
+    for _ in 0..1 + r.below(4) {
+        let link = r.below(links) as u32;
+        let t = r.below(ir.duration_ps);
+        ir.routing.events.push(LinkEventIr { t_ps: t, link, up: false });
+        if r.bernoulli(0.6) {
+            ir.routing.events.push(LinkEventIr { t_ps: t + r.below(200 * US), link, up: true });
+        }
+    }
+    ir.routing.detection_ps = *pick(r, &[0, US, 20 * US]);
+    ir.routing.convergence_ps = *pick(r, &[0, 50 * US, u64::MAX]);
+    if !ir.flows.is_empty() && r.bernoulli(0.5) {
+        let flow = r.below(ir.flows.len() as u64) as u32;
+        let path = cnsim_core::net::flow_paths(&ir)[flow as usize].clone();
+        if path.len() >= 3 {
+            ir.routing.pinned.push(PinnedIr { flow, path });
+        }
+    }
+    let l = &ir.links[r.below(links) as usize];
+    let (node, peer) = if r.bernoulli(0.5) { (l.a, l.b) } else { (l.b, l.a) };
+    ir.observe.pcap.push(PcapIr { name: "cap".into(), node, peer, start_ps: 0, end_ps: ir.duration_ps, snaplen: 128 });
+    ir
+}
+
+#[test]
+fn random_networks_with_failing_links_run_and_conserve() {
+    let (mut r, mut extra) = (Stream::new(2026, 0, 1), Stream::new(2026, 0, 7));
+    let mut ran = 0;
+    for case in 0..150 {
+        let ir = with_dynamics(random_ir(&mut r), &mut extra);
+        let Ok(mut sim) = Simulation::new(ir.clone()) else { continue };
+        sim.run_until(u64::MAX);
+        let captured: usize = sim.take_pcap().iter().map(|(_, b)| b.len()).sum();
+        let res = sim.finish().unwrap_or_else(|e| panic!("case {case}: {e}\n{}", serde_json::to_string(&ir).unwrap()));
+        assert_eq!(res.summary["conservation"]["ok"], Value::Bool(true));
+        let frames = res.summary["pcap"][0]["frames"].as_u64().unwrap() as usize;
+        assert!(captured >= 24 + 16 * frames, "case {case}: a record per captured frame");
+        ran += 1;
+    }
+    assert!(ran > 100, "too few valid random cases ({ran})");
+}
+
 /// A random network of [`random_ir`] turned to PFC: every switch with a shared buffer, random lossless
 /// priorities, static or dynamic thresholds, strict or DWRR, random headroom (often too small, so the
 /// headroom-drop path runs) and sometimes a watchdog; flows at random priorities.

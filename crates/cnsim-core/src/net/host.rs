@@ -496,7 +496,8 @@ impl Network {
     /// Returns whether it did.
     #[inline]
     pub(crate) fn deliver_direct(&mut self, peer: PortId, fr: FrameId, t: SimTime) -> bool {
-        if t >= self.run_limit {
+        // with link events the arrival must be an event (the link may fail before it, net::dynamics)
+        if t >= self.run_limit || self.dynamics.is_some() {
             return false;
         }
         let h = self.host_of[self.ports[peer.idx()].node.idx()];

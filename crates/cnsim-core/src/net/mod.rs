@@ -12,12 +12,14 @@
 //! | [`tcp`] | TCP flows: segments from the window, ACK frames, RTO and delayed-ACK timers |
 //! | [`transfers`] | the transfers by id; with FCT rows off, folded into statistics as they settle |
 //! | [`routing`] | shortest-path routes |
+//! | [`dynamics`] | links failing and recovering, routes recomputed after detection, pinned paths |
 //! | [`crate::flowctl`] | link-level flow control (802.3x PAUSE, 802.1Qbb PFC), a port/buffer policy |
 //!
 //! The event loop ([`crate::sim`]) pops an event and calls the matching `Network` method; the
 //! observer ([`crate::observe`]) reads a `&Network`, never a mutable one.
 
 pub mod buffer;
+pub mod dynamics;
 pub mod flow;
 pub mod host;
 pub mod port;
@@ -146,6 +148,8 @@ pub struct Network {
     pub int: Option<crate::int::IntTable>,
     /// Packet captures ([`crate::pcap`]), only when some are asked for.
     pub pcap: Option<Box<crate::pcap::PcapSet>>,
+    /// Link events and pinned paths ([`dynamics`]), only when the scenario has some.
+    pub dynamics: Option<Box<dynamics::Dynamics>>,
     // scratch buffers reused by hooks (no allocation in the hot path)
     pub(crate) emits: Vec<Emit>,
     pub(crate) rate_changes: Vec<RateChange>,

@@ -77,7 +77,7 @@ pub struct Port {
     /// Σ size × max(enqueue time, warm-up) and Σ size × max(dequeue time, warm-up), byte·ps.
     #[cfg(debug_assertions)]
     pub little: (u128, u128),
-    pub drops: [u64; 6],
+    pub drops: [u64; 7],
     /// Index within its node.
     pub index: u32,
     pub cpid: u32,
@@ -120,7 +120,7 @@ impl Port {
             q_bytes: 0,
             part_bytes: 0,
             busy_ps_window: 0,
-            drops: [0; 6],
+            drops: [0; 7],
             q_last_t: 0,
             q_area: 0,
             q_max: 0,

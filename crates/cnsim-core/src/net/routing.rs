@@ -96,9 +96,21 @@ pub fn ecmp_index(salt: u64, node: u32, key: u64, k: u32) -> u32 {
 }
 
 /// The node path (source host, switches, destination host) of every flow of an IR under the
-/// engine's routes — for the analytical model and tools, so nothing routes a second time. A host
-/// sends on its first link. An unreachable destination gives an empty path.
+/// engine's routes at the start of the run (a pinned flow's own path) — for the analytical model and
+/// tools, so nothing routes a second time. A host sends on its first link. An unreachable
+/// destination gives an empty path.
 pub fn flow_paths(ir: &Ir) -> Vec<Vec<u32>> {
+    let mut paths = routed_paths(ir);
+    for p in &ir.routing.pinned {
+        if let Some(slot) = paths.get_mut(p.flow as usize) {
+            *slot = p.path.clone();
+        }
+    }
+    paths
+}
+
+/// [`flow_paths`] without the pinned paths.
+fn routed_paths(ir: &Ir) -> Vec<Vec<u32>> {
     let (is_switch, adj) = adjacency(ir);
     let routes = compute_routes(ir.nodes.len(), &is_switch, &adj);
     let ecmp = if ir.ecmp { compute_ecmp(ir.nodes.len(), &is_switch, &adj, &routes) } else { Vec::new() };

@@ -1,0 +1,339 @@
+//! Links that fail and recover during a run, routes that follow, and flows pinned to a path (issue 36).
+//!
+//! * **A link fails** at its event's time: from then until it is up again every frame that reaches
+//!   either end over it is lost (`drops.by_reason.link_down`), and so is a frame already on the wire
+//!   when it failed (its arrival comes after the failure; a link that fails and recovers within one
+//!   frame time may let that frame through). Transmitters keep sending into it until their switch
+//!   knows: hardware sees the loss of signal only after the **detection** delay.
+//! * **Detection** (`detection_ps` after the change): the two switches at the link's ends stop (or
+//!   start) routing over it: their tables — single routes and ECMP sets — are recomputed without the
+//!   links they know to be down, and the frames queued for a dead port are moved to the new routes
+//!   (admitted again like arriving frames). **Convergence** (`convergence_ps` later, `u64::MAX`: never)
+//!   every other switch learns it and recomputes. Between the two, switches route on different views:
+//!   a failed core link of a fat tree can send frames back and forth between a core switch that rerouted
+//!   and an aggregation switch that did not — a routing loop, which PFC turns into a cyclic buffer
+//!   dependency ([`crate::flowctl::pfc`] finds it).
+//! * **Pinned paths**: a flow given its node path is forwarded along it whatever the tables say (its TCP
+//!   ACKs along the reverse); a pinned flow whose path crosses a dead link loses its frames there.
+//!
+//! Nothing here runs without events or pins (`Network::dynamics` is `None`); with them, frames are
+//! delivered through their `Arrive` events (the direct delivery is off) so that a failure between a
+//! frame's departure and its arrival is seen.
+
+use super::{compute_ecmp, compute_routes, DropReason, Network, NONE_U32};
+use crate::event::Event;
+use crate::frame::{FrameId, FrameKind};
+use crate::ids::{NodeId, PortId};
+use crate::ir::{Ir, LinkEventIr};
+use crate::time::SimTime;
+
+/// Phases of one link event ([`Event::LinkEvent`]).
+pub const PHYSICAL: u8 = 0;
+pub const DETECTED: u8 = 1;
+pub const CONVERGED: u8 = 2;
+
+/// The link-state and routing side of a network with events or pinned paths.
+#[derive(Debug)]
+pub struct Dynamics {
+    pub events: Vec<LinkEventIr>,
+    pub detection_ps: u64,
+    pub convergence_ps: u64,
+    /// Whole topology: which nodes are switches, every node's (neighbour, own port) in link order.
+    is_switch: Vec<bool>,
+    adj: Vec<Vec<(NodeId, PortId)>>,
+    ecmp: bool,
+    /// Per link: up on the wire; the last time it went down (`u64::MAX`: never).
+    pub up: Vec<bool>,
+    pub last_down: Vec<SimTime>,
+    /// Per switch (index into `Network::switches`): the links it routes around.
+    view: Vec<Vec<bool>>,
+    /// Per switch: pinned next hops, sorted by key (flow << 1 | reverse).
+    pins: Vec<Vec<(u64, PortId)>>,
+    pub has_pins: bool,
+    /// Route recomputations (one per switch table rebuilt), frames lost on dead links, frames moved
+    /// from a dead port's queue to new routes.
+    pub recomputations: u64,
+    pub link_drops: u64,
+    pub rerouted: u64,
+}
+
+impl Dynamics {
+    /// The dynamics of an IR (None without events and pinned paths); `switch_of`: each node's index
+    /// among the switches (`NONE_U32` for hosts).
+    pub fn new(ir: &Ir, switch_of: &[u32], n_switches: usize) -> Option<Box<Dynamics>> {
+        let r = &ir.routing;
+        if r.is_static() {
+            return None;
+        }
+        let (is_switch, adj) = super::adjacency(ir);
+        let n_links = ir.links.len();
+        let mut pins = vec![Vec::new(); n_switches];
+        for p in &r.pinned {
+            for w in p.path.windows(2) {
+                // forward: at w[0] toward w[1]; reverse (ACKs): at w[1] toward w[0]; hosts send on their link
+                for (at, to, rev) in [(w[0], w[1], 0u64), (w[1], w[0], 1)] {
+                    let s = switch_of[at as usize];
+                    if s == NONE_U32 {
+                        continue;
+                    }
+                    let port = adj[at as usize].iter().find(|(n, _)| n.0 == to).expect("validated: linked").1;
+                    pins[s as usize].push(((p.flow as u64) << 1 | rev, port));
+                }
+            }
+        }
+        for v in &mut pins {
+            v.sort_unstable_by_key(|e| e.0);
+        }
+        Some(Box::new(Dynamics {
+            events: r.events.clone(),
+            detection_ps: r.detection_ps,
+            convergence_ps: r.convergence_ps,
+            is_switch,
+            adj,
+            ecmp: ir.ecmp,
+            up: vec![true; n_links],
+            last_down: vec![u64::MAX; n_links],
+            view: vec![vec![false; n_links]; n_switches],
+            has_pins: !r.pinned.is_empty(),
+            pins,
+            recomputations: 0,
+            link_drops: 0,
+            rerouted: 0,
+        }))
+    }
+
+    /// The pinned egress of switch `s` for a frame of `flow` going `reverse` (None: not pinned).
+    #[inline]
+    fn pinned(&self, s: usize, flow: u32, reverse: bool) -> Option<PortId> {
+        let key = (flow as u64) << 1 | reverse as u64;
+        let v = &self.pins[s];
+        v.binary_search_by_key(&key, |e| e.0).ok().map(|i| v[i].1)
+    }
+
+    /// Single routes and ECMP sets of every node for the view `down` (links routed around).
+    fn tables(&self, down: &[bool]) -> (Vec<Vec<PortId>>, Vec<(Vec<u32>, Vec<PortId>)>) {
+        let adj: Vec<Vec<(NodeId, PortId)>> =
+            self.adj.iter().map(|v| v.iter().copied().filter(|&(_, p)| !down[(p.0 / 2) as usize]).collect()).collect();
+        let n = adj.len();
+        let routes = compute_routes(n, &self.is_switch, &adj);
+        let ecmp = if self.ecmp { compute_ecmp(n, &self.is_switch, &adj, &routes) } else { vec![(Vec::new(), Vec::new()); n] };
+        (routes, ecmp)
+    }
+}
+
+/// The first events of the dynamics (each link change at its time).
+pub fn schedule(net: &mut Network) {
+    let times: Vec<SimTime> = net.dynamics.as_ref().map(|d| d.events.iter().map(|e| e.t_ps).collect()).unwrap_or_default();
+    for (i, t) in times.into_iter().enumerate() {
+        net.schedule(t, Event::LinkEvent { index: i as u32, phase: PHYSICAL });
+    }
+}
+
+impl Network {
+    /// Phase `phase` of link event `index`: the change on the wire, its detection at the link's ends,
+    /// or its convergence everywhere else.
+    pub(crate) fn link_event(&mut self, index: u32, phase: u8) {
+        let now = self.now;
+        let d = self.dynamics.as_mut().expect("link events need dynamics");
+        let ev = d.events[index as usize].clone();
+        let l = ev.link as usize;
+        match phase {
+            PHYSICAL => {
+                d.up[l] = ev.up;
+                if !ev.up {
+                    d.last_down[l] = now;
+                }
+                let t = now.saturating_add(d.detection_ps);
+                self.schedule(t, Event::LinkEvent { index, phase: DETECTED });
+            }
+            DETECTED => {
+                let ends = [self.ports[2 * l].node, self.ports[2 * l + 1].node];
+                let switches: Vec<usize> =
+                    ends.iter().map(|n| self.switch_of[n.idx()]).filter(|&s| s != NONE_U32).map(|s| s as usize).collect();
+                self.learn(&switches, l, ev.up);
+                if d_conv(self) != u64::MAX {
+                    let t = now.saturating_add(d_conv(self));
+                    self.schedule(t, Event::LinkEvent { index, phase: CONVERGED });
+                }
+            }
+            _ => {
+                let others: Vec<usize> = (0..self.switches.len()).collect();
+                self.learn(&others, l, ev.up);
+            }
+        }
+    }
+
+    /// Switches `who` learn that link `l` is up (`up`) or down: their tables are rebuilt for their new
+    /// views and the frames queued for ports they no longer use are moved.
+    fn learn(&mut self, who: &[usize], l: usize, up: bool) {
+        let d = self.dynamics.as_mut().expect("dynamics");
+        let changed: Vec<usize> = who.iter().copied().filter(|&s| d.view[s][l] == up).collect();
+        for &s in &changed {
+            d.view[s][l] = !up;
+        }
+        // one computation per distinct view among the switches that changed
+        let mut done: Vec<(Vec<bool>, Vec<usize>)> = Vec::new();
+        for &s in &changed {
+            match done.iter_mut().find(|(v, _)| *v == d.view[s]) {
+                Some((_, list)) => list.push(s),
+                None => done.push((d.view[s].clone(), vec![s])),
+            }
+        }
+        for (view, list) in done {
+            let d = self.dynamics.as_mut().expect("dynamics");
+            let (mut routes, mut ecmp) = d.tables(&view);
+            d.recomputations += list.len() as u64;
+            for s in list {
+                let node = self.switches[s].node.idx();
+                let sw = &mut self.switches[s];
+                sw.route = std::mem::take(&mut routes[node]);
+                sw.ecmp_offsets = std::mem::take(&mut ecmp[node].0);
+                sw.ecmp_ports = std::mem::take(&mut ecmp[node].1);
+                if !up {
+                    let dead = if self.ports[2 * l].node.idx() == node { 2 * l } else { 2 * l + 1 };
+                    if self.ports[dead].node.idx() == node {
+                        self.reroute_queue(s, PortId(dead as u32));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Move the frames queued at port `pid` of switch `s` (but the one being transmitted) to the
+    /// switch's current routes, in queue order: released as if sent, then admitted again.
+    fn reroute_queue(&mut self, s: usize, pid: PortId) {
+        let moved = self.take_queued(s, pid);
+        for fr in moved {
+            let f = self.frames.get(fr);
+            let ingress = f.ingress;
+            let out = self.forward_port(s, fr);
+            self.dynamics.as_mut().expect("dynamics").rerouted += 1;
+            self.switch_enqueue(s, out, fr, ingress);
+        }
+    }
+
+    /// Remove every frame queued at port `pid` but the one on the wire, releasing its buffer as a
+    /// transmission would; returns them in queue order (priority by priority under PFC).
+    fn take_queued(&mut self, s: usize, pid: PortId) -> Vec<FrameId> {
+        let (now, w) = (self.now, self.cfg.warmup_ps);
+        self.queue_change(pid);
+        let p = &mut self.ports[pid.idx()];
+        let on_wire = p.busy.then_some(p.tx_frame);
+        let mut taken = Vec::new();
+        if let Some(pf) = p.pfc.as_mut() {
+            for k in 0..crate::flowctl::PRIORITIES {
+                let keep = usize::from(pf.queues[k].front().copied() == on_wire && on_wire.is_some());
+                taken.extend(pf.queues[k].drain(keep..));
+            }
+        } else {
+            let keep = usize::from(p.queue.front().copied() == on_wire && on_wire.is_some());
+            taken.extend(p.queue.drain(keep..));
+        }
+        for &fr in &taken {
+            let (size, ingress, prio) = {
+                let f = self.frames.get(fr);
+                (f.size as u64, f.ingress, f.prio as usize)
+            };
+            let p = &mut self.ports[pid.idx()];
+            p.q_bytes -= size;
+            if let Some(pf) = p.pfc.as_mut() {
+                pf.q_bytes[prio] -= size;
+            }
+            #[cfg(debug_assertions)]
+            {
+                p.little.1 += size as u128 * now.max(w) as u128;
+            }
+            let _ = (now, w);
+            if !ingress.is_none() {
+                self.ports[ingress.idx()].part_bytes -= size;
+            }
+            if let Some(c) = self.cell(s, ingress, pid) {
+                self.switches[s].cells[c] -= size;
+            }
+            self.switches[s].total_bytes -= size;
+            if self.pfc_enabled {
+                self.pfc_dequeued(s, ingress, prio, size);
+            } else if self.pause_enabled {
+                self.pause_check(s, pid, ingress);
+            }
+        }
+        taken
+    }
+
+    /// The egress of switch `s` for frame `fr`: its pinned next hop, else the routes (ECMP).
+    #[inline]
+    pub(crate) fn forward_port(&self, s: usize, fr: FrameId) -> PortId {
+        let f = self.frames.get(fr);
+        if !f.flow.is_none() {
+            if let Some(d) = self.dynamics.as_ref().filter(|d| d.has_pins) {
+                let reverse = f.kind == FrameKind::Ack;
+                if let Some(p) = d.pinned(s, f.flow.0, reverse) {
+                    return p;
+                }
+            }
+        }
+        let key = if f.flow.is_none() { ((f.src.0 as u64) << 32) | f.dst.0 as u64 | 1 << 63 } else { f.flow.0 as u64 };
+        self.out_port(s, f.dst, key)
+    }
+
+    /// Frame `fr` arrives over `port`'s link at `now`: true (and the frame is gone, counted as a
+    /// `link_down` drop) when the link is down or failed since the frame left the far end.
+    pub(crate) fn lost_on_link(&mut self, port: PortId, fr: FrameId) -> bool {
+        let now = self.now;
+        let l = port.idx() / 2;
+        let d = self.dynamics.as_ref().expect("dynamics");
+        let last = d.last_down[l];
+        if d.up[l] && last == u64::MAX {
+            return false;
+        }
+        let p = &self.ports[port.idx()];
+        let f = self.frames.get(fr);
+        // when the frame's first bit left the far end (Arrive = end of serialisation + propagation +
+        // this node's latency; a PAUSE frame + the response time instead of the latency: a bound)
+        let wire = self.cfg.wire_overhead_bytes as u64;
+        let lat = if f.kind == FrameKind::Pause { 0 } else { self.ports[p.peer.idx()].peer_latency_ps };
+        let left = now.saturating_sub(lat + p.prop_ps + p.tx_ps(f.size as u64 + wire));
+        if d.up[l] && last < left {
+            return false;
+        }
+        self.link_drop(port, fr);
+        true
+    }
+
+    /// Count and free frame `fr` lost on the link of `port` (its receiving end).
+    fn link_drop(&mut self, port: PortId, fr: FrameId) {
+        let (kind, flow, transfer) = {
+            let f = self.frames.get(fr);
+            (f.kind, f.flow, f.transfer)
+        };
+        let size = if kind == FrameKind::Data { self.int_strip(fr) as u64 } else { self.frames.get(fr).size as u64 };
+        self.frames.free(fr);
+        let from = self.ports[port.idx()].peer;
+        self.ports[from.idx()].drops[DropReason::LinkDown as usize] += 1;
+        let s = self.switch_of[self.ports[from.idx()].node.idx()];
+        if s != NONE_U32 {
+            self.switches[s as usize].drops += 1;
+        }
+        self.dynamics.as_mut().expect("dynamics").link_drops += 1;
+        match kind {
+            FrameKind::Data => {
+                self.c.data_dropped.0 += 1;
+                self.c.data_dropped.1 += size;
+                let fl = &mut self.flows[flow.idx()];
+                fl.dropped_frames += 1;
+                fl.dropped_bytes += size;
+                if transfer != NONE_U32 {
+                    self.transfers[transfer].dropped += 1;
+                    self.transfers.settle(transfer, self.now);
+                }
+            }
+            FrameKind::Control => self.c.ctrl_dropped += 1,
+            FrameKind::Ack => self.c.ack_dropped += 1,
+            FrameKind::Pause => {}
+        }
+    }
+}
+
+fn d_conv(net: &Network) -> u64 {
+    net.dynamics.as_ref().map_or(u64::MAX, |d| d.convergence_ps)
+}
