@@ -241,6 +241,9 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         int: scheme_wants_int.then(|| IntTable::new(n_ports, int_wire)),
         pcap: None,
         dynamics: None,
+        tx_hook: false,
+        arrive_hook: false,
+        egress_hook: false,
         emits: Vec::new(),
         rate_changes: Vec::new(),
         limit_changes: Vec::new(),
@@ -249,6 +252,11 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     net.pcap = crate::pcap::build(ir, &net);
     net.dynamics = crate::net::dynamics::Dynamics::new(ir, &net.switch_of, net.switches.len());
     crate::net::dynamics::schedule(&mut net);
+    let (int, dynamics) = (net.int.is_some(), net.dynamics.is_some());
+    let int_source = net.int.as_ref().is_some_and(|t| t.wire().source_bytes > 0);
+    net.tx_hook = net.pcap.is_some() || dynamics || int_source;
+    net.arrive_hook = int || dynamics;
+    net.egress_hook = int || dynamics;
     schedule_initial(&mut net);
     Ok(net)
 }

@@ -157,7 +157,7 @@ impl IntTable {
 impl Network {
     /// Data frame `fr` of `size` bytes leaves its source NIC: the INT header's source bytes are
     /// added (when the scheme puts INT on the wire); returns its size on the wire.
-    #[inline]
+    #[inline(never)]
     pub(crate) fn int_at_source(&mut self, fr: FrameId, size: u32) -> u32 {
         let Some(int) = self.int.as_mut() else { return size };
         let b = int.wire.source_bytes;
@@ -186,7 +186,7 @@ impl Network {
 
     /// Remove the INT bytes of data frame `fr` (it leaves its last switch, or is dropped); returns
     /// its data size.
-    #[inline]
+    #[inline(never)]
     pub(crate) fn int_strip(&mut self, fr: FrameId) -> u32 {
         let size = self.frames.get(fr).size;
         let Some(int) = self.int.as_mut() else { return size };

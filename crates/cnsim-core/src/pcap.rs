@@ -255,6 +255,7 @@ fn bth(b: &mut Vec<u8>, opcode: u8, dest_qp: u32, psn: u32) {
 impl Network {
     /// Port `pid` starts transmitting frame `fr` (`size` bytes): record it in every capture of the
     /// port whose window holds now. Called only when captures exist.
+    #[cold]
     #[inline(never)]
     pub(crate) fn pcap_capture(&mut self, pid: PortId, fr: FrameId, size: u32) {
         let now = self.now;

@@ -173,9 +173,6 @@ impl Simulation {
         let net = &mut self.net;
         match ev {
             Event::Arrive { port, frame } => {
-                if net.dynamics.is_some() && net.lost_on_link(port, frame) {
-                    return; // the link failed (crate::net::dynamics)
-                }
                 let node = net.ports[port.idx()].node;
                 if net.is_switch(node) {
                     let s = net.switch_of[node.idx()] as usize;

@@ -1,10 +1,11 @@
 //! Links that fail and recover during a run, routes that follow, and flows pinned to a path (issue 36).
 //!
-//! * **A link fails** at its event's time: from then until it is up again every frame that reaches
-//!   either end over it is lost (`drops.by_reason.link_down`), and so is a frame already on the wire
-//!   when it failed (its arrival comes after the failure; a link that fails and recovers within one
-//!   frame time may let that frame through). Transmitters keep sending into it until their switch
-//!   knows: hardware sees the loss of signal only after the **detection** delay.
+//! * **A link fails** at its event's time: a frame that is on it at any instant while it is down —
+//!   from its first bit leaving one end to its last bit reaching the other — is lost
+//!   (`drops.by_reason.link_down`, counted at the transmitting port when its transmission ends).
+//!   The events are known from the scenario, so this is decided as the frame leaves its transmitter,
+//!   exactly. Transmitters keep sending into a dead link until their switch knows: hardware sees the
+//!   loss of signal only after the **detection** delay.
 //! * **Detection** (`detection_ps` after the change): the two switches at the link's ends stop (or
 //!   start) routing over it: their tables — single routes and ECMP sets — are recomputed without the
 //!   links they know to be down, and the frames queued for a dead port are moved to the new routes
@@ -16,9 +17,8 @@
 //! * **Pinned paths**: a flow given its node path is forwarded along it whatever the tables say (its TCP
 //!   ACKs along the reverse); a pinned flow whose path crosses a dead link loses its frames there.
 //!
-//! Nothing here runs without events or pins (`Network::dynamics` is `None`); with them, frames are
-//! delivered through their `Arrive` events (the direct delivery is off) so that a failure between a
-//! frame's departure and its arrival is seen.
+//! Nothing here runs without events or pins (`Network::dynamics` is `None`); the hot paths test one
+//! flag each (`Network::tx_hook`, `arrive_hook`, `egress_hook`).
 
 use super::{compute_ecmp, compute_routes, DropReason, Network, NONE_U32};
 use crate::event::Event;
@@ -27,8 +27,8 @@ use crate::ids::{NodeId, PortId};
 use crate::ir::{Ir, LinkEventIr};
 use crate::time::SimTime;
 
-/// Phases of one link event ([`Event::LinkEvent`]).
-pub const PHYSICAL: u8 = 0;
+/// Phases of one link event ([`Event::LinkEvent`]): its detection at the link's ends, its
+/// convergence everywhere else (the change on the wire needs no event: see [`Dynamics::lost`]).
 pub const DETECTED: u8 = 1;
 pub const CONVERGED: u8 = 2;
 
@@ -42,9 +42,11 @@ pub struct Dynamics {
     is_switch: Vec<bool>,
     adj: Vec<Vec<(NodeId, PortId)>>,
     ecmp: bool,
-    /// Per link: up on the wire; the last time it went down (`u64::MAX`: never).
-    pub up: Vec<bool>,
-    pub last_down: Vec<SimTime>,
+    /// Per link: its state changes on the wire, (time, up), time-ordered (the IR's order at equal times).
+    timeline: Vec<Vec<(SimTime, bool)>>,
+    /// Frames a host sent that the link will lose, by frame slot (a bit set): dropped as they reach
+    /// the switch, so that the host's send path only marks them.
+    condemned: Vec<u64>,
     /// Per switch (index into `Network::switches`): the links it routes around.
     view: Vec<Vec<bool>>,
     /// Per switch: pinned next hops, sorted by key (flow << 1 | reverse).
@@ -67,6 +69,13 @@ impl Dynamics {
         }
         let (is_switch, adj) = super::adjacency(ir);
         let n_links = ir.links.len();
+        let mut timeline = vec![Vec::new(); n_links];
+        for e in &r.events {
+            timeline[e.link as usize].push((e.t_ps, e.up));
+        }
+        for t in &mut timeline {
+            t.sort_by_key(|e| e.0); // stable: equal times keep the IR's order
+        }
         let mut pins = vec![Vec::new(); n_switches];
         for p in &r.pinned {
             for w in p.path.windows(2) {
@@ -91,8 +100,8 @@ impl Dynamics {
             is_switch,
             adj,
             ecmp: ir.ecmp,
-            up: vec![true; n_links],
-            last_down: vec![u64::MAX; n_links],
+            timeline,
+            condemned: Vec::new(),
             view: vec![vec![false; n_links]; n_switches],
             has_pins: !r.pinned.is_empty(),
             pins,
@@ -100,6 +109,21 @@ impl Dynamics {
             link_drops: 0,
             rerouted: 0,
         }))
+    }
+
+    /// Whether a frame on link `l` over `[from, to]` (first bit out to last bit in) is lost: the link
+    /// is down at `from`, or goes down before `to`.
+    fn lost(&self, l: usize, from: SimTime, to: SimTime) -> bool {
+        let t = &self.timeline[l];
+        if t.is_empty() {
+            return false;
+        }
+        // the state at `from`: the last change at or before it (up before the first)
+        let k = t.partition_point(|e| e.0 <= from);
+        if k > 0 && !t[k - 1].1 {
+            return true;
+        }
+        t[k..].iter().take_while(|e| e.0 <= to).any(|e| !e.1)
     }
 
     /// The pinned egress of switch `s` for a frame of `flow` going `reverse` (None: not pinned).
@@ -121,31 +145,26 @@ impl Dynamics {
     }
 }
 
-/// The first events of the dynamics (each link change at its time).
+/// The first events of the dynamics: each link change's detection at the link's ends.
 pub fn schedule(net: &mut Network) {
-    let times: Vec<SimTime> = net.dynamics.as_ref().map(|d| d.events.iter().map(|e| e.t_ps).collect()).unwrap_or_default();
+    let times: Vec<SimTime> =
+        net.dynamics.as_ref().map(|d| d.events.iter().map(|e| e.t_ps.saturating_add(d.detection_ps)).collect()).unwrap_or_default();
     for (i, t) in times.into_iter().enumerate() {
-        net.schedule(t, Event::LinkEvent { index: i as u32, phase: PHYSICAL });
+        net.schedule(t, Event::LinkEvent { index: i as u32, phase: DETECTED });
     }
 }
 
 impl Network {
-    /// Phase `phase` of link event `index`: the change on the wire, its detection at the link's ends,
-    /// or its convergence everywhere else.
+    /// Phase `phase` of link event `index`: its detection at the link's ends, or its convergence
+    /// everywhere else. (Cold: kept out of the event loop.)
+    #[cold]
+    #[inline(never)]
     pub(crate) fn link_event(&mut self, index: u32, phase: u8) {
         let now = self.now;
         let d = self.dynamics.as_mut().expect("link events need dynamics");
         let ev = d.events[index as usize].clone();
         let l = ev.link as usize;
         match phase {
-            PHYSICAL => {
-                d.up[l] = ev.up;
-                if !ev.up {
-                    d.last_down[l] = now;
-                }
-                let t = now.saturating_add(d.detection_ps);
-                self.schedule(t, Event::LinkEvent { index, phase: DETECTED });
-            }
             DETECTED => {
                 let ends = [self.ports[2 * l].node, self.ports[2 * l + 1].node];
                 let switches: Vec<usize> =
@@ -276,39 +295,94 @@ impl Network {
         self.out_port(s, f.dst, key)
     }
 
-    /// Frame `fr` arrives over `port`'s link at `now`: true (and the frame is gone, counted as a
-    /// `link_down` drop) when the link is down or failed since the frame left the far end.
-    pub(crate) fn lost_on_link(&mut self, port: PortId, fr: FrameId) -> bool {
-        let now = self.now;
-        let l = port.idx() / 2;
-        let d = self.dynamics.as_ref().expect("dynamics");
-        let last = d.last_down[l];
-        if d.up[l] && last == u64::MAX {
-            return false;
-        }
-        let p = &self.ports[port.idx()];
-        let f = self.frames.get(fr);
-        // when the frame's first bit left the far end (Arrive = end of serialisation + propagation +
-        // this node's latency; a PAUSE frame + the response time instead of the latency: a bound)
+    /// Frame `fr` ends its transmission at switch port `pid` now and its last bit reaches the far end
+    /// at `to`: true (and the frame is gone, a `link_down` drop) when the link is down at any instant
+    /// from its first bit out to then.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn lost_on_link(&mut self, pid: PortId, fr: FrameId, to: SimTime) -> bool {
         let wire = self.cfg.wire_overhead_bytes as u64;
-        let lat = if f.kind == FrameKind::Pause { 0 } else { self.ports[p.peer.idx()].peer_latency_ps };
-        let left = now.saturating_sub(lat + p.prop_ps + p.tx_ps(f.size as u64 + wire));
-        if d.up[l] && last < left {
+        let p = &self.ports[pid.idx()];
+        let from = self.now.saturating_sub(p.tx_ps(self.frames.get(fr).size as u64 + wire));
+        let d = self.dynamics.as_ref().expect("dynamics");
+        if !d.lost(pid.idx() / 2, from, to) {
             return false;
         }
-        self.link_drop(port, fr);
+        self.link_drop(pid, fr);
         true
     }
 
-    /// Count and free frame `fr` lost on the link of `port` (its receiving end).
-    fn link_drop(&mut self, port: PortId, fr: FrameId) {
+    /// A host starts transmitting frame `fr` (`size` bytes) on port `pid`: a data frame gets the INT
+    /// header's source bytes ([`crate::int`]); the capture records it; if a failing link will lose it,
+    /// it is marked, and dropped where it arrives (a switch, [`Self::switch_arrive_hooked`]). Returns
+    /// the frame's size on the wire.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn host_tx_hook(&mut self, pid: PortId, fr: FrameId, size: u32) -> u32 {
+        let size = if self.frames.get(fr).kind == FrameKind::Data { self.int_at_source(fr, size) } else { size };
+        if self.pcap.is_some() {
+            self.pcap_capture(pid, fr, size);
+        }
+        let wire = self.cfg.wire_overhead_bytes as u64;
+        let p = &self.ports[pid.idx()];
+        let to = self.now + p.tx_ps(size as u64 + wire) + p.prop_ps;
+        let now = self.now;
+        let Some(d) = self.dynamics.as_mut() else { return size };
+        let (w, bit) = (fr.0 as usize / 64, 1u64 << (fr.0 % 64));
+        if w >= d.condemned.len() {
+            d.condemned.resize(w + 1, 0);
+        }
+        if d.lost(pid.idx() / 2, now, to) {
+            d.condemned[w] |= bit;
+        } else {
+            d.condemned[w] &= !bit;
+        }
+        size
+    }
+
+    /// Frame `fr` ends its transmission at switch port `pid`, its last bit reaching the far end at
+    /// `to`: the last switch strips the INT bytes ([`crate::int`]); true (the frame is gone) when a
+    /// failing link loses it.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn egress_hooked(&mut self, pid: PortId, fr: FrameId, to: SimTime) -> bool {
+        // the loss first: its first bit left with the frame's INT bytes (a lost frame is stripped
+        // as it is counted)
+        if self.dynamics.is_some() && self.lost_on_link(pid, fr, to) {
+            return true;
+        }
+        if self.frames.get(fr).kind == FrameKind::Data && !self.ports[pid.idx()].peer_is_switch {
+            self.int_strip(fr);
+        }
+        false
+    }
+
+    /// A frame arrives at switch `s` on `in_port` when an optional mechanism is on: dropped if the link
+    /// lost it, else its INT hop bytes added ([`crate::int`]) and forwarded (pinned or routed).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn switch_arrive_hooked(&mut self, s: usize, in_port: PortId, fr: FrameId) {
+        if let Some(d) = self.dynamics.as_mut() {
+            let (w, bit) = (fr.0 as usize / 64, 1u64 << (fr.0 % 64));
+            if d.condemned.get(w).is_some_and(|x| x & bit != 0) {
+                d.condemned[w] &= !bit;
+                let from = self.ports[in_port.idx()].peer;
+                return self.link_drop(from, fr);
+            }
+        }
+        self.int_at_switch(fr);
+        let out = self.forward_port(s, fr);
+        self.switch_enqueue(s, out, fr, in_port);
+    }
+
+    /// Count and free frame `fr` lost on the link of `from` (its transmitting port).
+    fn link_drop(&mut self, from: PortId, fr: FrameId) {
         let (kind, flow, transfer) = {
             let f = self.frames.get(fr);
             (f.kind, f.flow, f.transfer)
         };
         let size = if kind == FrameKind::Data { self.int_strip(fr) as u64 } else { self.frames.get(fr).size as u64 };
         self.frames.free(fr);
-        let from = self.ports[port.idx()].peer;
         self.ports[from.idx()].drops[DropReason::LinkDown as usize] += 1;
         let s = self.switch_of[self.ports[from.idx()].node.idx()];
         if s != NONE_U32 {

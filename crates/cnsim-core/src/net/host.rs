@@ -369,7 +369,6 @@ impl Network {
         }
         self.c.data_sent.0 += 1;
         self.c.data_sent.1 += size as u64;
-        let size = self.int_at_source(fr, size); // HPCC's INT header on the wire (crate::int)
         let t_end = self.host_put_on_wire(h, pid, fr, size, false);
         if last_of_transfer {
             self.transfer_left_nic(transfer, t_end);
@@ -401,10 +400,10 @@ impl Network {
     /// [`Network::host_transmit`] of frame `fr` of `size` bytes on host `h`'s port `pid`.
     #[inline(always)]
     fn host_put_on_wire(&mut self, h: usize, pid: PortId, fr: FrameId, size: u32, wake: bool) -> SimTime {
+        // HPCC's INT header (crate::int), packet traces (crate::pcap), a frame a failing link will
+        // lose (crate::net::dynamics): the frame's size on the wire
+        let size = if self.tx_hook { self.host_tx_hook(pid, fr, size) } else { size };
         let now = self.now;
-        if self.pcap.is_some() {
-            self.pcap_capture(pid, fr, size); // packet traces (crate::pcap)
-        }
         let wire = self.cfg.wire_overhead_bytes as u64;
         let (w, end) = (self.cfg.warmup_ps, self.cfg.duration_ps);
         let p = &mut self.ports[pid.idx()];
@@ -496,8 +495,7 @@ impl Network {
     /// Returns whether it did.
     #[inline]
     pub(crate) fn deliver_direct(&mut self, peer: PortId, fr: FrameId, t: SimTime) -> bool {
-        // with link events the arrival must be an event (the link may fail before it, net::dynamics)
-        if t >= self.run_limit || self.dynamics.is_some() {
+        if t >= self.run_limit {
             return false;
         }
         let h = self.host_of[self.ports[peer.idx()].node.idx()];

@@ -150,6 +150,13 @@ pub struct Network {
     pub pcap: Option<Box<crate::pcap::PcapSet>>,
     /// Link events and pinned paths ([`dynamics`]), only when the scenario has some.
     pub dynamics: Option<Box<dynamics::Dynamics>>,
+    /// One flag per hot path for the optional mechanisms, so that a run without them tests one
+    /// bool there: a frame starts at a host (`tx_hook`: captures, link events), arrives at a switch
+    /// (`arrive_hook`: INT bytes, link events and pinned paths), leaves a switch port (`egress_hook`:
+    /// INT bytes, link events).
+    pub(crate) tx_hook: bool,
+    pub(crate) arrive_hook: bool,
+    pub(crate) egress_hook: bool,
     // scratch buffers reused by hooks (no allocation in the hot path)
     pub(crate) emits: Vec<Emit>,
     pub(crate) rate_changes: Vec<RateChange>,

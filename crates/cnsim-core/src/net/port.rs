@@ -271,7 +271,7 @@ impl Network {
         let wire = self.cfg.wire_overhead_bytes as u64;
         let p = &self.ports[pid.idx()];
         let (line, service) = (p.rate_bps, p.service_bps);
-        let prio = self.frames.get(head).prio as usize;
+        let prio = if self.pfc_enabled { self.frames.get(head).prio as usize } else { 0 };
         if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::TRANSMIT, prio) {
             cp.on_transmit(&mut ctx, frames.get_mut(head));
             self.cp_emits(pid);
@@ -321,6 +321,9 @@ impl Network {
         if kind == FrameKind::Pause {
             // a PFC frame takes effect after the peer's response time
             let response = if prio != 0 { self.pfc_response_ps(pid) } else { 0 };
+            if self.dynamics.is_some() && self.lost_on_link(pid, fr, now + prop) {
+                return self.port_try_send(pid); // the link failed (crate::net::dynamics)
+            }
             self.schedule(now + prop + response, Event::Arrive { port: peer, frame: fr });
         } else {
             self.queue_change(pid);
@@ -351,8 +354,10 @@ impl Network {
             } else if self.pause_enabled {
                 self.pause_check(s, pid, ingress);
             }
-            if self.int.is_some() && kind == FrameKind::Data && !self.ports[pid.idx()].peer_is_switch {
-                self.int_strip(fr); // the last switch: the host receives the data bytes
+            // the last switch strips the INT bytes (crate::int); a failing link loses the frame
+            // (crate::net::dynamics)
+            if self.egress_hook && self.egress_hooked(pid, fr, now + prop) {
+                return self.port_try_send(pid);
             }
             if !self.deliver_direct(peer, fr, now + prop + lat) {
                 self.schedule(now + prop + lat, Event::Arrive { port: peer, frame: fr });

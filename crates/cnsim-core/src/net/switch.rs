@@ -76,15 +76,10 @@ impl Network {
         if frame.dst.is_none() {
             return self.flood(s, fr, in_port);
         }
-        if self.int.is_some() {
-            self.int_at_switch(fr); // this hop's INT bytes (crate::int)
+        if self.arrive_hook {
+            // INT bytes (crate::int); frames lost on the link, pinned paths (crate::net::dynamics)
+            return self.switch_arrive_hooked(s, in_port, fr);
         }
-        if self.dynamics.is_some() {
-            // pinned paths (crate::net::dynamics)
-            let out = self.forward_port(s, fr);
-            return self.switch_enqueue(s, out, fr, in_port);
-        }
-        let frame = self.frames.get(fr);
         let key = if frame.flow.is_none() { ((frame.src.0 as u64) << 32) | frame.dst.0 as u64 | 1 << 63 } else { frame.flow.0 as u64 };
         let out = self.out_port(s, frame.dst, key);
         self.switch_enqueue(s, out, fr, in_port);
