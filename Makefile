@@ -11,8 +11,9 @@ STAMP := $(VENV)/.deps-installed
 
 help:
 	@echo "make demo   - install, build, run a seed experiment and write its report"
-	@echo "make test   - install, build, run the whole test suite (cargo + pytest)"
-	@echo "make bench  - fan-in-4 / fan-in-100 throughput of cnsim vs ns-3 3.44 (PyPI)"
+	@echo "make test   - install, build, run the test suite (cargo + pytest, about 3 minutes)"
+	@echo "make test-extensive - the long statistical and reproduction checks (tens of minutes)"
+	@echo "make bench  - cnsim run / API / engine vs ns-3 3.44 (PyPI) on fan-in-4/100/1000 and a k = 8 fat tree"
 	@echo "make instructions - engine instruction counts (valgrind) against bench/instructions.json, +5 % fails"
 
 $(STAMP): requirements.txt
@@ -37,24 +38,35 @@ browser:
 # The package is installed editable (python/ in place), so nothing byte-compiles it: where
 # PYTHONDONTWRITEBYTECODE is set every command would compile cnsim's modules again (~0.1 s of a
 # 1-ms run), hence compileall.
+# (`+`: cargo takes its jobs from make's jobserver, so `make test`'s two builds share the two cores.)
 build: $(STAMP)
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
+	+VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 	  $(VENV)/bin/maturin develop --release --quiet
 	$(PY) -m compileall -q python/cnsim
 
-# The random-IR test runs a second time in a debug build: with overflow checks on, an arithmetic
-# overflow on a hand-made IR panics there instead of wrapping silently as in release.
+# The Rust tests run in the debug profile: with overflow checks on, an arithmetic overflow on a
+# hand-made IR (the random-IR test) panics there instead of wrapping silently as in release, and the
+# engine's debug checks (Little's law on every queue) run. The extension is built in release by
+# `build`. So `make test` compiles the engine once per profile, both at once: the release build runs
+# its thin LTO in one codegen unit, i.e. on one core, and the debug build takes the other (each
+# profile has its own build lock under target/).
 test-rust:
-	$(CARGO) test --release -p cnsim-core
-	$(CARGO) test -p cnsim-core --test random_ir
+	+$(CARGO) test -p cnsim-core
+
+# pytest in two worker processes (pytest-xdist), a test file per worker at a time: module-scoped
+# fixtures (a reproduction, a sweep) are made once.
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
 
 test-python: build browser
-	$(PY) -m pytest -q
+	$(PYTEST)
 
-test: test-rust test-python
+test:
+	$(MAKE) --no-print-directory -j 2 --output-sync=target test-rust build browser
+	$(PYTEST)
 
-test-extensive: build
-	$(PY) -m pytest -q -m extensive
+# Long statistical and reproduction checks (pytest marker `extensive`; `.ci/run` runs them too).
+test-extensive: build browser
+	$(PYTEST) -m extensive
 
 # Reproduce seed 000 (BCN vs BECN/FECN, Bergamasco 2007) in its reduced configuration and write
 # the report: published numbers beside cnsim's, with plots.

@@ -6,6 +6,7 @@ interpreter, imports, engine, tables handed to pandas.
 
   python bench/cnsim_driver.py --n 100 --rate-gbps 0.2 --ms 200 --seed 1 [--scheme qcn]
   python bench/cnsim_driver.py --scenario scenarios/seed-000/parking-lot-bcn.toml --ms 100
+  python bench/cnsim_driver.py --scenario f.toml --overrides pause.json     # its own duration, overrides
   python bench/cnsim_driver.py --n 1000 --rate-gbps 0.02 --ms 200 --out /tmp/f1000   # streamed to Parquet
 
 Prints one line of key=value figures (the bench/run.py contract). `run_s` is the summary's
@@ -14,8 +15,11 @@ Prints one line of key=value figures (the bench/run.py contract). `run_s` is the
 from __future__ import annotations
 
 import argparse
+import json
 import resource
+import sys
 import warnings
+from pathlib import Path
 
 import cnsim
 from cnsim.exceptions import ConfigWarning
@@ -56,23 +60,26 @@ def main() -> None:
     ap.add_argument("--scheme", default=None, help="congestion management (default: none / the file's)")
     ap.add_argument("--transport", default="udp", choices=["udp", "tcp", "dctcp"])
     ap.add_argument("--scenario", default=None, help="a scenario file instead of the fan-in workload")
+    ap.add_argument("--overrides", default=None, help="a JSON file of overrides (dotted path: value, as --set)")
     ap.add_argument("--out", default=None, help="write the outputs into this folder as `cnsim run -o` does "
                     "(time series streamed to Parquet as the run goes); the folder is replaced")
     a = ap.parse_args()
-    overrides = {"run.duration": f"{a.ms:g}ms"}
+    # a scenario file keeps its own duration unless --ms is given
+    overrides = {} if a.scenario and "--ms" not in sys.argv else {"run.duration": f"{a.ms:g}ms"}
+    if a.overrides:
+        overrides.update(json.loads(Path(a.overrides).read_text()))
     if a.scheme:
         overrides["cm.scheme"] = a.scheme
     sc = a.scenario or fan_in(a.n, a.rate_gbps, a.ms, a.transport)
     r = cnsim.run(sc, seed=a.seed, overrides=overrides, plots=False, out=a.out, force=a.out is not None)
     s = r.summary
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    if a.out is None:
-        rows = sum(len(t) for t in r.tables.values())
-    else:  # counted from the files' metadata: loading the tables would change the peak measured
-        import pyarrow.parquet as pq
-        from cnsim.results import TABLES
+    # counted from the files' metadata: loading the tables would change the peak measured
+    import pyarrow.parquet as pq
+    from cnsim.results import TABLES
 
-        rows = sum(pq.ParquetFile(f"{a.out}/{n}.parquet").metadata.num_rows for n in TABLES)
+    folder = Path(a.out) if a.out is not None else r.tables.folder
+    rows = sum(pq.ParquetFile(folder / f"{n}.parquet").metadata.num_rows for n in TABLES)
     gbps = s["bytes"]["delivered"] * 8 / s["sim_time_s"] / 1e9
     print(f"sim=cnsim-obs sent={s['frames']['sent']} delivered={s['frames']['delivered']} "
           f"dropped={s['frames']['dropped']} events={s['events']} run_s={s['wall_s']:.4f} "

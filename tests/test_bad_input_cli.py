@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, needs_core
+from conftest import FOREGROUND, ROOT, needs_core
 
 MD1 = ROOT / "scenarios/baseline/md1.toml"
 FAN100 = ROOT / "scenarios/baseline/fan-in-100.toml"
@@ -106,6 +106,7 @@ def test_an_os_error_names_the_path(cli, tmp_path, monkeypatch):
 
 
 @needs_core
+@pytest.mark.extensive  # a long fan-in-100 sweep; make test interrupts the cluster's start-up (test_interrupt.py)
 def test_ctrl_c_in_a_parallel_sweep_prints_one_line(tmp_path):
     """SIGINT to the whole process group, as a terminal's Ctrl-C does: the Dask workers ignore it, the
     sweep stops, keeps its finished runs and says so in one line (issue 14: it printed ≈ 65 lines)."""
@@ -115,7 +116,7 @@ def test_ctrl_c_in_a_parallel_sweep_prints_one_line(tmp_path):
     spec.write_text(f'base = "{FAN100}"\nreplications = 40\nset = {{ "run.duration" = "4s" }}\n'
                     '[parameters]\n"traffic.senders.rate" = ["0.1Gbps", "0.2Gbps"]\n')
     out = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, "-m", "cnsim", "sweep", str(spec), "-o", str(out), "-j", "2",
+    p = subprocess.Popen([*FOREGROUND, "sweep", str(spec), "-o", str(out), "-j", "2",
                           "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True, cwd=tmp_path)
     t0 = time.monotonic()

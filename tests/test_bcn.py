@@ -45,7 +45,7 @@ def test_gain_rule_spec_10():
     assert 1 - gd * fm == pytest.approx(0.5)
     p95 = bcn.Params(max_decrease=0.95)
     assert 1 - bcn.gains(p95)[1] * fm == pytest.approx(0.05)
-    # [E]: Qeq = B/4 = 150 KB = 2343.75 pages ⇒ Gi = 0.085333, Gd = 4.2667e-5 (spec §12 E2)
+    # [E]: Qeq = B/4 = 150 KB = 2343.75 pages ⇒ Gi = 0.085333, Gd = 4.2667e-5 (model reference §12 E2)
     pe = bcn.Params(qeq="150KB")
     assert bcn.gains(pe) == pytest.approx((0.085333, 4.2667e-5), rel=1e-4)
     # [B] in frame units: Gi = 1000/80 = 12.5 per 1500-B frame (the slide rounds to 12.42)
@@ -53,7 +53,7 @@ def test_gain_rule_spec_10():
     # ECM's printed raw gains equal the derived ones
     e = ecm.Params()
     assert bcn.gains(e) == pytest.approx(bcn.derived_gains(e), rel=1e-8)
-    assert "derived by spec §2.1" in bcn.describe_gains(e)
+    assert "derived by model reference §2.1" in bcn.describe_gains(e)
 
 
 def test_raw_gains_need_both_values():
@@ -185,7 +185,7 @@ def test_s100_close_to_published_where_the_loop_works(s100_drops):
 
 
 def test_s100_bcnz_always_and_delayed_control_the_queue(s100_drops):
-    """Spec §12 R8: with the back-off reset by a positive BCN (the default reset event), ALWAYS and DELAYED
+    """Model reference §12 R8: with the back-off reset by a positive BCN (the default reset event), ALWAYS and DELAYED
     control the queue like [B]'s rows (≈ 39 k at 150 KB, within 10 %), not like no control (163 k, the
     §12 B2 reading); BCNz at 25 KB within 25 % of [B]'s 6 052; [B]'s order never < delayed < always at 25 KB."""
     for v in ("bcnz", "bcnz95", "bcnzd"):
@@ -195,7 +195,7 @@ def test_s100_bcnz_always_and_delayed_control_the_queue(s100_drops):
 
 
 # Alternative readings (docs/validation/bcn.md, "Sensitivity to the open readings"). The reset event
-# 'positive' (spec §12 R8) is the default; 'uncongested' (back-off reset by any normal BCN, i.e. once the
+# 'positive' (model reference §12 R8) is the default; 'uncongested' (back-off reset by any normal BCN, i.e. once the
 # queue was seen below Qsc) also reproduces the 150 KB column of the BCNz family but not the 25 KB one.
 UNCONGESTED = {"cm.params.reset_event": "uncongested"}
 BCNZ_FAMILY = ("bcnz", "bcnz95", "bcnzd", "bcnzp")

@@ -1,4 +1,4 @@
-"""BECN (spec §5.3, §5.5) end to end: overhead ∝ 1/T across the four seed-000 intervals, the
+"""BECN (model reference §5.3, §5.5) end to end: overhead ∝ 1/T across the four seed-000 intervals, the
 asymmetric-topology domination effect, single-bottleneck equilibrium, every shipped scenario.
 
 Published numbers ([A]) are *reported* beside cnsim's, never used to tune the broadcast (§12 A2);
@@ -46,7 +46,7 @@ def _window(t: float) -> str:
 
 
 def test_overhead_is_four_full_size_broadcasts_per_interval(capsys):
-    """Spec §12 R1 ([A]): in S-SYM only sw1 → sw2 restricts; it floods one 1526-B broadcast per
+    """Model reference §12 R1 ([A]): in S-SYM only sw1 → sw2 restricts; it floods one 1526-B broadcast per
     reaction point (h1..h4) every T: 6104 B per interval, i.e. 1.63 Gb/s / 163 / 16.3 / 4.07 Mb/s."""
     out = {}
     for tag, t in INTERVALS.items():
@@ -65,7 +65,7 @@ def test_overhead_is_four_full_size_broadcasts_per_interval(capsys):
 
 
 def test_first_reading_every_host_unicast_is_still_available():
-    """Spec §12 A1 (announce = every_host, 64-B messages): two data-carrying ports x 5 hosts x 64 B."""
+    """Model reference §12 A1 (announce = every_host, 64-B messages): two data-carrying ports x 5 hosts x 64 B."""
     s = cnsim.run(ROOT / "scenarios/seed-000/symmetric-becn-300us.toml",
                   overrides={"cm.params.announce": "every_host", "cm.params.message_size": "64B",
                              "run.warmup": _window(300e-6)}, plots=False).summary

@@ -1,4 +1,4 @@
-"""Capped-Pareto ON periods (`pareto_onoff.max_on`): an opt-in shape for the spec §12 D2 study.
+"""Capped-Pareto ON periods (`pareto_onoff.max_on`): an opt-in shape for the model reference §12 D2 study.
 
 The plain Pareto with the spec's x_m = 1.2 µs needs α ≈ 1.027 for a 45-µs mean and then realises
 only ≈ 14 µs in a 100-ms run (docs/validation/cnsim-traffic.md). Capping the ON time makes the mean
@@ -46,7 +46,7 @@ def test_alpha_at_most_one_needs_a_cap():
 
 
 def test_capped_run_keeps_one_frame_flows_and_the_offered_load():
-    # the spec §12 D2 plain Pareto (x_m = 1.2 us), which the seed-003 files replaced by Lomax (§12 R2)
+    # the model reference §12 D2 plain Pareto (x_m = 1.2 us), which the seed-003 files replaced by Lomax (§12 R2)
     base = {"run.duration": "30ms", "traffic.flows.distribution": "pareto", "traffic.flows.alpha": None,
             "traffic.flows.xm": "1.2us"}
     plain = cnsim.run(CNSIM, seed=1, overrides=base)

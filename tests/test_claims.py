@@ -1,4 +1,4 @@
-"""Claims and R9 verdict classes (issue 15, spec §12 R9): the verdict logic of claims, derived (multi-sweep)
+"""Claims and R9 verdict classes (issue 15, model reference §12 R9): the verdict logic of claims, derived (multi-sweep)
 cells, structural / sensitivity counting, and the time-series metrics that decide settling and stability —
 each on synthetic data whose answer is known."""
 
@@ -27,6 +27,26 @@ def test_claim_verdicts():
     assert rp.claim_verdict(c, {"a": None, "b": 10.0}) == "not available"
     assert rp.claim_verdict(_claim("a < min(b, c)", a="s", b="s", c="s"), {"a": 1, "b": 2, "c": 3}) == "holds"
     assert rp.claim_verdict(_claim("a / b > 1", a="s", b="s"), {"a": 1, "b": 0}) == "not available"
+
+
+def test_claims_need_a_margin_of_their_95_percent_ci():
+    """Issue 32: a comparison holds only when its difference is at least the 95 % half-width of that difference
+    (the terms' half-widths propagated in quadrature); a difference inside its CI is not a claim that holds."""
+    c = _claim("a < b", a="s1", b="s2")
+    assert rp.claim_verdict(c, {"a": 5.0, "b": 10.0}, {"a": 3.0, "b": 3.0}) == "holds"  # 5 >= sqrt(18) = 4.24
+    assert rp.claim_verdict(c, {"a": 5.0, "b": 10.0}, {"a": 4.0, "b": 4.0}) == "does not hold"  # 5 < 5.66
+    verdict, margins = rp.claim_margins(c, {"a": 5.0, "b": 10.0}, {"a": 3.0, "b": 4.0})
+    assert verdict == "holds" and margins[0]["difference"] == -5.0 and margins[0]["ci95"] == pytest.approx(5.0)
+    # a threshold, a ratio and a band: the half-width follows the expression (d(a/b)/da = 1/b)
+    assert rp.claim_verdict(_claim("a / b >= 1.5", a="s", b="s"), {"a": 20.0, "b": 10.0}, {"a": 4.0}) == "holds"
+    assert rp.claim_verdict(_claim("a / b >= 1.5", a="s", b="s"), {"a": 20.0, "b": 10.0}, {"a": 6.0}) == "does not hold"
+    band = _claim("abs(r - 0.275) <= 0.025", r="s")
+    assert rp.claim_verdict(band, {"r": 0.28}, {"r": 0.01}) == "holds"
+    assert rp.claim_verdict(band, {"r": 0.28}, {"r": 0.03}) == "does not hold"  # the CI reaches out of the band
+    # every comparison of an 'and' is recorded, and each needs its own margin
+    verdict, margins = rp.claim_margins(_claim("a < b and b < c", a="s", b="s", c="s"), {"a": 1, "b": 2, "c": 10},
+                                        {"b": 1.2})
+    assert verdict == "does not hold" and [m["holds"] for m in margins] == [False, True]
 
 
 @pytest.mark.parametrize("expr, msg", [("__import__('os')", "functions"), ("a.b > 1", "Attribute"),
@@ -142,6 +162,38 @@ def test_extremes_and_throughput_dips(tmp_path):
     assert ser.value(run, ser.SeriesMetric(kind="tp_min_bps", bin=0.001, end=0.02)) == pytest.approx(10e9)
     with pytest.raises(ValueError, match="needs a queue"):
         ser.SeriesMetric(kind="cv")
+
+
+def test_throttled_fraction_reads_each_transfer_at_its_own_samples(tmp_path):
+    """The share of a transfer's lifetime under its pair's rate limiter, by size class: a limiter that lives only
+    while a long transfer runs (ECM's byte sampling) gives the long class the larger share; a one-frame transfer
+    is read at the sample at or before its start; a pair without a limiter series gives NaN."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # h1>h2: limiter from 1.0 to 2.0 ms (samples every 0.1 ms); h1>h3: never
+    ts = [i * 1e-4 for i in range(40)]
+    rows = [(x, 0, 5e9 if 0.001 <= x < 0.002 else float("nan"), "h1", "h2") for x in ts]
+    rows += [(x, 1, float("nan"), "h1", "h3") for x in ts]
+    pq.write_table(pa.table(dict(zip(("t_s", "flow", "rate_bps", "src", "dst"), map(list, zip(*rows))))),
+                   tmp_path / "rp_rate.parquet")
+    fct = [  # start, end, frames, src, dst
+        (0.0012, 0.0016, 200, "h1", "h2"),   # long, entirely under the limiter: 1
+        (0.0005, 0.0015, 400, "h1", "h2"),   # long, half under it (samples 0.5-1.5 ms: 6 of 11)
+        (0.00105, 0.00106, 1, "h1", "h2"),   # one frame, read at the 1.0-ms sample: 1
+        (0.00255, 0.00256, 1, "h1", "h2"),   # one frame after the limiter: 0
+        (0.00105, 0.00106, 1, "h1", "h3"),   # another pair, no limiter: 0
+    ]
+    cols = dict(zip(("start_s", "end_s", "frames", "src", "dst"), map(list, zip(*fct))))
+    pq.write_table(pa.table({**cols, "completed": [1] * 5, "bad": [0] * 5}), tmp_path / "fct.parquet")
+    long = ser.SeriesMetric(kind="throttled_fraction", min_frames=101)
+    short = ser.SeriesMetric(kind="throttled_fraction", max_frames=10)
+    assert ser.value(tmp_path, long) == pytest.approx((1 + 6 / 11) / 2)
+    assert ser.value(tmp_path, short) == pytest.approx(1 / 3)
+    pq.write_table(pa.table({k: v[:1] for k, v in dict(zip(("t_s", "flow", "rate_bps", "src", "dst"),
+                                                               map(list, zip(*rows)))).items()}),
+                   tmp_path / "rp_rate.parquet")  # only h1>h2 recorded (observe.flow_series too small)
+    assert math.isnan(ser.value(tmp_path, short))
 
 
 def test_claim_figure_shows_every_run():

@@ -125,11 +125,14 @@ def _reporter(duration_s, terminal, **kw):
     return ProgressReporter(duration_s, True, console=console, **kw), sink
 
 
-def test_progress_lines_off_a_terminal_then_the_write_phase(tmp_path):
+def test_progress_lines_off_a_terminal_then_the_write_phase(tmp_path, monkeypatch):
     """Off a terminal a run prints plain progress lines over simulated time, then one line when its
-    outputs are written (the engine calls `writing` after the last step, before the tables)."""
+    outputs are written (the engine calls `writing` after the last step, before the tables). The
+    engine reports back every `stream.PROGRESS_S` of wall time: 0 here, after every step."""
     import cnsim
+    from cnsim import stream
 
+    monkeypatch.setattr(stream, "PROGRESS_S", 0.0)
     rep, sink = _reporter(0.005, terminal=False, after_s=0.0, every_s=0.0)
     cnsim.run(FAN_IN_4, overrides={"run.duration": "5ms"}, out=tmp_path / "r",
               progress=rep)

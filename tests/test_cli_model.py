@@ -18,7 +18,7 @@ def test_model_command_writes_the_table(tmp_path):
     table = pd.read_csv(tmp_path / "model.csv")
     rates = table[table["quantity"] == "rate_bps"]
     assert len(rates) == 6
-    # max-min on the seed-000 parking lot: C/5 for every flow (spec §9.3)
+    # max-min on the seed-000 parking lot: C/5 for every flow (model reference §9.3)
     assert (rates["max_min"] - 2e9).abs().max() < 1e6
     # proportional fairness: long flows C/6, short flows C/3
     assert sorted(round(x / 1e9, 3) for x in rates["proportional"]) == [1.667] * 4 + [3.333] * 2

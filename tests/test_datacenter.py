@@ -234,6 +234,7 @@ def test_partial_last_segments_over_tcp_write_the_flows_bytes():
     assert sum(f["acked_bytes"] for f in res.summary["flows"]) == 2 * 5000
 
 
+@pytest.mark.extensive  # two k = 8 fat-tree runs
 def test_switch_wide_pause_deadlocks_the_k8_fat_tree_and_the_watchdog_recovers_it():
     """802.3x PAUSE that stops every input of a switch couples all its ports: the k = 8 fat tree under
     WebSearch freezes within a millisecond. The end-of-run report finds a cycle of stuck ports, each
@@ -251,5 +252,7 @@ def test_switch_wide_pause_deadlocks_the_k8_fat_tree_and_the_watchdog_recovers_i
     assert stuck["pause"]["watchdog_trips"] == 0 and stuck["frames"]["dropped"] == 0
     freed = cnsim.run(ROOT / sc, overrides={**base, "flow_control.watchdog": "200us"}).summary
     assert freed["pause"]["watchdog_trips"] > 0 and freed["pause"]["deadlock"] == []
-    assert freed["frames"]["delivered"] > 5 * stuck["frames"]["delivered"]
+    # (a queue per transfer: 3.3x the frozen run's deliveries; 5x and more with a FIFO per host pair,
+    # whose frozen run delivers less)
+    assert freed["frames"]["delivered"] > 2.5 * stuck["frames"]["delivered"]
     assert freed["conservation"]["ok"]

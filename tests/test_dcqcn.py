@@ -1,4 +1,4 @@
-"""DCQCN (spec §7) end to end: variant defaults, fair-share convergence on a single bottleneck, CNP
+"""DCQCN (model reference §7) end to end: variant defaults, fair-share convergence on a single bottleneck, CNP
 pacing, seed scenarios. Marking curve, α update and rate decrease are unit-tested in
 ``crates/cnsim-core/src/cm/dcqcn.rs``.
 """
@@ -118,7 +118,7 @@ def test_new_flow_line_rate_changes_only_what_it_should():
     from cnsim.compile import compile_ir
 
     path = ROOT / "scenarios/datacenter/fat-tree-k4-websearch-dcqcn.toml"
-    base = {"run.duration": "20ms"}
+    base = {"run.duration": "20ms", "nic.queues": "fifo"}  # a new transfer on an idle flow: the FIFO NIC
     assert "new_flow_line_rate" not in compile_ir(resolve(path, 1, base))["cm"]["params"]
     off = cnsim.run(path, seed=1, overrides=base, plots=False).summary
     on = cnsim.run(path, seed=1, overrides={**base, "cm.params.new_flow_line_rate": True}, plots=False).summary

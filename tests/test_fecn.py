@@ -1,4 +1,4 @@
-"""FECN (spec §5.3, §5.4, §5.6) end to end: parameters, single bottleneck, parking lot, the
+"""FECN (model reference §5.3, §5.4, §5.6) end to end: parameters, single bottleneck, parking lot, the
 0 Gb/s hotspot of seed 003, tagging rates of seed 000, and every shipped FECN scenario.
 
 The switch arithmetic (f(q) landmarks, rate allocation on hand-made intervals, capacity estimation
@@ -84,7 +84,7 @@ def test_python_f_matches_spec_values():
     assert hyperbolic_f(1300 * 64, QEQ, 1.1, 1.02, 0.1) == pytest.approx(0.954, abs=1e-3)
 
 
-# --- single bottleneck: advertised rate → C/N, queue → Qeq (spec §10) ---------------------------
+# --- single bottleneck: advertised rate → C/N, queue → Qeq (model reference §10) ---------------------------
 @pytest.mark.parametrize("n", [2, 4, 8])
 def test_single_bottleneck_rate_c_over_n_queue_qeq(n):
     r = cnsim.run(single_bottleneck(n, SEED000))

@@ -1,4 +1,4 @@
-"""Open- and closed-loop Pareto ON/OFF sources (`pareto_onoff.loop`, `nic_buffer`; spec §12 D9).
+"""Open- and closed-loop Pareto ON/OFF sources (`pareto_onoff.loop`, `nic_buffer`; model reference §12 D9).
 
 Closed loop (the default) starts a source's OFF period when its transfer has left the NIC, so a source
 held by PAUSE or a rate limiter generates fewer transfers. Open loop starts it when the ON period has

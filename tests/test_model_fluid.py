@@ -1,4 +1,4 @@
-"""The BCN fluid model of spec §8 (TESTING.md A.4, T11; seed 002's analytical conclusions)."""
+"""The BCN fluid model of model reference §8 (TESTING.md A.4, T11; seed 002's analytical conclusions)."""
 
 from __future__ import annotations
 
@@ -96,6 +96,7 @@ def test_sampling_delay_dominates_propagation():
     assert parts["sampling_s"] > 100 * (parts["propagation_s"] + parts["switching_s"] + parts["reaction_s"])
 
 
+@pytest.mark.extensive  # three 20-ms fluid integrations
 def test_fluid_settling_depends_on_pm_not_on_propagation():
     """§9.8: 9.5 µs links barely move the settling time; a 5× larger Pm shortens it a lot."""
     def settle(params, prop):
@@ -131,6 +132,7 @@ def test_single_bottleneck_fluid_equilibrium():
     assert 1e-3 < res.settling_time_s < 0.02
 
 
+@pytest.mark.extensive  # 0.3 s of the queue-coupled fluid model
 def test_parking_lot_fluid_reaches_bcn_utility_equilibrium():
     """The queue model settles (slowly) at the §8 closed form a = 1.33 G, b = 4.67 G, not at C/6, C/3."""
     res = simulate_queues(PARK, P, t_end_s=0.3, dt_s=5e-6, record_every=20)

@@ -41,6 +41,7 @@ def _row(table, quantity, item=None):
     return rows
 
 
+@pytest.mark.extensive  # a 100-ms packet-level run beside the model: statistical
 def test_symmetric_bcn_matches_the_model_within_bands():
     table, summary = _table(SYM, ALWAYS_ON)
     agg = _row(table, "aggregate_bps").iloc[0]
@@ -62,6 +63,7 @@ def test_symmetric_bcn_matches_the_model_within_bands():
     assert summary["pause"]["frames_sent"] == 0 or summary["frames"]["dropped"] == 0
 
 
+@pytest.mark.extensive  # a long packet-level run beside the model: statistical
 def test_parking_lot_bcn_lands_between_max_min_and_the_bcn_equilibrium():
     table, _ = _table(PARK, {"run.duration": "60ms", "run.warmup": "20ms"})
     ratio = _row(table, "parking_lot_ratio").iloc[0]

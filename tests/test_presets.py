@@ -1,4 +1,4 @@
-"""Every preset compiles to the topology of spec §9 (node, link and flow counts, connectivity)."""
+"""Every preset compiles to the topology of model reference §9 (node, link and flow counts, connectivity)."""
 
 from collections import deque
 
@@ -64,7 +64,7 @@ def test_preset_specifics():
     og = build("og_multistage", {})
     assert {lk["prop_ps"] for lk in og["links"]} == {10**6}
     assert {n["buffer"]["egress_bytes"] for n in og["nodes"] if n["kind"] == "switch"} == {600_000}
-    # spec §12 E1's alternative reading: one pool of 4 x 600 KB per switch
+    # model reference §12 E1's alternative reading: one pool of 4 x 600 KB per switch
     og_shared = build("og_multistage", {"buffer_policy": "shared"})
     assert {n["buffer"]["shared_bytes"] for n in og_shared["nodes"] if n["kind"] == "switch"} == {2_400_000}
     cn = build("cnsim_1hop", {"n_hosts": 16})

@@ -1,4 +1,4 @@
-"""QCN (IEEE 802.1Qau, spec §6) end to end: parameters, single-bottleneck behaviour, seed scenarios.
+"""QCN (IEEE 802.1Qau, model reference §6) end to end: parameters, single-bottleneck behaviour, seed scenarios.
 
 The control-law clauses (decrease for q = 63, the recovery sequence, sampling by quantised Fb) are
 unit-tested in ``crates/cnsim-core/src/cm/qcn.rs``; here the scheme runs inside the engine.
@@ -21,7 +21,7 @@ LINE = 10e9
 
 def single_bottleneck(n: int, duration: str = "40ms", warmup: str = "10ms", pause: bool = False,
                       params: dict | None = None) -> dict:
-    """S-SYM topology (spec §9.1) with n saturated sources h1..hn → h(n+1); bottleneck sw1 → sw2."""
+    """S-SYM topology (model reference §9.1) with n saturated sources h1..hn → h(n+1); bottleneck sw1 → sw2."""
     sc = {
         "run": {"name": f"qcn-single-{n}", "duration": duration, "warmup": warmup},
         "topology": {"preset": "symmetric", "params": {"n_sources": n}},
@@ -80,7 +80,7 @@ def test_single_bottleneck_queue_settles_near_qeq(n):
 def test_single_bottleneck_no_drops_with_the_seed_pause(n):
     """With the seed-000 configuration (4 sources, 150 KB per port, global PAUSE 140/130 KB) nothing
     is lost. (With 10 inputs the 10 KB of headroom above XOFF cannot hold the data in flight on 10
-    links during the start-up burst — a PAUSE property, spec §1.4, not a QCN one.)"""
+    links during the start-up burst — a PAUSE property, model reference §1.4, not a QCN one.)"""
     r = cnsim.run(single_bottleneck(n, pause=True), plots=False).summary
     assert r["frames"]["dropped"] == 0
     assert 0.7 * QEQ <= bottleneck(r)["mean_bytes"] <= 1.3 * QEQ

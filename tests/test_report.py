@@ -63,3 +63,46 @@ def test_renders_in_headless_chromium_offline(report, tmp_path):
     assert "Published vs cnsim" in dom and "Figures" in dom and "Sweeps, parameters and seeds" in dom
     assert dom.count("<img") >= 1 and "data:image/png;base64," in dom
     assert not re.search(r"""(src|href)=["'](https?:)?//""", dom)
+
+
+def test_the_legend_and_the_replication_count_sit_beside_the_verdicts(report):
+    """Issue 34: the verdict legend was at the bottom and "claims hold 4/8" showed on 2 replications
+    without saying so. The legend follows the overview table and names each study's replications;
+    each study's table says what its means rest on."""
+    _, html_path, md_path = report
+    html = html_path.read_text()
+    overview_end = html.index("</table>", html.index("id='overview'"))
+    legend = html.index("id='legend'")
+    assert overview_end < legend < html.index("class='study'")
+    text = html[legend:html.index("</p>", legend)]
+    assert "within band" in text and "claim" in text and "seed-000 2 replications" in text
+    assert "fewer than 5 replications (seed-000)" in text
+    assert "mean ± 95 % CI over 2 replications" in html[html.index("id='seed-000-tables'"):]
+    md = md_path.read_text()
+    assert md.index("**Legend.**") < md.index("## seed-000")
+def test_overview_counts_structural_cells_apart():
+    """Issue 32 (model reference §12 R9, R11): the overview gives the structural cells apart from the discriminating cells'
+    verdicts; a published number repeating another cell's measurement counts once; sensitivity rows never; the
+    Markdown row survives a '|' in a study's title."""
+    from cnsim import report
+
+    def cell(verdict, **kw):
+        return {"verdict": verdict, "table": "t", "row": "r", "column": "c", **kw}
+
+    study = {"id": "seed-009", "title": "A [B|F]ECN study", "claim_counts": {"holds": 1},
+             "claims": [{"id": "X-1"}, {"id": "X-2"}],
+             "cells": [cell("within band", structural="a zero with the mechanism off"), cell("within band"),
+                       cell("explained"), cell("outside band"), cell("within band", same_as="r / c"),
+                       cell("outside band", sensitivity=True)]}
+    h: list[str] = []
+    m: list[str] = []
+    report.overview([study], h, m)
+    m = "\n".join(m).splitlines()
+    head = next(line for line in m if line.startswith("| study"))
+    row = next(line for line in m if line.startswith("| seed-009"))
+    cols = [c.strip() for c in head.strip("|").split("|")]
+    vals = dict(zip(cols[1:], [c.strip() for c in row.split(" | ")[1:]]))
+    assert vals["cells"] == "4" and vals["structural (within band)"] == "1 (1)" and vals["discriminating"] == "3"
+    assert vals["discriminating within band"] == "1 / 3" and vals["explained"] == "1"
+    assert vals["open (outside band)"] == "1" and vals["claims hold"].rstrip(" |") == "1 / 2"
+    assert "A [B\\|F]ECN study" in row and any("counted once" in line for line in m)

@@ -53,6 +53,7 @@ def tiny(tmp_path_factory):
     return out, result
 
 
+@pytest.mark.extensive  # every study reproduced (tiny): a reproduction run
 def test_tiny_reproduction_of_every_study(tiny):
     out, result = tiny
     schemes = rp.available_schemes()
@@ -89,9 +90,10 @@ def test_cli_reproduce_unknown_study_exit_2(cli, tmp_path):
     assert r.exit_code == 2 and "unknown" in r.stderr
 
 
+@pytest.mark.extensive  # reads the tiny reproduction of every study
 def test_explained_cells_carry_their_explanation(tiny):
-    """Spec §12 R9: a cell is 'explained' only with an explanation, its class (inconsistent seed numbers or a
-    sweep of an unprinted value) and the evidence; every explanation names its doc section."""
+    """Model reference §12 R9: a cell is 'explained' only with an explanation, its class (inconsistent seed
+    numbers or a sweep of an unprinted value) and the evidence."""
     out, _ = tiny
     for sid in STUDIES:
         doc = json.loads((out / sid / "study.json").read_text())
@@ -99,13 +101,17 @@ def test_explained_cells_carry_their_explanation(tiny):
             if c["verdict"] == "explained":
                 assert (c.get("explanation") or "").strip(), (sid, c["row"], c["column"])
                 assert c["explained_by"] in ("inconsistent", "sweep") and c["evidence"], (sid, c["row"])
+
+
+def test_every_explanation_names_its_doc_section():
+    for sid in STUDIES:
         for c in rp.load_study(sid).cells:
             if c.explanation is not None:
                 assert c.explanation.strip() and "docs/" in c.explanation, (sid, c.row, c.column)
 
 
 def test_logarithmic_band_and_reduced_runs_without_their_window():
-    """Spec §12 R6: '≈ 3 orders of magnitude' is ± half a decade; a steady-state window (R5) longer
+    """Model reference §12 R6: '≈ 3 orders of magnitude' is ± half a decade; a steady-state window (R5) longer
     than a reduced run is dropped rather than making the run invalid."""
     band = rp.Band(decades=0.5)
     assert band.contains(1.63, 3.6) and band.contains(1.63, 0.6)

@@ -258,7 +258,8 @@ def test_none_override_inside_scheme_params_means_the_default():
     # scheme's default), instead of failing to serialise after the run
     from cnsim.loader import load_scenario
 
-    path = ROOT / "scenarios" / "seed-004" / "og-multistage-bcn-q32.toml"
+    path = ROOT / "scenarios" / "seed-002" / "symmetric-10g-bcn-c.toml"  # sets initial_rate = "5Gbps"
+    assert "initial_rate" in path.read_text()
     r = cnsim.run(path, seed=1, overrides={"run.duration": "2ms", "cm.params.initial_rate": None})
     assert "initial_rate" not in r.config_toml
     again = load_scenario(tomllib.loads(r.config_toml))

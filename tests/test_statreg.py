@@ -226,8 +226,10 @@ def test_tool_bad_input_exits_2_without_traceback(tmp_path, tool_main):
     assert status == 2 and "at least 2" in err
     assert not (tmp_path / "x.json").exists()
     (tmp_path / "mine.json").write_text("a user's file")
-    assert tool_main("record", tmp_path / "mine.json") == (2, f"error: {tmp_path / 'mine.json'}: exists; give "
-                                                              "another file or --force to replace it\n")
+    for extra in ([], ["--force"]):  # a file that is not a samples file is never replaced (issue 34)
+        assert tool_main("record", tmp_path / "mine.json", *extra) == (
+            2, f"error: {tmp_path / 'mine.json'}: exists and is not a statreg samples file; nothing was replaced: "
+               "choose another file name\n")
     assert (tmp_path / "mine.json").read_text() == "a user's file"
 
 
@@ -244,6 +246,7 @@ def after(before) -> statreg.Samples:
     return statreg.collect(statreg.REFERENCE, 20, 1001)
 
 
+@pytest.mark.extensive  # 20 replications of the statistical reference
 @needs_core
 def test_every_reference_metric_varies_with_the_seed(before):
     """Every reference metric varies with the seed (a constant one would test nothing)."""
@@ -252,6 +255,7 @@ def test_every_reference_metric_varies_with_the_seed(before):
     assert before.build
 
 
+@pytest.mark.extensive  # 20 replications of the statistical reference
 @needs_core
 def test_same_engine_on_disjoint_seeds_is_ok(before, after):
     """The same engine on seeds 1..20 and 1001..1020: the two samples of every metric come from one
@@ -262,6 +266,7 @@ def test_same_engine_on_disjoint_seeds_is_ok(before, after):
     assert len(result.rows) == 2 * len(before.values) and all(r.p is not None for r in result.rows)
 
 
+@pytest.mark.extensive  # 20 replications of the statistical reference
 @needs_core
 def test_changed_cm_gain_is_flagged(before, after):
     """QCN's decrease gain Gd from 1/128 to 0.01 (+28 %) in fan-in-100-qcn only, everything else as in
@@ -279,6 +284,7 @@ def test_changed_cm_gain_is_flagged(before, after):
     assert all(r.metric.startswith("fan-in-100-qcn:") for r in result.rows if r.differs), result.table()
 
 
+@pytest.mark.extensive  # 20 replications of the statistical reference
 @needs_core
 def test_tool_check_exit_status(before, tmp_path, tool_main):
     """tools/statreg.py check on the fan-in-100-qcn case (R = 20 recorded, 10 new): exit 0 for the same

@@ -186,3 +186,30 @@ def test_tables_built_without_pandas_equal_the_pandas_ones(case, tmp_path):
     pd.testing.assert_frame_equal(flows.to_pandas(), r.tables["flows"], check_exact=True)
     _write_parquet(r.tables["flows"], tmp_path / "flows.parquet")  # as Result.save writes it
     assert flows.schema == pq.ParquetFile(tmp_path / "flows.parquet").schema_arrow.remove_metadata()
+
+
+def test_the_api_streams_its_tables_and_removes_them_with_the_result():
+    """Without `out` the API writes the same Parquet into a temporary folder, reads a table when it is
+    asked for, and the folder goes with the last reference to the tables."""
+    import gc
+
+    r = cnsim.run(SC / "baseline/fan-in-4.toml", overrides={"run.duration": "2ms"})
+    folder = r.tables.folder
+    assert {p.name for p in folder.iterdir()} >= {f"{n}.parquet" for n in TABLES}
+    assert len(r.tables["queue_ts"]) > 0 and r.summary["wall_s"] > 0
+    del r
+    gc.collect()
+    assert not folder.exists()
+
+
+def test_an_error_in_the_writer_thread_reaches_the_caller(tmp_path, monkeypatch):
+    """The batches are written in a thread: its failure stops the run, with nothing left behind."""
+    def broken(self, samples, tables):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(stream, "CHUNK_ROWS", 100)
+    monkeypatch.setattr(stream.SeriesWriter, "write", broken)
+    with pytest.raises(OSError, match="disk full"):
+        cnsim.run(SC / "baseline/fan-in-4.toml", overrides={"run.duration": "3ms"}, out=tmp_path / "r")
+    assert not (tmp_path / "r").exists()
+    assert [p for p in tmp_path.iterdir()] == []

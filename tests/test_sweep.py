@@ -288,6 +288,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.extensive  # starts a Dask scheduler and a worker process
 def test_external_scheduler_and_worker_on_loopback(tmp_path):
     dask = str(Path(sys.executable).parent / "dask")
     port = _free_port()

@@ -63,7 +63,7 @@ def main() -> None:
     ap.add_argument("--seeds", default="1,2,3,4")
     ap.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     ap.add_argument("--out", default="/tmp/cnsim_readings")
-    ap.add_argument("--force", action="store_true", help="replace run folders under --out that are not cnsim results")
+    ap.add_argument("--force", action="store_true", help="in run folders under --out that also hold files cnsim did not write, replace cnsim's files and keep those")
     a = ap.parse_args()
     overrides = {k: parse_value(v) for k, v in (kv.split("=", 1) for kv in a.set)}
     jobs = [(sc, hs, p, int(seed), overrides, a.fct_from, a.out, a.force)

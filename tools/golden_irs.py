@@ -32,7 +32,12 @@ CASES = {
     # FECN on CN-SIM with the hotspot stopping h1 at 0.5 ms: probes, replies, CP ticks, service rate
     "cnsim-fecn-hs0": ("seed-003/cnsim-1hop-fecn-hs0-nopause.toml", {"run.duration": "1ms", "hotspot.0.start": "0.5ms"}),
     # k = 4 fat tree, WebSearch flows under DCQCN with PFC: ECMP, ECN marking, CNPs, per-priority pause
-    "fat-tree-dcqcn-pfc": ("datacenter/fat-tree-k4-websearch-dcqcn-pfc.toml", {"run.duration": "1ms"}),
+    # (with the FIFO per host pair the trace was made with; a queue per transfer: the next cases)
+    "fat-tree-dcqcn-pfc": ("datacenter/fat-tree-k4-websearch-dcqcn-pfc.toml", {"run.duration": "1ms", "nic.queues": "fifo"}),
+    # a send queue per transfer (issue 31): HPCC windows per queue, INT echoes, queues opened and closed
+    "fat-tree-hpcc-queues": ("datacenter/fat-tree-k4-websearch50-hpcc.toml", {"run.duration": "1ms"}),
+    # a TCP connection per transfer: DCTCP incast and background transfers, each its own connection
+    "leaf-spine-tcp-queues": ("datacenter/leaf-spine-incast.toml", {"run.duration": "80us"}),
 }
 
 

@@ -29,8 +29,10 @@ def progress(case: statreg.Case, seconds: float) -> None:
 
 
 def record(args: argparse.Namespace) -> int:
-    if os.path.exists(args.out) and not args.force:  # checked before the runs: a user's file is never replaced
-        raise ConfigError.single(str(args.out), "exists; give another file or --force to replace it")
+    # checked before the runs: a file that is not a samples file is never replaced, --force or not
+    statreg.Samples.check_target(args.out)
+    if os.path.exists(args.out) and not args.force:
+        raise ConfigError.single(str(args.out), "exists; give another file or --force to replace those samples")
     samples = statreg.collect(statreg.REFERENCE, args.replications, args.first_seed, progress=progress)
     samples.save(args.out)
     print(f"{len(samples.values)} metrics x {len(samples.seeds)} replications (seeds {samples.seeds[0]}.."
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("out", help="the samples file to write")
     rec.add_argument("--replications", type=at_least_2, default=20)
     rec.add_argument("--first-seed", type=int, default=1)
-    rec.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    rec.add_argument("--force", action="store_true", help="replace OUT if it is a samples file written before")
     rec.set_defaults(run=record)
     chk = sub.add_parser("check", help="sample again with this build and compare with a recorded file")
     chk.add_argument("before", help="a file written by `record`")

@@ -1,5 +1,5 @@
 """``python -m cnsim`` = the ``cnsim`` command."""
 
-from cnsim.cli import main
+from cnsim.entry import main
 
 main()

@@ -22,6 +22,11 @@ def flow_paths(ir_json: str) -> list[list[int]]:
     engine's routes; empty when unreachable."""
     ...
 
+def pair_paths(ir_json: str, pairs: list[tuple[int, int]]) -> list[list[int]]:
+    """Node path from host ``src`` to host ``dst`` (node indices) for each pair, on the engine's
+    single route; empty when unreachable."""
+    ...
+
 def validate(ir_json: str) -> None:
     """Parse, validate and compile an IR without running it (raises ScenarioError)."""
 

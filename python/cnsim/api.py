@@ -13,6 +13,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -20,7 +21,7 @@ from typing import Any, Callable, Mapping
 from cnsim.compile import compile_ir_once
 from cnsim.exceptions import CnsimError, ConfigError, InvariantError, Problem, RunInterrupted
 from cnsim.loader import dump_toml, load_scenario
-from cnsim.results import Result, frames_from_core
+from cnsim.results import Result, frames_from_core  # noqa: F401 — frames_from_core: part of the API
 from cnsim.scenario import Scenario
 
 ScenarioLike = str | os.PathLike[str] | Mapping[str, Any] | Scenario
@@ -154,9 +155,14 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     """Run one scenario and return its :class:`Result` (also saved into ``out`` when given).
 
     ``seed`` replaces ``run.seed``; ``overrides`` maps dotted paths to values as ``--set`` does.
-    ``out`` must be new, empty or a previous cnsim result (``force=True`` replaces any folder).
+    ``out`` must be new, empty or a previous cnsim result (a symbolic link to one is followed); a previous
+    result holding files cnsim did not write needs ``force=True``, which replaces cnsim's files and keeps
+    the others (see :mod:`cnsim.outdir`).
     ``progress`` is called with the simulated time in seconds between chunks of the run (and its
     ``writing()``, if it has one, when a run with ``out`` starts writing; see :data:`Progress`).
+    The time series and FCT rows go to Parquet as the run goes, written by a thread beside the engine:
+    into ``out``, or without it into a temporary folder removed with the Result. ``Result.tables``
+    reads a table when it is first used, so no series is held whole in memory unless asked for.
     Raises :class:`ConfigError` (invalid input), :class:`InvariantError` (a model bug was
     detected), :class:`RunInterrupted` (Ctrl-C; nothing is written).
     """
@@ -179,19 +185,16 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
                       "cnsim.run(..., out=...)); this run records none", ConfigWarning, stacklevel=2)
         sc = sc.model_copy(update={"observe": sc.observe.model_copy(update={"pcap": []})})
         ir = compile_ir_once(sc)
-    if out is not None:  # the time series go to Parquet as the run goes (memory independent of its length)
-        from cnsim import stream  # pyarrow: imported before the clock of wall_s starts
-        from cnsim.results import open_output
-    import numpy  # noqa: F401 — the engine hands its tables over as NumPy arrays: imported before the clock too
+    # the time series go to Parquet as the run goes, written beside the engine (memory independent of
+    # the run's length); without `out`, into a temporary folder the Result reads its tables from
+    from cnsim import stream  # pyarrow and numpy: imported before the clock of wall_s starts
+    from cnsim.outdir import open_output
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
     tmp = None
     try:
-        if out is None:
-            summary_json, tables = engine.run(json.dumps(ir), progress, 0)
-        else:
-            tmp = open_output(out)
-            summary_json, tables = stream.run(engine, json.dumps(ir), tmp, progress)
+        tmp = open_output(out) if out is not None else Path(tempfile.mkdtemp(prefix="cnsim-run-"))
+        summary_json, tables = stream.run(engine, json.dumps(ir), tmp, progress, ir=ir)
     except BaseException as exc:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -201,6 +204,11 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
             raise _scenario_error(exc, ir) from None
         if isinstance(exc, engine.InvariantError):
             raise InvariantError(str(exc)) from None
+        if out is not None:
+            from cnsim.outdir import write_failure  # the streamed tables could not be written
+
+            if (failure := write_failure(exc, out)) is not None:
+                raise failure from None
         raise
     wall = time.perf_counter() - t0
     # after the run, not during it: the subprocesses' fork would compete with the engine (wall_s)
@@ -228,28 +236,19 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         "events": summary.get("events"),
         "sim_time_s": summary.get("sim_time_s"),
     }
-    if tmp is not None:
-        try:
-            return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    frames = frames_from_core(tables, summary)
-    _add_slowdown(frames, summary, ir)
-    return Result(summary, manifest, frames, dump_toml(sc))
+    try:
+        return _save_streamed(tmp, out, tables, Result(summary, manifest, {}, dump_toml(sc)), plots, force)
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        from cnsim.outdir import write_failure
+
+        if out is not None and (failure := write_failure(exc, out)) is not None:
+            raise failure from None
+        raise
 
 
-def _add_slowdown(frames: dict[str, Any], summary: dict[str, Any], ir: Mapping[str, Any]) -> None:
-    fct = frames.get("fct")
-    if fct is not None and not fct.empty:  # FCT slowdown per transfer and per size bucket (issue 13)
-        from cnsim import slowdown
-
-        frames["fct"] = slowdown.add_slowdown(fct, ir)
-        summary["fct_slowdown"] = slowdown.summary(frames["fct"])
-
-
-def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, Any], result: Result,
-                   plots: bool) -> Result:
+def _save_streamed(tmp: Path, out: str | os.PathLike[str] | None, tables: Mapping[str, Any], result: Result,
+                   plots: bool, force: bool = False) -> Result:
     """Write the tables the engine returned at the end of a streamed run beside its series and FCT
     rows, then the summary, plots and manifest, and move the folder to ``out``; the Result reads its
     tables from there."""
@@ -257,7 +256,8 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, 
     import pyarrow.parquet as pq
 
     from cnsim import slowdown, stream
-    from cnsim.results import TablesOnDisk, _write_parquet, commit_output, queue_cdf_table
+    from cnsim.outdir import commit_output
+    from cnsim.results import TablesOnDisk, _write_parquet, queue_cdf_table
 
     pq.write_table(queue_cdf_table(result.summary), tmp / "queue_cdf.parquet")
     # without pandas (a short run starts and ends fast) unless the flow rows are uneven
@@ -274,6 +274,11 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str], tables: Mapping[str, 
                                                              stream.numbers_of(cols["bytes"], np.uint64))
     fct.close()
     result.tables = TablesOnDisk(tmp)  # plots read what was written
+    if out is None:  # the API without a folder: the tables are read from the temporary one when used
+        import weakref
+
+        weakref.finalize(result.tables, shutil.rmtree, str(tmp), True)  # with the last reader of the folder
+        return result
     result.write_rest(tmp, plots)
-    result.tables = TablesOnDisk(commit_output(tmp, out))
+    result.tables = TablesOnDisk(commit_output(tmp, out, force))
     return result

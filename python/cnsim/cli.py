@@ -62,6 +62,10 @@ def _app_options(version: bool = typer.Option(False, "--version", callback=_vers
                                               help="print the version and exit")) -> None:
     """cnsim — packet-level simulator of congestion management in data-center Ethernet."""
 
+MODEL_REFERENCE = ("§ = a section of the model reference, docs/model-reference.md in cnsim's source tree: the rules "
+                   "each mechanism follows, the readings chosen where the seeds are unclear (§12), their sources")
+"""The line `describe` and `list` print under tables that cite the model reference."""
+
 DEMO_SCENARIO = "seed-003/cnsim-1hop-none-hs0.5-pause.toml"
 PROGRESS_AFTER_S = 1.5
 """A run shows its progress once it has lasted this long (s): short runs print nothing."""
@@ -191,7 +195,9 @@ def summary_table(summary: dict[str, Any]) -> Table:
     t.add_row("simulated / wall", f"{summary.get('sim_time_s', 0):.4g} s / {summary.get('wall_s', 0):.3g} s")
     t.add_row("events", f"{summary.get('events', 0):,}")
     t.add_row("frames generated / delivered", f"{frames.get('generated', 0):,} / {frames.get('delivered', 0):,}")
-    t.add_row("frames dropped / in flight", f"{frames.get('dropped', 0):,} / {frames.get('in_flight', 0):,}")
+    # generated = delivered + dropped + in flight + still queued at the sources (the engine checks it)
+    t.add_row("frames dropped / in flight / queued at hosts",
+              f"{frames.get('dropped', 0):,} / {frames.get('in_flight', 0):,} / {frames.get('host_queued', 0):,}")
     t.add_row("bytes delivered", f"{byts.get('delivered', 0):,}")
     t.add_row("aggregate throughput", f"{sum(f.get('throughput_bps', 0) for f in flows) / 1e9:.4f} Gb/s")
     queues = sorted(summary.get("queues", []), key=lambda q: -q.get("max_bytes", 0))
@@ -264,7 +270,9 @@ def run(
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar or progress lines (the summary "
                                      "table is still printed)"),
     as_json: bool = typer.Option(False, "--json", help="print summary.json to stdout instead of the table"),
-    force: bool = typer.Option(False, "--force", help="replace the output folder even if it is not a cnsim result"),
+    force: bool = typer.Option(False, "--force", help="in a previous result that also holds files cnsim did not "
+                               "write, replace cnsim's files and keep the others (a folder that is not a cnsim "
+                               "result is never replaced)"),
     plots: bool = typer.Option(False, "--plots", help="also draw plots/queue.png and plots/throughput.png "
                                "(matplotlib; off by default so that short runs start fast)"),
 ) -> None:
@@ -311,6 +319,7 @@ def describe_cmd(topic: Optional[str] = typer.Argument(None, metavar="[TOPIC]", 
     chosen = [k for k in topics if k == topic] or [k for k in topics if k.startswith(topic + ".")]
     if not chosen:
         raise ConfigError.single("topic", f"unknown; known: {', '.join(topics)}", topic)
+    cited = False
     for name in chosen:
         title, model = topics[name]
         doc = (model.__doc__ or "").strip().splitlines()
@@ -319,7 +328,10 @@ def describe_cmd(topic: Optional[str] = typer.Argument(None, metavar="[TOPIC]", 
             t.add_column(col, overflow="fold")
         for row in describe_mod.rows(model):
             t.add_row(*(escape(str(c)) for c in row))
+            cited = cited or "§" in str(row[-1])
         out_console.print(t)
+    if cited or "§" in title:
+        out_console.print(MODEL_REFERENCE, highlight=False)
 
 
 @app.command("list")
@@ -345,6 +357,7 @@ def list_cmd() -> None:
     for name, p in PRESETS.items():
         t.add_row(name, p.summary)
     out_console.print(t)
+    out_console.print(MODEL_REFERENCE, highlight=False)
     root = scenarios_dir()
     if root is not None:
         t = Table(title=f"scenarios ({root})")
@@ -363,18 +376,21 @@ def schema() -> None:
 
 @app.command()
 @guarded
-def docs(out: Path = typer.Option(Path("docs/reference"), "--out", help="directory for scenario.md"),
-         force: bool = typer.Option(False, "--force", help="replace a scenario.md that cnsim did not generate")) -> None:
+def docs(out: Path = typer.Option(Path("docs/reference"), "--out", help="directory for scenario.md (a scenario.md "
+                                   "there is replaced only if cnsim generated it)")) -> None:
     """Generate the scenario reference (scenario.md) from the models."""
     target = out / "scenario.md"
     if out.exists() and not out.is_dir():
         raise ConfigError.single("--out", "is a file, not a directory; nothing was overwritten", str(out))
-    if target.exists() and not force:
-        with open(target, encoding="utf-8", errors="replace") as f:
-            head = f.read(400)
+    if target.exists() or target.is_symlink():
+        try:
+            with open(target, encoding="utf-8", errors="replace") as f:
+                head = f.read(400)
+        except OSError:
+            head = ""
         if "Generated by `cnsim docs`" not in head:
-            raise ConfigError.single("--out", "holds a scenario.md that cnsim did not generate; choose another "
-                                     "folder or add --force to replace it", str(out))
+            raise ConfigError.single("--out", "holds a scenario.md that cnsim did not generate; nothing was "
+                                     "replaced: choose another folder", str(out))
     out.mkdir(parents=True, exist_ok=True)
     target.write_text(describe_mod.reference_markdown(), encoding="utf-8")
     out_console.print(f"wrote {out / 'scenario.md'}", highlight=False)
@@ -472,6 +488,8 @@ def _run_app() -> None:
     # first model (5-10 ms of a short run); cnsim uses none. `PYDANTIC_DISABLE_PLUGINS=` (empty)
     # in the environment turns them back on.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):  # as cnsim.entry does (python -m cnsim)
+        os.environ.setdefault(var, "1")
     _no_plugin_discovery()
     signal.signal(signal.SIGTERM, _terminate)
     warnings.showwarning = _show_config_warning

@@ -26,6 +26,23 @@ import typer
 from cnsim.exceptions import CnsimError, ConfigError, InvariantError
 
 
+UNWRAPPED_WIDTH = 10_000
+"""Width of a console that is not a terminal (a pipe, a file): rich's 80 columns — or an inherited
+``COLUMNS``, which describes some terminal, not the pipe — would split printed paths across lines and
+cut table headers; a script or a log wants every line whole."""
+
+
+def make_console(**options: Any):
+    """A rich ``Console`` (``options`` as rich's) that wraps nothing when it does not write to a terminal
+    (unless ``width`` says otherwise)."""
+    from rich.console import Console
+
+    console = Console(**options)
+    if not console.is_terminal and "width" not in options:
+        console.width = UNWRAPPED_WIDTH
+    return console
+
+
 class LazyConsole:
     """A rich ``Console`` made on first use: a quiet run that prints nothing does not import rich
     (about 30 ms of a short run's start-up). Attribute access is forwarded to the console."""
@@ -38,9 +55,7 @@ class LazyConsole:
     def console(self):
         """The rich Console itself (for rich objects that take one, e.g. ``Progress(console=...)``)."""
         if self._console is None:
-            from rich.console import Console
-
-            self._console = Console(**self._options)
+            self._console = make_console(**self._options)
         return self._console
 
     def __getattr__(self, name: str) -> Any:

@@ -31,6 +31,23 @@ def _fmt(quantity: str, value: float) -> str:
     return f"{value:.3f}"
 
 
+MODEL_FILES = frozenset({"model.csv", "model_vs_sim.png", "fluid.png"})
+"""What ``cnsim model`` writes into its folder."""
+
+
+def _check_out(out: Path) -> None:
+    """Refuse (ConfigError, one line) a folder for ``cnsim model`` that holds anything it does not write,
+    a file, a link to nothing, the current directory or one of its parents — before anything runs."""
+    from cnsim.exceptions import ConfigError
+    from cnsim.outdir import usable_folder
+
+    dest = usable_folder(out, "--out", "previous-model")
+    others = sorted(p.name for p in dest.iterdir() if p.name not in MODEL_FILES) if dest.is_dir() else []
+    if others:
+        raise ConfigError.single("--out", f"holds {', '.join(others[:3])}, which cnsim model did not write; "
+                                 "nothing was replaced: choose a new or empty folder", str(out))
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``model`` command to the CLI."""
 
@@ -53,6 +70,7 @@ def register(app: typer.Typer) -> None:
 
             sc = api.resolve(scenario, seed, parse_sets(set_))
             ir = compile_ir(sc)
+            _check_out(out)
             out.mkdir(parents=True, exist_ok=True)
             if no_sim:
                 topo, rates, fluid = predictions(ir)

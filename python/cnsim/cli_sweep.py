@@ -42,14 +42,7 @@ def _sweep(spec_file, out, jobs, scheduler, force, dry_run, plots, no_progress, 
     spec, root = sw.load_spec(spec_file)
     check_sweep(out)
     if dry_run:
-        runs = sw.expand(spec, root)
-        todo = sw.plan(runs, out / "runs", force)
-        for r, why in todo:
-            params = ", ".join(f"{k}={v}" for k, v in r.parameters.items()) or "-"
-            out_console.print(f"{r.run_id}  rep {r.replication}  {params}  ({why})", markup=False, highlight=False)
-        out_console.print(f"{len(todo)} of {len(runs)} runs would execute "
-                          f"({len(spec.points())} points × {spec.replications} replications)", highlight=False)
-        return
+        return _dry_run(sw, spec, root, out, force)
     outcome = sw.run_sweep(spec, out, root, jobs=jobs, scheduler=scheduler, force=force,
                            progress=not no_progress and not as_json, plots=plots)
     if as_json:
@@ -65,6 +58,31 @@ def _sweep(spec_file, out, jobs, scheduler, force, dry_run, plots, no_progress, 
                                   f"{e.get('error', '')}", markup=False, highlight=False)
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)
+
+
+def _dry_run(sw, spec, root, out: Path, force: bool) -> None:
+    """List the runs that would execute and why, as each point is resolved (a sweep of 10⁶ runs starts
+    printing at once); the count first, the total last; invalid points as errors at the end (exit 2)."""
+    from cnsim.exceptions import ConfigError
+
+    n_points = spec.n_points()
+    out_console.print(f"{n_points * spec.replications} runs ({n_points} points × {spec.replications} "
+                      "replications); those that would execute:", highlight=False)
+    write = sys.stdout.write
+    todo = total = 0
+    problems = []
+    for runs, bad in sw.iter_expand(spec, root):
+        problems += bad
+        total += len(runs)
+        for r, why in sw.plan(runs, out / "runs", force):
+            params = ", ".join(f"{k}={v}" for k, v in r.parameters.items()) or "-"
+            write(f"{r.run_id}  rep {r.replication}  {params}  ({why})\n")
+            todo += 1
+        sys.stdout.flush()
+    if problems:
+        raise ConfigError(problems)
+    out_console.print(f"{todo} of {total} runs would execute ({n_points} points × {spec.replications} "
+                      "replications)", highlight=False)
 
 
 def summarize(out: Path = typer.Argument(..., metavar="SWEEP_DIR", help="sweep output directory")) -> None:
@@ -132,15 +150,15 @@ def plot(
     x: str = typer.Option(..., "--x", help="swept parameter on the x axis (numeric when its values have units)"),
     y: str = typer.Option(..., "--y", help="metric on the y axis (a name of summary.csv's metric column)"),
     hue: Optional[str] = typer.Option(None, "--hue", help="second swept parameter: one line per value"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write (default: SWEEP_DIR/plots/<y>-vs-<x>.png)"),
-    force: bool = typer.Option(False, "--force", help="replace an existing file given with -o"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write (default: SWEEP_DIR/plots/<y>-vs-<x>.png); "
+                                       "an existing file is replaced only if it is a plot cnsim drew"),
 ) -> None:
     """Plot a sweep: mean ± 95 % CI of a metric against a parameter, numeric axes with units."""
-    _plot(sweep_dir, x, y, hue, out, force)
+    _plot(sweep_dir, x, y, hue, out)
 
 
 @guarded
-def _plot(sweep_dir, x, y, hue, out, force) -> None:
+def _plot(sweep_dir, x, y, hue, out) -> None:
     from cnsim import sweep as sw
     from cnsim import sweep_plot
     from cnsim.exceptions import ConfigError
@@ -148,14 +166,15 @@ def _plot(sweep_dir, x, y, hue, out, force) -> None:
     if not (sweep_dir / "sweep.json").is_file():
         raise ConfigError.single("SWEEP_DIR", "not a sweep directory (no sweep.json); run `cnsim sweep` first",
                                  str(sweep_dir))
-    if out is not None and out.exists() and not force:
-        raise ConfigError.single("--out", "exists; choose another file or add --force", str(out))
-    _, _, table = sw.summarize(sweep_dir)
-    ax = sweep_plot.draw(table, x, y, hue)
     if out is None:
-        (sweep_dir / "plots").mkdir(exist_ok=True)
         safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in f"{y}-vs-{x}")
         out = sweep_dir / "plots" / f"{safe}.png"
+    if (out.exists() or out.is_symlink()) and not sweep_plot.is_own_plot(out):
+        raise ConfigError.single("--out", "exists and is not a plot cnsim drew; nothing was replaced: choose "
+                                 "another file", str(out))
+    _, _, table = sw.summarize(sweep_dir)
+    ax = sweep_plot.draw(table, x, y, hue)
+    out.parent.mkdir(parents=True, exist_ok=True)
     sweep_plot.save(ax, out)
     out_console.print(f"wrote {out}", highlight=False, markup=False)
 

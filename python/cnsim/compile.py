@@ -98,6 +98,9 @@ class Compiler:
         self.cm_params: tuple[schemes.Scheme, Any] | None = None  # the validated scheme parameters (cm_ir)
         self.pins: dict[int, list[str]] = {}  # flow id -> pinned node path (traffic_ir)
         self._ports: dict[str, int] | None = None  # links per node (queue_limit)
+        # destination sets of generators with a flow per source (a send queue per transfer): the
+        # IR's dst_sets, by their node indices
+        self.dst_sets: dict[tuple[int, ...], int] = {}
 
     def error(self, path: str, message: str, *value: Any) -> None:
         self.problems.append(Problem(path, message, *value))
@@ -470,6 +473,8 @@ class Compiler:
         flow_ids: dict[tuple[str, str, int, str, int], int] = {}
         sources: list[dict] = []
         names: set[str] = set()
+        per_transfer = self.sc.nic.per_transfer()
+        dst_sets = self.dst_sets
         takes_default = [g.frame_size is None and _sizes_kind(g) != "mix" for g in self.sc.traffic]
         self.check_unused_defaults({"frame_size": ("generator", any(takes_default) or not takes_default)},
                                    by="scenario (frame_size or size_mix of each [[traffic]])")
@@ -510,12 +515,16 @@ class Compiler:
                 if link is None:
                     continue  # reported by the topology check
                 process = self.process(g, path, frame, link.rate_bps, sizes)
+                # with a send queue per transfer, a transfer generator's destinations are drawn per
+                # transfer: one flow for all of them (state and outputs grow with the hosts, not
+                # with their pairs)
+                wildcard = per_transfer and isinstance(g, TRANSFER_KINDS) and len(targets) > 1
                 ids = []
-                for t in targets:
+                for t in ([None] if wildcard else targets):
                     key = (src, t, frame, g.transport, g.priority)
                     if key not in flow_ids:
                         flow_ids[key] = len(flows)
-                        flows.append({"src": index[src], "dst": index[t], "frame_bytes": frame,
+                        flows.append({"src": index[src], "dst": None if t is None else index[t], "frame_bytes": frame,
                                       "transport": self.transport_ir(g.transport, frame, path)})
                         if g.priority:  # absent = 0: the IR of every scenario without priorities is unchanged
                             flows[-1]["priority"] = g.priority
@@ -534,6 +543,9 @@ class Compiler:
                     "gate": None if gate is None else {"on_ps": gate.on, "off_ps": gate.off, "start_on": gate.start_on},
                     "process": process,
                 })
+                if wildcard:  # the generator's destinations, one set for all its sources
+                    key_ = tuple(index[t] for t in dsts)
+                    sources[-1]["dst_set"] = dst_sets.setdefault(key_, len(dst_sets))
             if srcs and dsts and len(sources) == n_sources and not named_src:
                 self.error(path, "no (source, destination) pair: every selected source is its only destination")
         return flows, sources
@@ -839,7 +851,23 @@ class Compiler:
             "pause_watchdog": None if sc.flow_control.watchdog is None else
             {"timeout_ps": sc.flow_control.watchdog, "recovery_ps": sc.flow_control.watchdog_recovery},
             **({"routing": routing} if routing else {}),
+            **self.nic_ir(),
+            **({"dst_sets": [list(k) for k in self.dst_sets]} if self.dst_sets else {}),
         }
+
+    def nic_ir(self) -> dict[str, Any]:
+        """The IR's ``nic``, written only where it can matter and differs from the engine's default
+        (FIFO per flow, limiters per flow): a scenario without transfers, or with the seeds' NIC, keeps
+        the IR (and config hash) it had before the NIC became a choice."""
+        queues, limiters = self.sc.nic.resolved()
+        makes_transfers = any(isinstance(g, TRANSFER_KINDS) for g in self.sc.traffic)
+        if not makes_transfers or (queues, limiters) == ("fifo", "flow"):
+            return {}
+        return {"nic": {"queues": queues, "rate_limiters": limiters}}
+
+
+TRANSFER_KINDS = (Workload, Incast, ParetoOnOff)
+"""Generators whose traffic is transfers (FCT units), queued per transfer with ``nic.queues = "transfer"``."""
 
 
 def _merge(base: Any, override: Any) -> Any:

@@ -45,6 +45,11 @@ class ConfigError(CnsimError, ValueError):
         return cls([Problem(path, message, value)])
 
 
+class OutputError(CnsimError, OSError):
+    """The outputs could not be written (a full disk, a file-size limit, a folder gone): the message
+    names the output folder and the cause; nothing was written under the final name (CLI exit 1)."""
+
+
 class InvariantError(CnsimError):
     """The engine found a broken invariant (e.g. conservation) at the end of a run: a model bug."""
 

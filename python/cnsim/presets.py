@@ -1,4 +1,4 @@
-"""Named topologies: every seed topology of spec §9 plus the benchmark fan-in and an M/D/1 port.
+"""Named topologies: every seed topology of model reference §9 plus the benchmark fan-in and an M/D/1 port.
 
 A preset turns a few parameters (``[topology.params]``) into explicit hosts, switches and links.
 It sets only what the seed fixes for that topology (the CN-SIM switch latency and BUF-IN buffer,
@@ -126,11 +126,11 @@ class CnsimOneHopParams(Strict):
 
     n_hosts: int = Field(10, ge=2, le=16, description="hosts on the 16-port switch (10: HS degree 9; 16 the alternative)")
     buffer: Size = Field(150_000, description="partition per (input, output) pair: each output buffer holds one per "
-                         "input, 16 x 150KB = 2.4MB (spec §12 R3)")
+                         "input, 16 x 150KB = 2.4MB (model reference §12 R3)")
     buffer_policy: Literal["partitioned", "ingress"] = Field(
-        "partitioned", description="partitioned: [D]'s output buffer partitioned per input (spec §12 R3); ingress: "
+        "partitioned", description="partitioned: [D]'s output buffer partitioned per input (model reference §12 R3); ingress: "
         "the earlier BUF-IN reading (one partition per input across all outputs)")
-    latency: Time = Field(100_000, description="switch latency (0.1us, from the 3.5-us minimum FCT, spec §12 D8)")
+    latency: Time = Field(100_000, description="switch latency (0.1us, from the 3.5-us minimum FCT, model reference §12 D8)")
 
 
 def cnsim_1hop(p: CnsimOneHopParams) -> Elements:
@@ -147,9 +147,9 @@ class OgMultistageParams(Strict):
 
     buffer: Size = Field(600_000, description="BUF-OUT limit per egress port (600KB; 4 ports = 2.4MB)")
     buffer_policy: Literal["egress", "shared"] = Field(
-        "egress", description="egress: a static 600-KB limit per egress port (spec §12 E1); shared: the "
+        "egress", description="egress: a static 600-KB limit per egress port (model reference §12 E1); shared: the "
         "alternative reading of [E]'s 'shared memory, total = 4·B', one pool of 4 × buffer per switch")
-    link_delay: Time = Field(1_000_000, description="propagation delay of every link (1us: 16-us loop, spec §12 E8)")
+    link_delay: Time = Field(1_000_000, description="propagation delay of every link (1us: 16-us loop, model reference §12 E8)")
 
 
 def og_multistage(p: OgMultistageParams) -> Elements:
@@ -282,16 +282,16 @@ def leaf_spine(p: LeafSpineParams) -> Elements:
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        Preset("symmetric", "spec §9.1 S-SYM (seed 000): h1..h4 - sw1 - sw2 - h5", SymmetricParams, symmetric),
-        Preset("asymmetric", "spec §9.2 S-ASYM (seed 000): h1..h4 - sw1 - sw2 - {h5 @1G, h6}", AsymmetricParams,
+        Preset("symmetric", "model reference §9.1 S-SYM (seed 000): h1..h4 - sw1 - sw2 - h5", SymmetricParams, symmetric),
+        Preset("asymmetric", "model reference §9.2 S-ASYM (seed 000): h1..h4 - sw1 - sw2 - {h5 @1G, h6}", AsymmetricParams,
                asymmetric),
-        Preset("parking_lot", "spec §9.3 S-PARK (seeds 000/002): sw1(h1-h5) - sw2(h6,h7) - sw3(h8,h9)",
+        Preset("parking_lot", "model reference §9.3 S-PARK (seeds 000/002): sw1(h1-h5) - sw2(h6,h7) - sw3(h8,h9)",
                ParkingLotParams, parking_lot),
-        Preset("fan_in_100", "spec §9.4 S-100 (seed 001): 4 edge switches x 25 hosts - core cs - ep0",
+        Preset("fan_in_100", "model reference §9.4 S-100 (seed 001): 4 edge switches x 25 hosts - core cs - ep0",
                FanIn100Params, fan_in_100),
-        Preset("cnsim_1hop", "spec §9.5 S-CNSIM-1HOP (seed 003): 10 hosts on one 16-port BUF-IN switch",
+        Preset("cnsim_1hop", "model reference §9.5 S-CNSIM-1HOP (seed 003): 10 hosts on one 16-port BUF-IN switch",
                CnsimOneHopParams, cnsim_1hop),
-        Preset("og_multistage", "spec §9.6 S-OGMS (seed 004): edges e1-e3 (3 hosts each) under core s0 + n10",
+        Preset("og_multistage", "model reference §9.6 S-OGMS (seed 004): edges e1-e3 (3 hosts each) under core s0 + n10",
                OgMultistageParams, og_multistage),
         Preset("fan_in", "benchmark fan-in: h1..hN - sw1 - sink", FanInParams, fan_in),
         Preset("single_port", "one egress port sw1 -> sink fed by h1..hN (M/D/1 and similar)", SinglePortParams,

@@ -37,7 +37,7 @@ td.l,th.l{text-align:left}
 .ok{background:#dfd}.bad{background:#fdd}.expl{background:#ffd}.na{background:#eee;color:#777}
 figure{display:inline-block;margin:0.5em;vertical-align:top;max-width:560px}
 figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:0.85em;color:#444}
-.prov{font-size:0.85em;color:#444}code{background:#f4f4f8;padding:0 3px}
+.prov{font-size:0.85em;color:#444}.legend{font-size:0.9em;max-width:60em}code{background:#f4f4f8;padding:0 3px}
 """
 
 
@@ -221,11 +221,12 @@ def sim_text(c: dict) -> str:
 def comment(c: dict) -> str:
     expl = c.get("explanation")
     if expl and c.get("verdict") == "outside band":
-        expl = "suspected (not established under spec §12 R9): " + expl
+        expl = "suspected (not established under model reference §12 R9): " + expl
     elif expl and c.get("explained_by"):
         expl = f"explained ({c['explained_by']}): {expl} Evidence: {c.get('evidence')}"
     struct = f"structural: {c['structural']}" if c.get("structural") else None
-    bits = [x for x in (c.get("reason"), struct, expl, c.get("note")) if x]
+    rep = f"counted once: the same measurement as {c['same_as']}" if c.get("same_as") else None
+    bits = [x for x in (c.get("reason"), struct, rep, expl, c.get("note")) if x]
     return "; ".join(bits)
 
 
@@ -335,6 +336,89 @@ def load_studies(out: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(out.glob("*/study.json"))]
 
 
+def replications_of(study: dict) -> list[int]:
+    """The replication counts of the sweeps that ran in ``study`` (study.json), ascending."""
+    return sorted({int(e["replications"]) for e in study.get("sweeps", {}).values() if e.get("replications")})
+
+
+def replications_text(study: dict) -> str:
+    """``"20 replications"``, ``"2–5 replications"``, or that none ran."""
+    reps = replications_of(study)
+    if not reps:
+        return "no replication (nothing ran)"
+    span = str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"
+    return f"{span} replication{'s' if reps[-1] > 1 else ''}"
+
+
+def verdict_legend(studies: list[dict]) -> str:
+    """What the overview's verdicts mean and how many replications each study's means rest on, placed
+    beside the table (a reader of "claims hold 4/8" on 2 replications must see the 2 there)."""
+    few = [s["id"] for s in studies if replications_of(s) and replications_of(s)[0] < 5]
+    reps = "; ".join(f"{s['id']} {replications_text(s)}" for s in studies)
+    return ("**Legend.** A cell is *within band* when cnsim's mean lies within the published value ± its band "
+            "(from the study file); *explained* when outside and the study shows the seed's own numbers "
+            "inconsistent, or an unprinted value swept over its plausible range without reaching the band "
+            "(model reference §12 R9); *open (outside band)* otherwise; *not available* when the scheme or "
+            "scenario is missing or no run succeeded. *Structural* cells (fixed by construction) are counted "
+            "apart from the discriminating ones. A claim *holds* when its criterion, written in the study file, "
+            f"is true of the terms' means. Means over: {reps}."
+            + (f" With fewer than 5 replications ({', '.join(few)}) the confidence intervals are wide and a "
+               "verdict can flip between runs: read those counts as a smoke test, not a result." if few else ""))
+
+
+OVERVIEW_COLS = ["cells", "structural (within band)", "discriminating", "discriminating within band", "explained",
+                 "open (outside band)", "not available", "claims hold"]
+
+
+def overview(studies: list[dict], h: list[str], m: list[str]) -> None:
+    """The counts per study: structural cells (fixed by construction, model reference §12 R9, R11) apart, then the verdicts of
+    the discriminating cells, then the claims. Sensitivity rows are not cells; a repeated measurement counts once."""
+    from cnsim.reproduce import count_cells
+
+    h.append("<h2 id='overview'>Overview</h2><table><tr><th class='l' rowspan='2'>study</th><th rowspan='2'>cells</th>"
+             "<th rowspan='2'>structural (within band)</th><th colspan='5'>discriminating cells</th>"
+             "<th rowspan='2'>claims hold</th></tr><tr>"
+             + "".join(f"<th>{c}</th>" for c in OVERVIEW_COLS[2:7]) + "</tr>")
+    m.append("## Overview\n\n| study | " + " | ".join(OVERVIEW_COLS) + " |\n|" + "---|" * (len(OVERVIEW_COLS) + 1))
+    keys = ["cells", "structural", "structural within band", "discriminating", "discriminating within band",
+            "discriminating explained", "discriminating outside band", "discriminating not available", "holds", "claims"]
+    tot = dict.fromkeys(keys, 0)
+    repeated = 0
+    for s in studies:
+        c = count_cells(s["cells"])  # recounted: a study.json of an older cnsim lacks the newer keys
+        vals = {**c, "cells": c["structural"] + c["discriminating"], "holds": s.get("claim_counts", {}).get("holds", 0),
+                "claims": len(s.get("claims", []))}
+        repeated += c["repeated"]
+        for k in keys:
+            tot[k] += vals.get(k, 0)
+        txt = _overview_row(vals)
+        h.append(f"<tr><td class='l'><a href='#{s['id']}'>{s['id']}</a> {_html.escape(s['title'])}</td>"
+                 + "".join(f"<td>{v}</td>" for v in txt) + "</tr>")
+        m.append(f"| {s['id']} {_md_cell(s['title'])} | " + " | ".join(txt) + " |")
+    txt = _overview_row(tot)
+    h.append("<tr><th class='l'>total</th>" + "".join(f"<th>{v}</th>" for v in txt) + "</tr></table>")
+    m.append("| total | " + " | ".join(txt) + " |")
+    note = ("Structural cells are fixed by construction (a zero with the mechanism off, a value a parameter was "
+            "derived from, a band the scenario pins) and cannot fail; they are counted apart. Explained, open and "
+            "not available count discriminating cells only. Sensitivity rows are not cells"
+            + (f"; {repeated} published number(s) repeating another cell's measurement are shown but counted once"
+               if repeated else "") + ".")
+    h.append(f"<p>{_html.escape(note)}</p>")
+    m.append(f"\n{note}\n")
+
+
+def _md_cell(text: str) -> str:
+    """Text for a Markdown table cell: a '|' (seed 000's "[B|F]ECN") would split it."""
+    return text.replace("|", "\\|")
+
+
+def _overview_row(v: dict) -> list[str]:
+    return [str(v["cells"]), f"{v['structural']} ({v['structural within band']})", str(v["discriminating"]),
+            f"{v['discriminating within band']} / {v['discriminating']}", str(v["discriminating explained"]),
+            str(v["discriminating outside band"]), str(v["discriminating not available"]),
+            f"{v['holds']} / {v['claims']}"]
+
+
 def write_report(out: str | Path) -> tuple[Path, Path]:
     """Write ``DIR/report/report.html`` and ``DIR/report/report.md`` (+ ``DIR/report/figures/*.png``)."""
     from cnsim.exceptions import ConfigError
@@ -362,41 +446,21 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
                                            else ""))
     h.append(f"<p class='prov' id='provenance'>Provenance: {_html.escape(prov_line).replace('**', '')}</p>")
     m.append(f"Provenance: {prov_line}\n")
-    # overview: discriminating cells first (spec §12 R9), then every verdict, then the claims
-    cols = ["discriminating within band", "structural", "cells", "within band", "explained", "open (outside band)",
-            "not available", "claims hold"]
-    h.append("<h2 id='overview'>Overview</h2><table><tr><th class='l'>study</th>"
-             + "".join(f"<th>{c}</th>" for c in cols) + "</tr>")
-    m.append("## Overview\n\n| study | " + " | ".join(cols) + " |\n|" + "---|" * (len(cols) + 1))
-    tot = [0] * 8
-    for s in studies:
-        c = s["counts"]
-        cl = s.get("claim_counts", {})
-        disc = c.get("discriminating", sum(1 for x in s["cells"] if not x.get("sensitivity")))
-        dwin = c.get("discriminating within band", c.get("within band", 0))
-        n_cells = sum(1 for x in s["cells"] if not x.get("sensitivity"))  # sensitivity rows are not cells
-        vals = [dwin, c.get("structural", 0), n_cells, c.get("within band", 0), c.get("explained", 0),
-                c.get("outside band", 0), c.get("not available", 0), cl.get("holds", 0)]
-        tot = [a + b for a, b in zip(tot, vals)]
-        txt = [f"{dwin} / {disc}", *map(str, vals[1:7]), f"{vals[7]} / {len(s.get('claims', []))}"]
-        h.append(f"<tr><td class='l'><a href='#{s['id']}'>{s['id']}</a> {_html.escape(s['title'])}</td>"
-                 + "".join(f"<td>{v}</td>" for v in txt) + "</tr>")
-        m.append(f"| {s['id']} {s['title']} | " + " | ".join(txt) + " |")
-    n_disc = sum(s["counts"].get("discriminating", len(s["cells"])) for s in studies)
-    n_claims = sum(len(s.get("claims", [])) for s in studies)
-    txt = [f"{tot[0]} / {n_disc}", *map(str, tot[1:7]), f"{tot[7]} / {n_claims}"]
-    h.append("<tr><th class='l'>total</th>" + "".join(f"<th>{v}</th>" for v in txt) + "</tr></table>")
-    m.append("| total | " + " | ".join(txt) + " |")
-    m.append("")
+    overview(studies, h, m)
+    legend = verdict_legend(studies)
+    h.append(f"<p class='legend' id='legend'>{_html.escape(legend).replace('**', '')}</p>")
+    m.append(legend + "\n")
     for s in studies:
         sid = s["id"]
         sdir = out / sid
         h.append(f"<h2 id='{sid}' class='study'>{sid}: {_html.escape(s['title'])}</h2>")
-        h.append(f"<p>Source: {_html.escape(s['source'])}. Specification: {_html.escape(s['spec'])}.</p>")
-        m.append(f"## {sid}: {s['title']}\n\nSource: {s['source']}. Specification: {s['spec']}.\n")
+        h.append(f"<p>Source: {_html.escape(s['source'])}. Model: model reference {_html.escape(s['spec'])} (docs/model-reference.md).</p>")
+        m.append(f"## {sid}: {s['title']}\n\nSource: {s['source']}. Model: model reference {s['spec']} (docs/model-reference.md).\n")
         # tables
-        h.append(f"<h3 id='{sid}-tables'>Published vs cnsim</h3>")
-        m.append("### Published vs cnsim\n")
+        reps = f"cnsim: mean ± 95 % CI over {replications_text(s)}"
+        h.append(f"<h3 id='{sid}-tables'>Published vs cnsim</h3><p class='legend'>{_html.escape(reps)}; "
+                 "verdicts as in the <a href='#legend'>legend</a>.</p>")
+        m.append(f"### Published vs cnsim\n\n{reps}; verdicts as in the legend under the overview.\n")
         if not s["cells"]:
             h.append("<p>No published numbers (graphs only).</p>")
             m.append("No published numbers (graphs only).\n")
@@ -454,18 +518,11 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
         m.append("")
     h.append("<h2 id='method'>Method</h2><p>Each cnsim value is the mean over the replications of the sweep; "
              "± is the 95 % Student-t half-width. Replication k uses the same master seed with "
-             "<code>run.replication = k</code> at every configuration (common random numbers). A verdict is "
-             "<em>within band</em> when the mean lies within published ± band (band from the study file), "
-             "<em>explained</em> when outside and the study shows the seed's own numbers inconsistent or an "
-             "unprinted value swept over its plausible range without reaching the band (spec §12 R9), "
-             "<em>outside band</em> (open) otherwise, <em>not available</em> when the "
-             "scheme or scenario is missing or no run succeeded. <em>Structural</em> cells (fixed by "
-             "construction) are counted apart from the discriminating cells. A claim <em>holds</em> when its "
-             "criterion, written in the study file, is true of the terms' means.</p></body></html>")
+             "<code>run.replication = k</code> at every configuration (common random numbers). The verdicts "
+             "are defined in the <a href='#legend'>legend</a> under the overview.</p></body></html>")
     m.append("## Method\n\nEach cnsim value is the mean over the replications; ± is the 95 % Student-t half-width. "
              "Replication k uses the same master seed with `run.replication = k` at every configuration (common "
-             "random numbers). Verdicts: within band / outside band (open) / explained (spec §12 R9) / not available; "
-             "structural cells are counted apart; a claim holds when its criterion is true of the terms' means.\n")
+             "random numbers). The verdicts are defined in the legend under the overview.\n")
     from cnsim.sweep import atomic_write_text
 
     html_path, md_path = rdir / "report.html", rdir / "report.md"

@@ -1,5 +1,5 @@
 """Reproduction studies: declarative study files (``cnsim/studies/seed-00X.toml``) run as sweeps and
-compared cell by cell with the published numbers (spec §9).
+compared cell by cell with the published numbers (model reference §9).
 
 A study file holds: ``id``, ``title``, ``source``, ``spec``, ``replications``, ``quick`` (reduced
 configuration: ``replications`` and ``set`` overrides), ``[[sweeps]]`` (``name``, ``scheme``, ``base``
@@ -7,19 +7,23 @@ relative to ``scenarios/``, optional ``set``, ``parameters``, ``replications``, 
 ``[[cells]]`` (``table``, ``row``, ``column``, ``sweep``, optional ``where`` on swept parameters,
 ``metric`` — a metric name of :func:`cnsim.sweep.flat_metrics` or an arithmetic expression of them —
 ``series`` — a metric of each run's queue time series, :mod:`cnsim.series` — ``scale``, ``published``,
-``band`` = ``{rel, abs, decades}``, ``note``, ``structural``, ``explanation``, ``explained_by``, ``evidence``),
+``band`` = ``{rel, abs, decades}``, ``note``, ``structural``, ``same_as``, ``sensitivity``, ``explanation``,
+``explained_by``, ``evidence``),
 ``[[claims]]`` (the seed's qualitative statements: ``id``, ``source``, ``says``, ``criterion``, ``terms`` —
 named values measured like cells — and ``holds``, a comparison of the terms) and ``[[figures]]`` (see
 :mod:`cnsim.report`). Adding a study = adding a file.
 
-Cell verdicts (spec §12 R9): ``within band`` (cnsim mean inside published ± band), ``outside band`` (open),
+Cell verdicts (model reference §12 R9): ``within band`` (cnsim mean inside published ± band), ``outside band`` (open),
 ``explained`` (outside, and the study shows either that the seed's own numbers are inconsistent —
 ``explained_by = "inconsistent"``, the arithmetic in ``evidence`` — or that an unprinted value swept over its
 plausible range never reaches the band — ``explained_by = "sweep"``, the sweep named in ``evidence``),
 ``not available`` (scheme not registered, scenario file missing, or no successful run). A cell whose value
 is fixed by construction (a zero with the mechanism off, a value a parameter was derived from, a band too
 wide to fail) carries ``structural`` (the reason) and is counted apart from the discriminating cells.
-Claim verdicts: ``holds``, ``does not hold``, ``not available``.
+A cell with ``same_as`` repeats another cell's measurement (model reference §12 R11 d): shown, counted once. A
+``sensitivity`` row (a swept unprinted value) is shown and never counted.
+Claim verdicts: ``holds`` (every comparison true of the terms' means by at least the 95 % CI of its difference),
+``does not hold``, ``not available``.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ class Band(_Strict):
     rel: float = Field(0.0, ge=0)
     abs: float = Field(0.0, ge=0)
     decades: float = Field(0.0, ge=0, description="logarithmic band: within when |log10(mean / published)| <= "
-                           "decades (spec §12 R6: '≈ 3 orders of magnitude' = ±0.5 decade)")
+                           "decades (model reference §12 R6: '≈ 3 orders of magnitude' = ±0.5 decade)")
 
     def half_width(self, published: float) -> float:
         """Half-width of a linear band (for a logarithmic one: the upper distance, for display)."""
@@ -109,11 +113,13 @@ class Cell(_Strict):
     published: float
     band: Band
     note: str | None = None
-    structural: str | None = Field(None, description="why the value is fixed by construction (spec §12 R9)")
+    structural: str | None = Field(None, description="why the value is fixed by construction (model reference §12 R9)")
     explanation: str | None = None
     explained_by: Literal["inconsistent", "sweep"] | None = None
     evidence: str | None = None
     sensitivity: bool = Field(False, description="a sensitivity row (a swept unprinted value), not counted as a cell")
+    same_as: str | None = Field(None, description="the published number repeats another cell's measurement (model reference §12 "
+                                "R11 d): shown with its verdict, counted once — as that cell; names it")
 
     @model_validator(mode="after")
     def _r9(self):
@@ -346,17 +352,93 @@ def check_claim_expr(expr: str, names: set[str]) -> ast.Expression:
     return tree
 
 
-def claim_verdict(claim: Claim, values: Mapping[str, float | None]) -> str:
-    """holds / does not hold / not available (a term without a value)."""
+def claim_verdict(claim: Claim, values: Mapping[str, float | None],
+                  cis: Mapping[str, float | None] | None = None) -> str:
+    """holds / does not hold / not available (a term without a value). See :func:`claim_margins`."""
+    return claim_margins(claim, values, cis)[0]
+
+
+def claim_margins(claim: Claim, values: Mapping[str, float | None],
+                  cis: Mapping[str, float | None] | None = None) -> tuple[str, list[dict[str, Any]]]:
+    """The verdict and, per comparison of ``holds``, its margin (spec issue 32: a claim holds only with a
+    margin at least its 95 % CI). Each comparison ``L op R`` is true when ``L - R`` has the right sign and
+    ``|L - R|`` is at least the 95 % half-width of ``L - R``, propagated from the terms' half-widths (``cis``;
+    a missing one counts as 0) by one-sided differences, the steeper side, in quadrature. ``and``/``or``/``not`` combine them."""
     if any(v is None for v in values.values()):
-        return "not available"
+        return "not available", []
     tree = check_claim_expr(claim.holds, set(values))
-    env = {**_CLAIM_FUNCS, **{k: float(v) for k, v in values.items()}}
+    env = {k: float(v) for k, v in values.items()}
+    half = {k: float(c) for k, c in (cis or {}).items() if c is not None and math.isfinite(c) and c > 0}
+    margins: list[dict[str, Any]] = []
     try:
-        ok = eval(compile(tree, "<claim>", "eval"), {"__builtins__": {}}, env)  # noqa: S307 — AST checked
+        ok = _truth(tree.body, env, half, margins)
     except ZeroDivisionError:
-        return "not available"
-    return "holds" if ok else "does not hold"
+        return "not available", margins
+    return ("holds" if ok else "does not hold"), margins
+
+
+def _value(node: ast.AST, env: Mapping[str, float]) -> float:
+    """An arithmetic sub-expression of a claim (checked by :func:`check_claim_expr`) at the values ``env``."""
+    if isinstance(node, ast.Constant):
+        return float(node.value)
+    if isinstance(node, ast.Name):
+        return env[node.id]
+    if isinstance(node, ast.UnaryOp):
+        v = _value(node.operand, env)
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp):
+        a, b = _value(node.left, env), _value(node.right, env)
+        ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b, ast.Div: lambda: a / b,
+               ast.Pow: lambda: a ** b}
+        return float(ops[type(node.op)]())
+    if isinstance(node, ast.Call):
+        return float(_CLAIM_FUNCS[node.func.id](*(_value(x, env) for x in node.args)))
+    raise ValueError(f"not a number in a claim: {ast.unparse(node)}")
+
+
+def _truth(node: ast.AST, env: Mapping[str, float], half: Mapping[str, float], margins: list) -> bool:
+    if isinstance(node, ast.BoolOp):
+        vals = [_truth(v, env, half, margins) for v in node.values]  # every comparison is recorded
+        return all(vals) if isinstance(node.op, ast.And) else any(vals)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return not _truth(node.operand, env, half, margins)
+    if not isinstance(node, ast.Compare):
+        raise ValueError(f"not a comparison: {ast.unparse(node)}")
+    ok = True
+    left = node.left
+    for op, right in zip(node.ops, node.comparators):
+        ok = _compare(left, op, right, env, half, margins) and ok
+        left = right
+    return ok
+
+
+def _compare(left: ast.AST, op: ast.cmpop, right: ast.AST, env: Mapping[str, float], half: Mapping[str, float],
+             margins: list) -> bool:
+    """One comparison with its margin: the difference must exceed its own 95 % half-width."""
+    def diff(e: Mapping[str, float]) -> float:
+        return _value(left, e) - _value(right, e)
+
+    d = diff(env)
+    sq = 0.0
+    for k, h in half.items():
+        up, down = dict(env), dict(env)
+        up[k] += h
+        down[k] -= h
+        try:  # the steeper side: a kink (abs, min, max) near the mean must not hide the term's spread
+            sq += max(abs(diff(up) - d), abs(d - diff(down))) ** 2
+        except ZeroDivisionError:
+            sq = math.inf
+    ci = math.sqrt(sq)
+    want_less = isinstance(op, (ast.Lt, ast.LtE))
+    signed = -d if want_less else d  # > 0 when the comparison holds
+    strict = isinstance(op, (ast.Lt, ast.Gt))
+    ok = (signed > 0 if strict else signed >= 0) and signed >= ci
+    margins.append({"comparison": f"{ast.unparse(left)} {_OPS[type(op)]} {ast.unparse(right)}", "difference": d,
+                    "ci95": ci, "holds": ok})
+    return ok
+
+
+_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 
 
 def evaluate_claim(claim: Claim, runs: Mapping[str, Any], sweeps: Mapping[str, dict], sdir: Path) -> dict[str, Any]:
@@ -373,9 +455,12 @@ def evaluate_claim(claim: Claim, runs: Mapping[str, Any], sweeps: Mapping[str, d
             reasons.append(f"{name}: no value")
         terms[name] = {**t.model_dump(exclude_defaults=True), **res,
                        "describe": t.series.describe() if t.series else t.metric}
-    v = claim_verdict(claim, {k: x["mean"] for k, x in terms.items()})
-    return {**claim.model_dump(exclude={"terms"}), "terms": terms, "verdict": v,
-            "reason": "; ".join(reasons) or None}
+    v, margins = claim_margins(claim, {k: x["mean"] for k, x in terms.items()}, {k: x["ci95"] for k, x in terms.items()})
+    return {**claim.model_dump(exclude={"terms"}), "criterion": claim.criterion + CLAIM_MARGIN_RULE, "terms": terms,
+            "verdict": v, "margins": margins, "reason": "; ".join(reasons) or None}
+
+
+CLAIM_MARGIN_RULE = " (every comparison must hold by at least the 95 % CI of its difference)"
 
 
 def evaluate_terms_cell(cell: Cell, runs: Mapping[str, Any], sweeps: Mapping[str, dict],
@@ -404,16 +489,30 @@ def evaluate_terms_cell(cell: Cell, runs: Mapping[str, Any], sweeps: Mapping[str
     return out, None
 
 
+VERDICTS = ("within band", "explained", "outside band", "not available")
+
+
+def counted(cells: list[dict]) -> list[dict]:
+    """The cells that count: not sensitivity rows, and a repeated measurement (``same_as``) only once."""
+    return [c for c in cells if not c.get("sensitivity") and not c.get("same_as")]
+
+
 def count_cells(cells: list[dict]) -> dict[str, int]:
-    """Verdict counts, plus the structural / discriminating split (spec §12 R9); sensitivity rows apart."""
-    cells = [c for c in cells if not c.get("sensitivity")]
+    """Verdict counts, plus the structural / discriminating split (model reference §12 R9, R11): every verdict again over
+    the discriminating cells alone (``discriminating <verdict>``) and the structural cells within band.
+    Sensitivity rows are not cells; a repeated measurement counts once (``repeated`` says how many were left out)."""
+    repeated = sum(1 for c in cells if c.get("same_as") and not c.get("sensitivity"))
+    cells = counted(cells)
     counts: dict[str, int] = {}
     for c in cells:
         counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
     disc = [c for c in cells if not c.get("structural")]
     counts["structural"] = len(cells) - len(disc)
+    counts["structural within band"] = sum(c["verdict"] == "within band" for c in cells if c.get("structural"))
     counts["discriminating"] = len(disc)
-    counts["discriminating within band"] = sum(c["verdict"] == "within band" for c in disc)
+    for v in VERDICTS:
+        counts[f"discriminating {v}"] = sum(c["verdict"] == v for c in disc)
+    counts["repeated"] = repeated
     return counts
 
 
@@ -433,7 +532,7 @@ def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool, overrides:
         sets.update(q.set)
     sets.update(overrides or {})
     reps = replications or reps
-    # a steady-state window (run.warmup, spec §12 R5) longer than a reduced run (quick form, tests)
+    # a steady-state window (run.warmup, model reference §12 R5) longer than a reduced run (quick form, tests)
     # cannot be kept: the reduced run then measures over its whole length
     if "run.warmup" in sets and "run.duration" in sets:
         from cnsim.units import time_ps
@@ -518,6 +617,24 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
+def check_reproduction(out: str | os.PathLike[str], field: str = "--out") -> Path:
+    """``out`` if a reproduction may write there — a new or empty folder, or one holding only what
+    ``cnsim reproduce`` writes (``reproduce.json``, ``report/``, a folder per study); a ConfigError
+    naming ``field`` otherwise (a file, a folder holding anything else, a link to nothing, the current
+    directory or one of its parents), before anything runs."""
+    from cnsim.outdir import usable_folder
+
+    out = Path(out)
+    dest = usable_folder(out, field, "previous-reproduction")
+    if dest.is_dir():
+        own = {"reproduce.json", "report", *study_ids()}
+        others = sorted(p.name for p in dest.iterdir() if p.name not in own)
+        if others:
+            raise ConfigError.single(field, f"holds {', '.join(others[:3])}{' …' if len(others) > 3 else ''}, "
+                                     "which cnsim reproduce did not write; choose a new or empty folder", str(out))
+    return out
+
+
 def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: bool = False,
               scheduler: str | None = None, force: bool = False, progress: bool = True,
               log: Callable[[str], None] = lambda s: None, overrides: Mapping[str, Any] | None = None,
@@ -532,7 +649,7 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
 
     ids = study_ids() if which == "all" else [which]
     studies = [load_study(i) for i in ids]
-    out = Path(out)
+    out = check_reproduction(out)
     out.mkdir(parents=True, exist_ok=True)
     executor = None
     if jobs > 1 or scheduler:
@@ -570,7 +687,6 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
 
 def counts_lines(counts: Mapping[str, Mapping[str, int]], claim_counts: Mapping[str, Mapping[str, int]]) -> list[str]:
     """The verdict counts per study and in total, as printed at the end of ``cnsim reproduce``."""
-    keys = ("within band", "explained", "outside band", "not available")
     tot: dict[str, int] = {}
     lines = []
     for sid in sorted(counts):
@@ -580,16 +696,21 @@ def counts_lines(counts: Mapping[str, Mapping[str, int]], claim_counts: Mapping[
             tot[k] = tot.get(k, 0) + v
         for k, v in cl.items():
             tot["claims " + k] = tot.get("claims " + k, 0) + v
-        lines.append(_count_line(sid, c, cl, keys))
-    lines.append(_count_line("total", tot, {k[7:]: v for k, v in tot.items() if k.startswith("claims ")}, keys))
+        lines.append(_count_line(sid, c, cl))
+    lines.append(_count_line("total", tot, {k[7:]: v for k, v in tot.items() if k.startswith("claims ")}))
     return lines
 
 
-def _count_line(sid: str, c: Mapping[str, int], cl: Mapping[str, int], keys: tuple[str, ...]) -> str:
-    cells = sum(c.get(k, 0) for k in keys)
+def _count_line(sid: str, c: Mapping[str, int], cl: Mapping[str, int]) -> str:
+    """Structural cells apart from the discriminating ones, whose verdicts follow (model reference §12 R9, R11)."""
+    cells = sum(c.get(k, 0) for k in VERDICTS)
     disc = c.get("discriminating", cells)
-    dw = c.get("discriminating within band", c.get("within band", 0))
+
+    def d(v: str) -> int:
+        return c.get(f"discriminating {v}", c.get(v, 0))
+
     claims = sum(cl.values())
-    return (f"{sid}: cells {cells} — within {c.get('within band', 0)}, explained {c.get('explained', 0)}, "
-            f"open {c.get('outside band', 0)}, n/a {c.get('not available', 0)}; discriminating within "
-            f"{dw}/{disc}, structural {c.get('structural', 0)}; claims hold {cl.get('holds', 0)}/{claims}")
+    rep = f", {c['repeated']} repeated measurement(s) counted once" if c.get("repeated") else ""
+    return (f"{sid}: cells {cells} — structural {c.get('structural', 0)} ({c.get('structural within band', 0)} "
+            f"within){rep}; discriminating within {d('within band')}/{disc}, explained {d('explained')}, open "
+            f"{d('outside band')}, n/a {d('not available')}; claims hold {cl.get('holds', 0)}/{claims}")

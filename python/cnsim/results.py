@@ -15,7 +15,6 @@ import json
 import math
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
@@ -165,21 +164,34 @@ class Result:
         return plot_throughput(self, ax)
 
     # ---- files ------------------------------------------------------------------------------
-    def save(self, out: str | os.PathLike[str], plots: bool = True) -> Path:
-        """Write every output into ``out`` atomically: all or nothing under the final name."""
+    def save(self, out: str | os.PathLike[str], plots: bool = True, force: bool = False) -> Path:
+        """Write every output into ``out`` atomically: all or nothing under the final name.
+
+        ``out`` must be new, empty or a previous cnsim result (a symbolic link to one is followed); a
+        file or a folder of other files is refused with a :class:`~cnsim.exceptions.ConfigError` before
+        anything is written. A previous result the user has added files to is refused too, unless
+        ``force``: then cnsim's files are replaced and the others kept."""
+        from cnsim.outdir import check, commit_output, open_output, write_failure
+
+        check(out, force=force, field="out")
         tmp = open_output(out)
         try:
             self._write(tmp, plots)
-            return commit_output(tmp, out)
-        except BaseException:
+            return commit_output(tmp, out, force)
+        except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
+            if (failure := write_failure(exc, out)) is not None:
+                raise failure from None
             raise
 
     def _write(self, d: Path, plots: bool) -> None:
         import pandas as pd
 
         for name in TABLES:
-            _write_parquet(self.tables.get(name, pd.DataFrame()), d / f"{name}.parquet")
+            if isinstance(self.tables, TablesOnDisk) and (self.tables.folder / f"{name}.parquet").exists():
+                shutil.copyfile(self.tables.folder / f"{name}.parquet", d / f"{name}.parquet")  # as streamed
+            else:
+                _write_parquet(self.tables.get(name, pd.DataFrame()), d / f"{name}.parquet")
         self.write_rest(d, plots)
 
     def write_rest(self, d: Path, plots: bool) -> None:
@@ -239,31 +251,6 @@ class TablesOnDisk(Mapping[str, "pd.DataFrame"]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
-
-
-def open_output(out: str | os.PathLike[str]) -> Path:
-    """A new temporary folder beside ``out`` for a run's outputs (see :func:`commit_output`)."""
-    from cnsim.outdir import remove_stale_temporaries, umask
-
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(out.parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
-    os.chmod(tmp, 0o777 & ~umask())  # mkdtemp makes 0700: follow the user's umask
-    return tmp
-
-
-def commit_output(tmp: Path, out: str | os.PathLike[str]) -> Path:
-    """Move the finished folder ``tmp`` to ``out`` (replacing a previous result): all or nothing."""
-    out = Path(out)
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
-        os.replace(out, old / "previous")
-        os.replace(tmp, out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, out)
-    return out
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -1,6 +1,6 @@
 """The scenario schema: one pydantic model per TOML section — the single source of truth.
 
-Field names, units, defaults (the seeds' baseline, spec §0/§1/§9) and descriptions live here;
+Field names, units, defaults (the seeds' baseline, model reference §0/§1/§9) and descriptions live here;
 ``cnsim describe``, ``cnsim schema`` and ``docs/reference/scenario.md`` are generated from these
 models. Checks that need the whole scenario (names, connectivity, thresholds against buffers) are
 in :mod:`cnsim.compile`, which also turns a scenario into the engine IR.
@@ -20,7 +20,7 @@ from cnsim.topology import BufferPolicy, HostSpec, LinkSpec, Strict, SwitchSpec
 
 HostSelector = Union[str, list[Name]]
 DEFAULT_XM_PS = 1_200_000
-"""Pareto scale of CN-SIM ON periods: one frame time (1500 B at 10 Gb/s), spec §12 D2."""
+"""Pareto scale of CN-SIM ON periods: one frame time (1500 B at 10 Gb/s), model reference §12 D2."""
 
 
 class RunSection(Strict):
@@ -34,15 +34,15 @@ class RunSection(Strict):
 
 
 class BufferDefaults(Strict):
-    """Default buffer admission of every switch (spec §1.3)."""
+    """Default buffer admission of every switch (model reference §1.3)."""
 
     policy: BufferPolicy = Field("egress", description="'egress' (BUF-OUT), 'ingress' (BUF-IN), 'shared' or "
-                                 "'partitioned' (per (input, output), CN-SIM spec §12 R3)")
+                                 "'partitioned' (per (input, output), CN-SIM model reference §12 R3)")
     size: Size = Field(150_000, description="limit per egress queue / input partition / shared pool")
 
 
 class Defaults(Strict):
-    """``[defaults]``: values used by every element that does not set its own (spec §0, §9)."""
+    """``[defaults]``: values used by every element that does not set its own (model reference §0, §9)."""
 
     link_rate: Rate = Field(10 * 10**9, description="link rate per direction")
     link_delay: Time = Field(500_000, description="link propagation delay (100 m = 0.5us)")
@@ -86,11 +86,11 @@ class LinkEvent(Strict):
 
 
 class Gate(Strict):
-    """Deterministic ON/OFF gating (ONOFF-DET, spec §1.5), repeating from the generator's start."""
+    """Deterministic ON/OFF gating (ONOFF-DET, model reference §1.5), repeating from the generator's start."""
 
     on: Duration = Field(description="ON period")
     off: Duration = Field(description="OFF period")
-    start_on: bool = Field(True, description="begin in the ON state (spec §12 A4)")
+    start_on: bool = Field(True, description="begin in the ON state (model reference §12 A4)")
 
 
 class _Generator(Strict):
@@ -129,7 +129,7 @@ class _Offered(_Gated):
 
 
 class Saturated(_Gated):
-    """SAT: always backlogged at line rate (spec §1.5)."""
+    """SAT: always backlogged at line rate (model reference §1.5)."""
 
     kind: Literal["saturated"]
 
@@ -179,11 +179,11 @@ class Poisson(_Offered):
 
 
 DEFAULT_MEAN_OFF_PS = 15 * 10**6
-"""Mean OFF period of CN-SIM sources (15 us, spec §9.5)."""
+"""Mean OFF period of CN-SIM sources (15 us, model reference §9.5)."""
 
 
 class ParetoOnOff(_Generator):
-    """PARETO-ONOFF-FLOWS (CN-SIM, spec §1.5, §12 D2/D9): flows of Pareto ON length, closed loop by default."""
+    """PARETO-ONOFF-FLOWS (CN-SIM, model reference §1.5, §12 D2/D9): flows of Pareto ON length, closed loop by default."""
 
     kind: Literal["pareto_onoff"]
     mean_on: Duration = Field(45 * 10**6, description="mean ON period; fixes alpha from xm (or xm from alpha)")
@@ -192,7 +192,7 @@ class ParetoOnOff(_Generator):
                                 description="Pareto shape (default mean_on / (mean_on - xm)); > 1 unless max_on is set")
     max_on: Duration | None = Field(
         None, description="cap of the ON period: ON = min(Pareto, max_on), which allows alpha <= 1. Not in the "
-                          "seeds or the spec: an option for the spec §12 D2 sensitivity study "
+                          "seeds or the model reference: an option for the model reference §12 D2 sensitivity study "
                           "(docs/validation/cnsim-traffic.md); default none (plain Pareto)")
     mean_off: Duration | None = Field(None, description="mean of the exponential OFF period (default 15us)")
     mean_period: Duration | None = Field(
@@ -201,10 +201,10 @@ class ParetoOnOff(_Generator):
                           "the realised period is longer")
     line_rate: Rate | None = Field(None, description="rate converting ON time to bytes (default: source link rate)")
     distribution: Literal["pareto", "lomax"] = Field(
-        "pareto", description="pareto: ON >= xm (spec §12 D2); lomax: shifted Pareto ON = lambda (U^(-1/alpha) - 1) "
-        "with lambda = mean_on (alpha - 1), ON times from 0 (spec §12 R2; flows stay whole frames >= 1)")
+        "pareto", description="pareto: ON >= xm (model reference §12 D2); lomax: shifted Pareto ON = lambda (U^(-1/alpha) - 1) "
+        "with lambda = mean_on (alpha - 1), ON times from 0 (model reference §12 R2; flows stay whole frames >= 1)")
     loop: Literal["closed", "open", "rl_queue"] = Field(
-        "closed", description="closed: the OFF period starts when the transfer has left the NIC (spec §12 D9); "
+        "closed", description="closed: the OFF period starts when the transfer has left the NIC (model reference §12 D9); "
         "open: it starts when the ON period has passed in time and the source's frames waiting in the host fit "
         "nic_buffer (unbounded by default: a pure open loop); rl_queue: closed on the NIC's default queue only — "
         "a transfer whose flow has an active rate limiter waits in that RL's queue and the source goes on "
@@ -231,7 +231,7 @@ class ParetoOnOff(_Generator):
                 raise ValueError("distribution = 'lomax' takes mean_on and alpha (its scale is mean_on (alpha - 1)); "
                                  "xm and max_on belong to 'pareto'")
             if self.alpha is None or self.alpha <= 1:
-                raise ValueError("distribution = 'lomax' needs alpha > 1 (spec §12 R2: 1.2-1.3)")
+                raise ValueError("distribution = 'lomax' needs alpha > 1 (model reference §12 R2: 1.2-1.3)")
             return self
         if self.xm is not None and self.alpha is not None and "mean_on" in self.model_fields_set:
             raise ValueError("give at most two of mean_on, xm, alpha (the third follows)")
@@ -347,7 +347,7 @@ PAUSE_DEFAULTS: dict[str, tuple[int, int]] = {"global": (140_000, 130_000), "sel
 
 
 class FlowControlSection(Strict):
-    """``[flow_control]``: IEEE 802.3x PAUSE (spec §1.4) or 802.1Qbb PFC generated by switches."""
+    """``[flow_control]``: IEEE 802.3x PAUSE (model reference §1.4) or 802.1Qbb PFC generated by switches."""
 
     mode: Literal["none", "global", "selective", "pfc"] = Field(
         "none", description="'global': any egress queue >= high pauses every input; 'selective': input "
@@ -395,7 +395,7 @@ class FlowControlSection(Strict):
 
 
 class HotspotSection(Strict):
-    """``[[hotspot]]``: output-generated hotspot (OG-LINK, spec §1.6): a port serves slower for a while."""
+    """``[[hotspot]]``: output-generated hotspot (OG-LINK, model reference §1.6): a port serves slower for a while."""
 
     switch: Name = Field(description="the switch owning the port")
     toward: Name = Field(description="neighbour the port leads to (the hotspot node)")
@@ -436,6 +436,44 @@ class ObserveSection(Strict):
     pause_ts: bool = Field(True, description="sample the paused state of links that pause (table pause_ts)")
     pcap: list[PcapCapture] = Field(default_factory=list, description="packet traces: libpcap files of chosen "
                                     "ports and time windows ([[observe.pcap]]), written into the output directory")
+
+
+NIC_QUEUES_DOC = (
+    "how a host queues the transfers of workload, incast and Pareto generators and TCP transfers: "
+    "'transfer' (default) gives each transfer a send queue of its own - an RDMA queue pair, a TCP "
+    "connection - opened when it starts and closed when it completes, the NIC serving its queues round robin "
+    "(strict 802.1p priority between classes), so a throttled or window-limited transfer never delays "
+    "another's frames; 'fifo' keeps one FIFO per (source, destination, priority) flow, a flow's transfers "
+    "leaving in arrival order - the host of the 2006-07 802.1Qau studies (Bergamasco's and Jain's "
+    "simulations, CN-SIM)")
+RATE_LIMITERS_DOC = (
+    "where rate limiters, windows and congestion-control state live: 'queue' (default with queues = "
+    "'transfer') gives each send queue its own - per transfer, as an RDMA NIC keeps DCQCN/HPCC state per "
+    "QP; 'flow' (default and only choice with queues = 'fifo') keeps one per (source, destination, "
+    "priority) flow, 802.1Qau's per-flow reaction point; with queues = 'transfer' the flow's transfers then "
+    "share its limiter and are served round robin, a frame each")
+
+
+class NicSection(Strict):
+    """[nic]: the host NIC - how transfers queue, and where rate limiters and congestion-control state live."""
+
+    queues: Literal["transfer", "fifo"] = Field("transfer", description=NIC_QUEUES_DOC)
+    rate_limiters: Literal["queue", "flow"] | None = Field(None, description=RATE_LIMITERS_DOC)
+
+    @model_validator(mode="after")
+    def _combination(self):
+        if self.queues == "fifo" and self.rate_limiters == "queue":
+            raise ValueError("rate_limiters = 'queue' needs queues = 'transfer' (a FIFO sends a flow's transfers "
+                             "one after another under the flow's one limiter)")
+        return self
+
+    def resolved(self) -> tuple[str, str]:
+        """(queues, rate_limiters) with the default of rate_limiters filled in."""
+        return self.queues, self.rate_limiters or ("queue" if self.queues == "transfer" else "flow")
+
+    def per_transfer(self) -> bool:
+        """Each transfer its own queue, limiter and CC state (flows may then omit their destination)."""
+        return self.resolved() == ("transfer", "queue")
 
 
 class TcpSection(Strict):
@@ -482,6 +520,7 @@ class Scenario(Strict):
     tcp: TcpSection = Field(default_factory=TcpSection, description="TCP / DCTCP parameters")
     events: list[LinkEvent] = Field(default_factory=list, description="timed link failures and recoveries "
                                     "([[events]])")
+    nic: NicSection = Field(default_factory=NicSection, description="host NIC: transfer queues, rate limiters")
 
 
 SECTIONS: dict[str, type[Strict]] = {
@@ -501,5 +540,6 @@ SECTIONS: dict[str, type[Strict]] = {
     "observe.pcap": PcapCapture,
     "events": LinkEvent,
     "tcp": TcpSection,
+    "nic": NicSection,
 }
 """Every section model by its TOML path (for `cnsim describe` and the docs)."""

@@ -1,4 +1,4 @@
-"""Fingerprint regression (TESTING.md T4): small reference runs whose results must not change unnoticed.
+"""Fingerprint regression: small reference runs whose results must not change unnoticed.
 
 Each case is a shipped scenario, a few ``--set`` overrides (a short run) and a seed. Two fingerprints
 are taken from the engine's own output (no pandas, no files):
@@ -13,7 +13,7 @@ are taken from the engine's own output (no pandas, no files):
 Both are the first 16 hex digits of a SHA-256. The expected values live in
 ``tests/fingerprints.csv`` (``scenario, args, seed, sim_time_limit, fp_full, fp_wire``);
 ``cnsim selftest --update-fingerprints`` rewrites it and lists the rows that changed. A change of
-``fp_wire`` means the model's trajectory changed: say why in the commit (INET's workflow, TESTING.md).
+``fp_wire`` means the model's trajectory changed: say why in the commit (INET's workflow).
 The engine's transcendental functions come from the pure-Rust ``libm`` crate (``rng.rs``) and the
 rest is IEEE arithmetic, so the values do not depend on the platform's C maths library.
 """

@@ -25,6 +25,14 @@ means, so the result does not depend on the sampling interval once it is finer t
     not a queue metric: the mean flow completion time (µs, ``fct.parquet``) of the completed, good
     transfers of ``min_frames`` to ``max_frames`` frames — FCT by flow size, as [D] reads its FCT
     distributions.
+``throttled_fraction``
+    not a queue metric: over the completed, good transfers of ``min_frames`` to ``max_frames`` frames, the
+    mean share of a transfer's lifetime during which its (source, destination) pair had a rate limiter
+    (``rp_rate.parquet``: a rate that is not NaN), read at the samples from the last one at or before the
+    transfer's start to the last one before its end — which flows a scheme's rate limiting falls on, by size
+    ([D]: "ECM shows a bias towards long-lived flows"). A limiter that does not depend on the size of the
+    flow it holds gives every class the same share; a one-frame transfer is read at one sample. Needs the
+    limiter series of every pair (``observe.flow_series = "all"``); NaN without it.
 """
 
 from __future__ import annotations
@@ -35,8 +43,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-KINDS = ("settle_ms", "in_band_fraction", "cv", "mean_bytes", "min_bytes", "max_bytes", "tp_min_bps", "fct_mean_us")
-QUEUE_FREE = ("tp_min_bps", "fct_mean_us")
+KINDS = ("settle_ms", "in_band_fraction", "cv", "mean_bytes", "min_bytes", "max_bytes", "tp_min_bps", "fct_mean_us",
+         "throttled_fraction")
+QUEUE_FREE = ("tp_min_bps", "fct_mean_us", "throttled_fraction")
 
 
 class SeriesMetric(BaseModel):
@@ -45,10 +54,11 @@ class SeriesMetric(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["settle_ms", "in_band_fraction", "cv", "mean_bytes", "min_bytes", "max_bytes", "tp_min_bps",
-                  "fct_mean_us"]
+                  "fct_mean_us", "throttled_fraction"]
     queue: str = Field("", pattern=r"^([^>\s]+>[^>\s]+)?$", description="'switch>port', e.g. 'sw1>sw2'")
-    min_frames: int = Field(1, ge=1, description="fct_mean_us: smallest transfer counted, frames")
-    max_frames: int | None = Field(None, ge=1, description="fct_mean_us: largest transfer counted, frames")
+    min_frames: int = Field(1, ge=1, description="fct_mean_us, throttled_fraction: smallest transfer counted, frames")
+    max_frames: int | None = Field(None, ge=1, description="fct_mean_us, throttled_fraction: largest transfer "
+                                   "counted, frames")
     level: float = Field(0.0, ge=0, description="operating point in bytes (settle_ms, in_band_fraction)")
     tol: float = Field(0.5, gt=0, description="relative half-width of the band around level")
     bin: float = Field(0.5e-3, gt=0, description="bin width, seconds")
@@ -62,9 +72,11 @@ class SeriesMetric(BaseModel):
         return self
 
     def describe(self) -> str:
+        hi = f"-{self.max_frames}" if self.max_frames else "+"
         if self.kind == "fct_mean_us":
-            hi = f"-{self.max_frames}" if self.max_frames else "+"
             return f"mean FCT of completed good transfers of {self.min_frames}{hi} frames"
+        if self.kind == "throttled_fraction":
+            return f"share of the lifetime of completed good transfers of {self.min_frames}{hi} frames under a rate limiter"
         if self.kind == "tp_min_bps":
             to = f" to {self.end * 1e3:g} ms" if self.end is not None else ""
             return f"lowest {self.bin * 1e3:g}-ms mean of the aggregate throughput from {self.start * 1e3:g} ms{to}"
@@ -114,6 +126,8 @@ def value(run_dir: Path, m: SeriesMetric) -> float:
         return fct_mean_us(Path(run_dir), m.min_frames, m.max_frames)
     if m.kind == "tp_min_bps":
         return tp_min_bps(Path(run_dir), m.bin, m.start, m.end)
+    if m.kind == "throttled_fraction":
+        return throttled_fraction(Path(run_dir), m.min_frames, m.max_frames)
     means, end = bin_means(run_dir, m.queue, m.bin, m.start, m.end)
     if not means:
         return math.nan
@@ -141,19 +155,50 @@ def value(run_dir: Path, m: SeriesMetric) -> float:
 
 def fct_mean_us(run_dir: Path, min_frames: int = 1, max_frames: int | None = None) -> float:
     """Mean FCT in µs of the completed, good transfers with min_frames ≤ frames ≤ max_frames (NaN if none)."""
+    t = _good_transfers(run_dir, min_frames, max_frames, ["start_s", "end_s"])
+    if t is None or t.empty:
+        return math.nan
+    return float(((t["end_s"] - t["start_s"]) * 1e6).mean())
+
+
+def _good_transfers(run_dir: Path, min_frames: int, max_frames: int | None, columns: list[str]):
+    """The completed, good transfers of min_frames ≤ frames ≤ max_frames (None without an fct table)."""
     import pyarrow.parquet as pq
 
     path = run_dir / "fct.parquet"
     if not path.exists():
-        return math.nan
-    t = pq.read_table(path, columns=["start_s", "end_s", "frames", "completed", "bad"]).to_pandas()
+        return None
+    t = pq.read_table(path, columns=sorted({*columns, "frames", "completed", "bad"})).to_pandas()
     sel = (t["completed"] == 1) & (t["bad"] == 0) & (t["frames"] >= min_frames)
     if max_frames is not None:
         sel &= t["frames"] <= max_frames
-    t = t[sel]
-    if t.empty:
+    return t[sel]
+
+
+def throttled_fraction(run_dir: Path, min_frames: int = 1, max_frames: int | None = None) -> float:
+    """Mean share of the lifetime of the completed, good transfers of the size class during which their pair had
+    a rate limiter, at the samples from the one at or before the start to the last one up to the end (NaN without
+    transfers or without every pair's limiter series)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    t = _good_transfers(run_dir, min_frames, max_frames, ["start_s", "end_s", "src", "dst"])
+    path = run_dir / "rp_rate.parquet"
+    if t is None or t.empty or not path.exists():
         return math.nan
-    return float(((t["end_s"] - t["start_s"]) * 1e6).mean())
+    r = pq.read_table(path, columns=["t_s", "rate_bps", "src", "dst"]).to_pandas()
+    series = {k: g for k, g in r.groupby([r["src"].astype(str), r["dst"].astype(str)], sort=False)}
+    share = 0.0
+    for (src, dst), g in t.groupby([t["src"].astype(str), t["dst"].astype(str)], sort=False):
+        s = series.get((src, dst))
+        if s is None:
+            return math.nan  # the pair's limiter was not recorded: the run needs observe.flow_series = "all"
+        ts = s["t_s"].to_numpy()
+        on = np.concatenate([[0], np.cumsum(s["rate_bps"].notna().to_numpy())])
+        i0 = np.maximum(np.searchsorted(ts, g["start_s"].to_numpy(), side="right") - 1, 0)
+        i1 = np.maximum(np.searchsorted(ts, g["end_s"].to_numpy(), side="right") - 1, i0)
+        share += float(((on[i1 + 1] - on[i0]) / (i1 - i0 + 1)).sum())
+    return share / len(t)
 
 
 def tp_min_bps(run_dir: Path, bin_s: float, start_s: float = 0.0, end_s: float | None = None) -> float:

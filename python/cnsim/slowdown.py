@@ -28,27 +28,41 @@ PS = 1e-12
 
 
 class Ideal:
-    """Ideal-FCT terms per flow of one IR, computed once per flow when first asked for (a fabric has
-    ~10^6 host pairs, an FCT table a few thousand of them; a streamed run asks chunk by chunk)."""
+    """Ideal-FCT terms per (flow, destination) of one IR, computed once each when first asked for (a
+    fabric has ~10^6 host pairs, an FCT table a few thousand of them; a streamed run asks chunk by
+    chunk). A flow with a destination of its own takes its path under the engine's routes (ECMP
+    included); the transfers of a flow without one (a send queue per transfer, ``fct.dst`` per row)
+    take the single route from its source to theirs."""
 
     def __init__(self, ir: Mapping[str, Any]):
         self.ir = ir
         self.wire = ir.get("wire_overhead_bytes", 0)
-        self._paths: list[list[int]] | None = None
+        self._flow_paths: list[list[int]] | None = None
+        self._json: str | None = None
         self._links: dict[tuple[int, int], Mapping[str, Any]] = {}
-        self.parts: dict[int, tuple[float, float, float, float]] = {}
+        self.parts: dict[tuple[int, int], tuple[float, float, float, float]] = {}
 
-    def _part(self, i: int) -> tuple[float, float, float, float]:
-        """(Σ 8/r_i seconds per byte, Σ d_i + Σ L_j seconds, 8 / min r seconds per byte, reverse-path
-        seconds for a 64-B ACK, 0 for UDP) of flow ``i``."""
-        if self._paths is None:
-            from cnsim import api
+    def _paths(self, keys: list[tuple[int, int]]) -> list[list[int]]:
+        """The node paths of (flow, destination) keys, in one call to the engine for those of flows
+        without a destination of their own."""
+        from cnsim import api
 
-            self._paths = api.core().flow_paths(json.dumps(self.ir))
+        if self._json is None:
+            self._json = json.dumps(self.ir)
             for lk in self.ir["links"]:
                 self._links[(lk["a"], lk["b"])] = lk
                 self._links[(lk["b"], lk["a"])] = lk
-        f, path = self.ir["flows"][i], self._paths[i]
+        flows = self.ir["flows"]
+        pairs = [(flows[i]["src"], d) for i, d in keys if flows[i].get("dst") is None]
+        by_pair = iter(api.core().pair_paths(self._json, pairs) if pairs else [])
+        if self._flow_paths is None and len(pairs) < len(keys):
+            self._flow_paths = api.core().flow_paths(self._json)
+        return [next(by_pair) if flows[i].get("dst") is None else self._flow_paths[i] for i, _ in keys]
+
+    def _part(self, i: int, path: list[int]) -> tuple[float, float, float, float]:
+        """(Σ 8/r_i seconds per byte, Σ d_i + Σ L_j seconds, 8 / min r seconds per byte, reverse-path
+        seconds for a 64-B ACK, 0 for UDP) of flow ``i``'s transfers along ``path``."""
+        f = self.ir["flows"][i]
         if not path:
             return (math.nan, math.nan, math.nan, 0.0)
         nodes = self.ir["nodes"]
@@ -61,18 +75,21 @@ class Ideal:
             ack = 64 * per_byte + fixed
         return (per_byte, fixed, bottleneck, ack)
 
-    def columns(self, flow: Any, frames: Any, size: Any, completed: Any, bad: Any, start_s: Any,
+    def columns(self, flow: Any, dst: Any, frames: Any, size: Any, completed: Any, bad: Any, start_s: Any,
                 end_s: Any) -> dict[str, Any]:
-        """``fct_s``, ``ideal_s`` and ``slowdown`` of FCT rows given as arrays (``size``: the ``bytes``
-        column; completed, good transfers only get an FCT and a slowdown)."""
+        """``fct_s``, ``ideal_s`` and ``slowdown`` of FCT rows given as arrays (``dst``: the destination
+        node indices, ``fct.dst_node``; ``size``: the ``bytes`` column; completed, good transfers only
+        get an FCT and a slowdown)."""
         import numpy as np
 
-        ids = np.asarray(flow, dtype=np.int64)
-        for i in np.unique(ids):
-            if int(i) not in self.parts:
-                self.parts[int(i)] = self._part(int(i))
-        frame = np.array([self.ir["flows"][i]["frame_bytes"] for i in ids.tolist()], dtype=float)
-        p = np.array([self.parts[i] for i in ids.tolist()], dtype=float).reshape(len(ids), 4)
+        ids = np.asarray(flow, dtype=np.int64).tolist()
+        dsts = np.asarray(dst, dtype=np.int64).tolist()
+        keys = list(zip(ids, dsts))
+        new = sorted(set(keys) - self.parts.keys())
+        for k, path in zip(new, self._paths(new)):
+            self.parts[k] = self._part(k[0], path)
+        frame = np.array([self.ir["flows"][i]["frame_bytes"] for i in ids], dtype=float)
+        p = np.array([self.parts[k] for k in keys], dtype=float).reshape(len(ids), 4)
         n, b = np.asarray(frames, dtype=float), np.asarray(size, dtype=float)
         first = np.where(n > 1, frame, b)  # whole frames: b = n · frame, so the first is a full frame
         # integers below 2^53 throughout: with whole frames this is exactly (n − 1)(frame + wire)
@@ -88,7 +105,7 @@ def add_slowdown(fct: Any, ir: Mapping[str, Any]) -> Any:
     only get a value)."""
     if fct is None or fct.empty:
         return fct
-    cols = Ideal(ir).columns(fct["flow"].to_numpy(), fct["frames"].to_numpy(), fct["bytes"].to_numpy(),
+    cols = Ideal(ir).columns(fct["flow"].to_numpy(), fct["dst_node"].to_numpy(), fct["frames"].to_numpy(), fct["bytes"].to_numpy(),
                              fct["completed"].to_numpy(), fct["bad"].to_numpy(), fct["start_s"].to_numpy(),
                              fct["end_s"].to_numpy())
     out = fct.copy()

@@ -1,4 +1,4 @@
-"""Statistical regression (TESTING.md T13): did a change that is *meant* to alter trajectories (a new
+"""Statistical regression: did a change that is *meant* to alter trajectories (a new
 event, a re-mapped random stream) leave the statistics of the model unchanged?
 
 Such a change breaks the golden traces and the fingerprints by design, so equality of runs can no
@@ -97,8 +97,24 @@ class Samples:
     overrides: dict[str, Any] = field(default_factory=dict)
     build: str = ""
 
+    @classmethod
+    def check_target(cls, path: str | Path) -> None:
+        """A ConfigError unless ``path`` may receive samples: new, or a samples file written before (a
+        file of the user's is never replaced)."""
+        path = Path(path)
+        if path.is_dir():
+            raise ConfigError.single(str(path), "is a folder; give a file name for the samples")
+        if path.exists() or path.is_symlink():
+            try:
+                cls.load(path)
+            except (ConfigError, OSError):
+                raise ConfigError.single(str(path), "exists and is not a statreg samples file; nothing was "
+                                         "replaced: choose another file name") from None
+
     def save(self, path: str | Path) -> None:
-        """Write the samples as JSON (so that the "before" samples outlive the old build)."""
+        """Write the samples as JSON (so that the "before" samples outlive the old build); only over a
+        samples file (:meth:`check_target`)."""
+        self.check_target(path)
         data = {"format": FORMAT, **asdict(self)}
         Path(path).write_text(json.dumps(data, indent=1) + "\n")
 

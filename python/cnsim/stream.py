@@ -31,10 +31,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-CHUNK_ROWS = 1 << 17
-"""Buffered series rows that trigger a drain (one row group per table per drain)."""
+CHUNK_ROWS = 1 << 15
+"""Buffered series rows that make a batch (one row group per table) once a run is under way."""
 
-STEP_SAMPLES = 512
+FIRST_ROWS = 1 << 12
+"""Rows of a run's first batch; each next batch may hold twice as many, up to ``CHUNK_ROWS``: a short run
+hands its rows to the writer while it goes on (what is written after the engine stops is at most
+half of them), a long one in batches large enough that their fixed cost stays small."""
+
+STEP_SAMPLES = 64
 """The engine runs at most this many sample intervals between two looks at its buffer, so that a
 drain never waits for more than ``STEP_SAMPLES`` samples' rows beyond ``CHUNK_ROWS``."""
 
@@ -177,11 +182,14 @@ class SeriesWriter:
     """The streamed tables of one run, each a Parquet file in ``folder`` written chunk by chunk."""
 
     def __init__(self, folder: Path, statics: Mapping[str, Mapping[str, Any]], sample_interval_ps: int,
-                 ideal: Any = None):
+                 ideal: Any = None, node_names: list[str] | None = None):
         self.folder = folder
         self.interval = sample_interval_ps
         self.ideal = ideal  # slowdown.Ideal of the run: the fct rows get fct_s, ideal_s, slowdown
         self.names = {t: Names(statics[src], key) for t, (src, key, _) in SERIES.items() if src is not None}
+        # each transfer's destination by name (`fct.dst`: its own, where its flow's is '*')
+        self.dst_names = None if node_names is None else \
+            Names({"node": np.arange(len(node_names), dtype=np.uint32), "dst": node_names}, "node")
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.empty: dict[str, Mapping[str, Any]] = {}
         self.samples = 0
@@ -204,8 +212,11 @@ class SeriesWriter:
         if table.num_rows == 0:
             self.empty.setdefault(name, cols)
             return
+        if name == "fct" and self.dst_names is not None and "dst" in table.column_names:
+            [(_, dst)] = self.dst_names.arrays(column(cols["dst_node"]))
+            table = table.set_column(table.column_names.index("dst"), "dst", dst)
         if name == "fct" and self.ideal is not None:
-            extra = self.ideal.columns(*(column(cols[c]) for c in ("flow", "frames", "bytes", "completed", "bad", "start_s", "end_s")))
+            extra = self.ideal.columns(*(column(cols[c]) for c in ("flow", "dst_node", "frames", "bytes", "completed", "bad", "start_s", "end_s")))
             for c, values in extra.items():
                 table = table.append_column(c, _numbers(values))
         writer = self.writers.get(name)
@@ -286,12 +297,61 @@ class _Rows:
         self.file.close()
 
 
+class Background:
+    """Writes the drained batches of a run in a thread of its own while the engine goes on: the engine
+    runs with the GIL released and pyarrow encodes and compresses with it released, so on two cores
+    the writing overlaps the simulation. At most ``depth`` batches wait: when the writer falls behind,
+    the engine waits for it (memory stays bounded). An error in the writer is raised in the caller at
+    its next hand-over."""
+
+    def __init__(self, writer: "SeriesWriter", depth: int = 2):
+        import queue
+        import threading
+
+        self.writer = writer
+        self.batches: Any = queue.Queue(maxsize=depth)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._work, name="cnsim-writer", daemon=True)
+        self.thread.start()
+
+    def _work(self) -> None:
+        while (batch := self.batches.get()) is not None:
+            if self.error is None:
+                try:
+                    self.writer.write(*batch)
+                except BaseException as exc:  # noqa: BLE001 — raised in the caller
+                    self.error = exc
+
+    def put(self, batch: tuple[int, Mapping[str, Mapping[str, Any]]]) -> None:
+        if self.error is not None:
+            raise self.error
+        self.batches.put(batch)
+
+    def finish(self) -> None:
+        """Wait until every batch is written."""
+        self.stop()
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        if self.thread.is_alive():
+            self.batches.put(None)
+            self.thread.join()
+
+
+PROGRESS_S = 0.1
+"""Wall seconds between two looks of the caller at the run (progress, Ctrl-C) when no batch fills."""
+
+
 def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], None] | None = None,
-        chunk_rows: int | None = None) -> tuple[str, dict[str, Mapping[str, Any]]]:
+        chunk_rows: int | None = None, ir: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Mapping[str, Any]]]:
     """Run the IR, streaming the series and FCT rows into ``folder``; ``(summary JSON, the other
     tables)``.
 
-    The other tables (``flows``, ``queues``, ...) are returned, not written.
+    ``ir``: the IR ``ir_json`` encodes, if the caller has it (not parsed again). The engine runs until
+    a batch of rows is buffered (``FIRST_ROWS``, doubling up to ``CHUNK_ROWS``; checked every ``STEP_SAMPLES`` sample
+    intervals, at most 1/200 of the run), hands them over, and goes on while a :class:`Background`
+    thread writes them. The other tables (``flows``, ``queues``, ...) are returned, not written.
     """
     limit = CHUNK_ROWS if chunk_rows is None else chunk_rows
     from cnsim import capture
@@ -299,15 +359,19 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
 
     sim = engine.Simulation(ir_json)
     statics = sim.static_tables()
-    writer = SeriesWriter(folder, statics, sim.sample_interval_ps, Ideal(json.loads(ir_json)))
+    ir = ir if ir is not None else json.loads(ir_json)
+    writer = SeriesWriter(folder, statics, sim.sample_interval_ps, Ideal(ir), [n["name"] for n in ir["nodes"]])
     step = max(1, sim.duration_ps // 200)
     if sim.sample_interval_ps:
         step = min(step, STEP_SAMPLES * sim.sample_interval_ps)
+    background = Background(writer)
+    batch = min(limit, FIRST_ROWS)
     try:
         while True:
-            done = sim.run_until(sim.now_ps + step)
-            if sim.buffered_rows() >= limit and not done:
-                writer.write(*sim.drain_series())
+            done = sim.run_batch(sim.duration_ps, step, batch, PROGRESS_S)
+            if sim.buffered_rows() >= batch and not done:
+                background.put(sim.drain_series())
+                batch = min(limit, 2 * batch)
             capture.write(sim, folder)  # packet traces (observe.pcap)
             if progress is not None:
                 progress(sim.now_ps / 1e12)
@@ -318,9 +382,11 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
             writing()
         summary_json, samples, tables = sim.finish()
         capture.write(sim, folder)
-        writer.write(samples, tables)
+        background.put((samples, tables))
+        background.finish()
         writer.close()
     except BaseException:
+        background.stop()
         writer.abort()
         raise
     return summary_json, {k: v for k, v in tables.items() if k not in SERIES}

@@ -46,11 +46,12 @@ import traceback
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cnsim.exceptions import CnsimError, ConfigError, Problem
+from cnsim.outdir import check_sweep, commit_output, remove_result
 
 RUN_ID_LEN = 20
 SWEEP_FILE = "sweep.json"
@@ -68,7 +69,7 @@ class SweepLocked(CnsimError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    model_config = ConfigDict(extra="forbid", frozen=False, allow_inf_nan=False)
 
 
 class Range(_Strict):
@@ -119,14 +120,29 @@ class SweepSpec(_Strict):
 
     @field_validator("parameters", mode="before")
     @classmethod
-    def _lists_non_empty(cls, v: Any) -> Any:
-        if isinstance(v, Mapping):
-            for k, vals in v.items():
-                if isinstance(vals, list) and not vals:
-                    raise ValueError(f"{k}: empty list of values")
-                if not isinstance(vals, (list, Mapping)):
-                    raise ValueError(f"{k}: expected a list, {{from, to, step}} or {{values}}, got {vals!r}")
-        return v
+    def _one_kind_each(cls, v: Any) -> Any:
+        """Each parameter as the one kind its form names — a list, ``{values}`` or ``{from, to, step}`` —
+        so that a mistake gets that kind's one message, not one per kind it might have been."""
+        if not isinstance(v, Mapping):
+            return v
+        out = {}
+        for k, vals in v.items():
+            if isinstance(vals, list) and not vals:
+                raise ValueError(f"{k}: empty list of values")
+            if isinstance(vals, Mapping):
+                kind = Values if "values" in vals else Range
+                try:
+                    vals = kind.model_validate(vals)
+                except ValidationError as err:
+                    e = err.errors()[0]
+                    where = ".".join(str(x) for x in e["loc"])
+                    msg = e["msg"].removeprefix("Value error, ")
+                    raise ValueError(f"{k}{'.' + where if where else ''}: {msg}"
+                                     + (f" (got {e['input']!r})" if where and e["type"] != "missing" else "")) from None
+            elif not isinstance(vals, list):
+                raise ValueError(f"{k}: expected a list, {{from, to, step}} or {{values}}, got {vals!r}")
+            out[k] = vals
+        return out
 
     @model_validator(mode="after")
     def _no_reserved(self):
@@ -146,9 +162,17 @@ class SweepSpec(_Strict):
 
     def points(self) -> list[dict[str, Any]]:
         """Every parameter point of the full factorial (the first parameter varies slowest)."""
+        return list(self.iter_points())
+
+    def iter_points(self) -> Iterator[dict[str, Any]]:
+        """:meth:`points` one at a time."""
         axes = self.axes()
         keys = list(axes)
-        return [dict(zip(keys, combo)) for combo in itertools.product(*(axes[k] for k in keys))]
+        return (dict(zip(keys, combo)) for combo in itertools.product(*(axes[k] for k in keys)))
+
+    def n_points(self) -> int:
+        """How many points :meth:`points` gives (without making them)."""
+        return math.prod(len(v) for v in self.axes().values())
 
 
 def load_spec(path: str | os.PathLike[str]) -> tuple[SweepSpec, Path]:
@@ -238,43 +262,48 @@ def expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) -> list
 
     Invalid points are collected into one ConfigError naming the point.
     """
+    runs: list[RunSpec] = []
+    problems: list[Problem] = []
+    for point_runs, point_problems in iter_expand(spec, root, plots):
+        runs += point_runs
+        problems += point_problems
+    if problems:
+        raise ConfigError(problems)
+    return runs
+
+
+def iter_expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) -> Iterator[tuple[list[RunSpec], list[Problem]]]:
+    """:func:`expand` one point at a time: its runs, or the problems that make it invalid (a sweep of
+    10⁶ runs is listed as it goes instead of after minutes of silence)."""
     from cnsim.api import resolve
+    from cnsim.compile import compile_ir_once
 
     base = Path(root) / spec.base
     if not base.is_file():
         raise ConfigError.single("base", f"scenario file not found: {base}", spec.base)
     base_sc = resolve(base, None, spec.set)
     seed = spec.seed if spec.seed is not None else base_sc.run.seed
-    runs: list[RunSpec] = []
-    problems: list[Problem] = []
     base_data = base_sc.model_dump(mode="json", exclude_none=True)
-    for point in spec.points():
+    for point in spec.iter_points():
+        where = ", ".join(f"{k}={v}" for k, v in point.items())
         try:
             sc = resolve(base_data, seed, {**point, "run.replication": 0})
-        except ConfigError as exc:
-            where = ", ".join(f"{k}={v}" for k, v in point.items())
-            problems += [Problem(f"[{where}] {p.path}", p.message, p.value) for p in exc.problems]
-            continue
-        data = sc.model_dump(mode="json", exclude_none=True)
-        from cnsim.compile import compile_ir_once
-
-        try:  # the engine input with every default resolved (seed and replication hashed apart)
+            # the engine input with every default resolved (seed and replication hashed apart)
             ir = compile_ir_once(sc)
             _engine_check(ir)  # limits only the engine knows (observation size) fail here, not in every run
-            ir.pop("seed", None), ir.pop("replication", None)
-            digest = hashlib.sha256(json.dumps(ir, sort_keys=True, default=str).encode()).hexdigest()
         except ConfigError as exc:
-            where = ", ".join(f"{k}={v}" for k, v in point.items())
-            problems += [Problem(f"[{where}] {p.path}", p.message, p.value) for p in exc.problems]
+            yield [], [Problem(f"[{where}] {p.path}", p.message, p.value) for p in exc.problems]
             continue
+        ir.pop("seed", None), ir.pop("replication", None)
+        digest = hashlib.sha256(json.dumps(ir, sort_keys=True, default=str).encode()).hexdigest()
+        data = sc.model_dump(mode="json", exclude_none=True)
+        runs = []
         for k in range(spec.replications):
             d = json.loads(json.dumps(data))
             d["run"]["seed"], d["run"]["replication"] = seed, k
             runs.append(RunSpec(run_id(d, seed, k, ir_digest=digest), dict(point), k, seed, d, spec.name or "",
                                 plots))
-    if problems:
-        raise ConfigError(problems)
-    return runs
+        yield runs, []
 
 
 def _engine_check(ir: Mapping[str, Any]) -> None:
@@ -313,9 +342,7 @@ def write_failed(runs_dir: Path | str, spec: RunSpec | Mapping[str, Any], error:
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
         atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+        commit_output(tmp, out, field=f"runs/{out.name}")  # never over a folder cnsim did not write
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -438,6 +465,64 @@ class InProcessExecutor:
         pass
 
 
+SCHEDULER_TIMEOUT_S = 5
+"""How long ``--scheduler ADDRESS`` may take to answer before the sweep stops with one line."""
+
+
+def _connect(client_class: Any, address: str) -> Any:
+    """A Dask client of the scheduler at ``address``; a ConfigError naming ``--scheduler``, the address and
+    the cause (the deepest one distributed chained: connection refused, unknown host, ...) when it cannot
+    be reached within :data:`SCHEDULER_TIMEOUT_S` or what answers is not a Dask scheduler."""
+    try:
+        return client_class(address, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+    except Exception as exc:  # noqa: BLE001 — whatever the connection attempt raised: one line
+        root = exc
+        while (root.__cause__ or root.__context__) is not None:
+            root = root.__cause__ or root.__context__
+        if isinstance(root, OSError) and root.strerror:
+            cause = f"{root.strerror} (tried for {SCHEDULER_TIMEOUT_S} s)"
+        elif isinstance(exc, (OSError, TimeoutError)):
+            cause = f"no answer within {SCHEDULER_TIMEOUT_S} s"
+        elif isinstance(exc, (ValueError, TypeError)):
+            cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        else:
+            cause = f"what answered is not a Dask scheduler ({type(exc).__name__})"
+        raise ConfigError.single("--scheduler", f"cannot reach a Dask scheduler there: {cause}", address) from None
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[list[int]]:
+    """Hold Ctrl-C while a Dask cluster starts; yields the list that records one that came meanwhile.
+
+    Ctrl-C reaches the whole process group: the worker processes must not act on it (each would print
+    a page of tracebacks) and let this process shut them down. SIGINT is blocked in this thread before
+    distributed is imported, so every thread distributed starts — those that spawn the worker
+    processes among them — blocks it too, and the workers inherit the blocked signal, for ever pending
+    in them. Here a recording handler replaces KeyboardInterrupt meanwhile (a thread that existed
+    before, e.g. a math library's, may still take the signal): the caller stops once the cluster is
+    up and can be closed, instead of losing the interrupt and running on.
+
+    multiprocessing's resource tracker is started first, here: started later from distributed's
+    thread, its launch unblocks SIGINT in that thread (it blocks and then *unblocks* the signals it
+    ignores rather than restoring the mask), and every worker process would inherit that."""
+    import signal
+    import threading
+    from multiprocessing import resource_tracker
+
+    if threading.current_thread() is not threading.main_thread():
+        yield []
+        return
+    resource_tracker.ensure_running()
+    seen: list[int] = []
+    handler = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield seen
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending Ctrl-C is recorded here
+        signal.signal(signal.SIGINT, handler)
+
+
 class DaskExecutor:
     """``-j N`` (LocalCluster on 127.0.0.1, N processes × 1 thread) or ``--scheduler ADDRESS``.
 
@@ -448,34 +533,40 @@ class DaskExecutor:
     """
 
     def __init__(self, jobs: int = 2, scheduler: str | None = None, allowed_failures: int = 1):
+        self.cluster = self.client = None
+        if scheduler:
+            self._configure(allowed_failures)
+            from distributed import Client
+
+            self.client = _connect(Client, scheduler)
+            self.description = f"Dask scheduler {scheduler}"
+            return
+        try:
+            with _interrupts_held() as interrupted:  # before distributed starts its first thread
+                self._configure(allowed_failures)
+                from distributed import Client, LocalCluster
+
+                # no fixed port; logs at CRITICAL only: a worker busy with a run when the sweep stops logs an
+                # ERROR with a traceback for the heartbeat it could not send (a failed run is recorded
+                # from the task's own exception, not from logs)
+                self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                            dashboard_address=":0", silence_logs=50)
+                self.client = Client(self.cluster)
+            if interrupted:
+                raise KeyboardInterrupt
+        except BaseException:  # Ctrl-C during the start-up: the workers must not outlive the sweep
+            self.close()
+            raise
+        self.description = f"Dask LocalCluster, {jobs} workers on 127.0.0.1"
+
+    @staticmethod
+    def _configure(allowed_failures: int) -> None:
         import dask
-        from distributed import Client, LocalCluster
 
         dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures,
                          "distributed.scheduler.worker-saturation": 1.0,
                          "distributed.worker.daemon": False,
                          "distributed.admin.tick.limit": "60s"})
-        self.cluster = None
-        if scheduler:
-            self.client = Client(scheduler, timeout="20s")
-            self.description = f"Dask scheduler {scheduler}"
-        else:
-            import signal
-            import threading
-
-            # Ctrl-C reaches the whole process group: the workers must ignore it (they inherit the
-            # disposition) and let this process shut them down, or each prints a page of tracebacks
-            old = None
-            if threading.current_thread() is threading.main_thread():
-                old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            try:
-                self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                            dashboard_address=":0", silence_logs=40)  # no fixed port
-            finally:
-                if old is not None:
-                    signal.signal(signal.SIGINT, old)
-            self.client = Client(self.cluster)
-            self.description = f"Dask LocalCluster, {jobs} workers on 127.0.0.1"
 
     def map(self, task: Task, specs: list[RunSpec], runs_dir: str) -> Iterable[tuple[RunSpec, dict[str, Any]]]:
         from distributed import as_completed
@@ -505,7 +596,8 @@ class DaskExecutor:
 
     def close(self) -> None:
         try:
-            self.client.close()
+            if self.client is not None:
+                self.client.close()
         finally:
             if self.cluster is not None:
                 self.cluster.close()
@@ -518,9 +610,9 @@ class SweepProgress:
     """Rich progress bar (done / failed, ETA) on a terminal; plain periodic lines otherwise."""
 
     def __init__(self, total: int, label: str, enabled: bool = True, stream=None, every_s: float = 5.0):
-        from rich.console import Console
+        from cnsim.cli_common import make_console
 
-        self.console = Console(file=stream or sys.stderr)
+        self.console = make_console(file=stream or sys.stderr)
         self.total, self.done, self.failed = total, 0, 0
         self.label = label
         self.enabled = enabled and total > 0
@@ -616,7 +708,7 @@ def _status_of(runs_dir: Path, r: RunSpec) -> dict[str, Any]:
 
 def write_sweep_json(out: Path, spec: SweepSpec, runs: list[RunSpec], statuses: dict[str, dict[str, Any]],
                      extra: Mapping[str, Any] | None = None) -> None:
-    """``sweep.json``: the spec, every run with its status, counts; rewritten atomically."""
+    """``sweep.json``: the sweep's spec, every run with its status, counts; rewritten atomically."""
     entries = []
     counts: dict[str, int] = {}
     for r in runs:
@@ -639,7 +731,7 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike[str], root: Path | str = "
     or the given ``executor`` (anything with ``map(task, specs, runs_dir)`` and ``close()``).
     Failing runs are recorded and counted; the outcome's ``exit_code`` is 1 if any failed.
     """
-    out = Path(out)
+    out = check_sweep(out)
     runs = expand(spec, root, plots=plots)
     runs_dir = out / "runs"
     with OutputLock(out):
@@ -654,10 +746,8 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike[str], root: Path | str = "
         extra: dict[str, Any] = {"executor": None}
         write_sweep_json(out, spec, runs, statuses, extra)
         if force:
-            for r in todo:
-                d = run_dir(runs_dir, r.run_id)
-                if d.exists():
-                    shutil.rmtree(d)
+            for r in todo:  # a folder the user put there (or added files to) stays: one line names it
+                remove_result(run_dir(runs_dir, r.run_id), field=f"runs/{r.run_id}")
         own_executor = executor is None and bool(todo)
         if executor is None and todo:
             executor = InProcessExecutor() if jobs <= 1 and not scheduler else DaskExecutor(jobs, scheduler)

@@ -136,7 +136,22 @@ def draw(table: Any, x: str, y: str, hue: str | None = None, ax: Any = None, tit
     return ax
 
 
+PNG_MARK = "cnsim sweep plot"
+"""The PNG ``Software`` text :func:`save` writes: how ``cnsim plot -o FILE`` knows a file it may replace."""
+
+
 def save(ax: Any, path: Any) -> None:
+    """Write the figure of ``ax`` as a PNG marked as cnsim's (see :func:`is_own_plot`)."""
     fig = ax.figure
     fig.tight_layout()
-    fig.savefig(path, format="png")
+    fig.savefig(path, format="png", metadata={"Software": PNG_MARK})
+
+
+def is_own_plot(path: Any) -> bool:
+    """Whether the file ``path`` is a PNG :func:`save` wrote (its text chunks precede the image data)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return head.startswith(b"\x89PNG") and b"Software\x00" + PNG_MARK.encode() in head

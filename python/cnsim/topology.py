@@ -19,11 +19,11 @@ BufferPolicy = Literal["egress", "ingress", "shared", "partitioned"]
 class Strict(BaseModel):
     """Base of every scenario model: unknown keys are errors, never silently ignored."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True, allow_inf_nan=False)
 
 
 class BufferSpec(Strict):
-    """Buffer admission of a switch (spec §1.3). Unset fields fall back to ``[defaults].buffer``."""
+    """Buffer admission of a switch (model reference §1.3). Unset fields fall back to ``[defaults].buffer``."""
 
     policy: BufferPolicy | None = Field(
         None,
@@ -52,7 +52,7 @@ class HostSpec(Strict):
 
 
 class SwitchSpec(Strict):
-    """A shared-memory output-queued switch (spec §1.3); a name string is short for ``{name = ...}``."""
+    """A shared-memory output-queued switch (model reference §1.3); a name string is short for ``{name = ...}``."""
 
     name: Name = Field(description="unique node name")
     latency: Time | None = Field(None, description="last-bit arrival to egress enqueue (default [defaults])")

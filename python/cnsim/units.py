@@ -1,6 +1,6 @@
 """Physical quantities written with explicit units, parsed exactly into base integers.
 
-Conventions (spec §0): rates in bit/s, sizes in bytes, times in picoseconds. Decimal prefixes
+Conventions (model reference §0): rates in bit/s, sizes in bytes, times in picoseconds. Decimal prefixes
 are decimal (``KB`` = 1000 B, ``Gbps`` = 10⁹ bit/s); binary prefixes are spelled ``KiB``/``MiB``;
 a page is 64 bytes. Values are parsed with :class:`decimal.Decimal`, so ``"0.2Gbps"`` is exactly
 200 000 000 bit/s and ``"0.5us"`` exactly 500 000 ps; a value that is not a whole number of the

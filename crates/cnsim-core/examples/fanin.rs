@@ -32,7 +32,7 @@ pub fn fanin_ir(n: u32, rate_gbps: f64, ms: f64, seed: u64) -> Ir {
         let h = nodes.len() as u32;
         nodes.push(NodeIr::Host { name: format!("s{i}"), response_delay_ps: 0 });
         links.push(LinkIr { a: h, b: 0, rate_bps: 10_000_000_000, prop_ps: 500_000 });
-        flows.push(FlowIr { src: h, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
+        flows.push(FlowIr { src: h, dst: Some(1), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
         sources.push(SourceIr {
             stream_id: i as u64,
             flows: vec![i],
@@ -40,6 +40,7 @@ pub fn fanin_ir(n: u32, rate_gbps: f64, ms: f64, seed: u64) -> Ir {
             stop_ps: u64::MAX,
             gate: None,
             process: ProcessIr::Cbr { interval_ps: interval, phase_ps: 0, random_phase: true },
+            dst_set: None,
         });
     }
     Ir {
@@ -60,6 +61,8 @@ pub fn fanin_ir(n: u32, rate_gbps: f64, ms: f64, seed: u64) -> Ir {
         ecmp: false,
         pause_watchdog: None,
         routing: Default::default(),
+        nic: Default::default(),
+        dst_sets: Vec::new(),
     }
 }
 

@@ -21,179 +21,18 @@ use std::collections::VecDeque;
 /// Build the network of a validated IR and schedule its first events.
 pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     let scheme = cm::registry(&ir.cm.scheme, &ir.cm.params)?;
-    let n = ir.nodes.len();
-    // ports and adjacency, in link order
-    let mut ports: Vec<Port> = Vec::with_capacity(2 * ir.links.len());
-    let mut node_ports: Vec<Vec<PortId>> = vec![Vec::new(); n];
-    for l in &ir.links {
-        let pa = PortId(ports.len() as u32);
-        let pb = PortId(pa.0 + 1);
-        let mut a = Port::new(NodeId(l.a), node_ports[l.a as usize].len() as u32, l.rate_bps, l.prop_ps);
-        let mut b = Port::new(NodeId(l.b), node_ports[l.b as usize].len() as u32, l.rate_bps, l.prop_ps);
-        a.peer = pb;
-        a.peer_node = NodeId(l.b);
-        b.peer = pa;
-        b.peer_node = NodeId(l.a);
-        ports.push(a);
-        ports.push(b);
-        node_ports[l.a as usize].push(pa);
-        node_ports[l.b as usize].push(pb);
-    }
-    // the same port numbering (link j: ports 2j, 2j + 1) as routing::adjacency
-    let (is_switch, adj) = adjacency(ir);
-    let mut routes = compute_routes(n, &is_switch, &adj);
-    let mut ecmp = if ir.ecmp { compute_ecmp(n, &is_switch, &adj, &routes) } else { vec![(Vec::new(), Vec::new()); n] };
-    let mut switches = Vec::new();
-    let mut switch_of = vec![NONE_U32; n];
-    let mut hosts = Vec::new();
-    let mut host_of = vec![NONE_U32; n];
-    let mut pause_enabled = false;
-    for (i, node) in ir.nodes.iter().enumerate() {
-        match node {
-            NodeIr::Switch { latency_ps, buffer, pause, ecn_threshold_bytes, .. } => {
-                switch_of[i] = switches.len() as u32;
-                pause_enabled |= !matches!(pause, PauseIr::None);
-                switches.push(Switch {
-                    node: NodeId(i as u32),
-                    ports: node_ports[i].clone(),
-                    latency_ps: *latency_ps,
-                    buffer: buffer.clone(),
-                    pause: SwitchPause::new(pause.clone(), policy_bytes(buffer)),
-                    total_bytes: 0,
-                    route: std::mem::take(&mut routes[i]),
-                    ecmp_offsets: std::mem::take(&mut ecmp[i].0),
-                    ecmp_ports: std::mem::take(&mut ecmp[i].1),
-                    ecn_threshold: *ecn_threshold_bytes,
-                    cells: if matches!(buffer, BufferIr::Partitioned { .. }) {
-                        vec![0; node_ports[i].len() * node_ports[i].len()]
-                    } else {
-                        Vec::new()
-                    },
-                    drops: 0,
-                });
-            }
-            NodeIr::Host { response_delay_ps, .. } => {
-                host_of[i] = hosts.len() as u32;
-                hosts.push(Host {
-                    node: NodeId(i as u32),
-                    port: node_ports[i][0],
-                    response_delay_ps: *response_delay_ps,
-                    flows: Vec::new(),
-                    first_flow: FlowId::NONE,
-                    rr_next: 0,
-                    ctrl_q: VecDeque::new(),
-                    wake_at: u64::MAX,
-                    backlogged: 0,
-                    active: Vec::new(),
-                    rp: None,
-                    reflector: None,
-                    info_idx: 0,
-                });
-            }
-        }
-    }
-    for p in ports.iter_mut() {
-        if let NodeIr::Switch { latency_ps, pause, .. } = &ir.nodes[p.peer_node.idx()] {
-            p.peer_is_switch = true;
-            p.peer_latency_ps = *latency_ps;
-            if matches!(pause, PauseIr::Pfc(_)) {
-                p.pfc = Some(Box::default()); // the port honours PFC from its peer
-            }
-        }
-        if let NodeIr::Switch { pause: PauseIr::Pfc(c), .. } = &ir.nodes[p.node.idx()] {
-            let mut pf = p.pfc.take().unwrap_or_default();
-            pf.headroom = c.headroom_bytes[p.index as usize];
-            p.pfc = Some(pf);
-        }
-    }
-    // flows
-    let mut flows = Vec::with_capacity(ir.flows.len());
-    for (i, f) in ir.flows.iter().enumerate() {
-        let h = &mut hosts[host_of[f.src as usize] as usize];
-        let local = h.flows.len() as u32;
-        h.flows.push(FlowId(i as u32));
-        if local == 0 {
-            h.first_flow = FlowId(i as u32);
-        }
-        if h.flows.len() > 64 * h.active.len() {
-            h.active.push(0);
-        }
-        // a flow's destination must be reachable from its source's switch
-        let sw_node = ports[h.port.idx()].peer_node.idx();
-        if switch_of[sw_node] == NONE_U32 || switches[switch_of[sw_node] as usize].route[f.dst as usize].is_none() {
-            return Err(ScenarioError::field(format!("flows[{i}]"), "destination unreachable from source"));
-        }
-        let mut flow = Flow::new(NodeId(f.src), NodeId(f.dst), f.frame_bytes, local);
-        flow.prio = f.priority;
-        if let TransportIr::Tcp(t) = &f.transport {
-            flow.tcp = Some(Box::new(TcpFlow::new(t, f.frame_bytes)));
-        }
-        flows.push(flow);
-    }
-    // congestion points (one per switch egress port) with unique cpids
-    let mut cps = Vec::with_capacity(ports.len());
-    let mut cp_rngs = Vec::with_capacity(ports.len());
-    for (pi, p) in ports.iter_mut().enumerate() {
-        let s = switch_of[p.node.idx()];
-        if s == NONE_U32 {
-            cps.push(None);
-            cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | pi as u64));
-            continue;
-        }
-        let sw = &switches[s as usize];
-        let buffer_bytes = policy_bytes(&sw.buffer);
-        p.cpid = pi as u32 + 1;
-        p.q_hist = vec![0; 1]; // grows with the occupancy (net::port::Port::account_queue)
-        let info = PortInfo { port: PortId(pi as u32), switch: p.node, index: p.index, rate_bps: p.rate_bps, buffer_bytes, cpid: p.cpid };
-        // stream id from the (switch node, port index): stable under unrelated changes
-        cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | ((p.node.0 as u64) << 16) | p.index as u64));
-        cps.push(scheme.congestion_point(&info));
-    }
-    // hosts: RP, reflector
-    let rtts = base_rtts(ir);
-    let max_base_rtt_ps = rtts.iter().copied().max().unwrap_or(0);
-    let mut host_infos = Vec::with_capacity(hosts.len());
-    let mut host_rngs = Vec::with_capacity(hosts.len());
-    let mut has_rp = false;
-    for (hi, h) in hosts.iter_mut().enumerate() {
-        let info = HostInfo {
-            host: h.node,
-            line_rate_bps: ports[h.port.idx()].rate_bps,
-            flows: h.flows.clone(),
-            flow_dst: h.flows.iter().map(|f| flows[f.idx()].dst).collect(),
-            flow_frame_bytes: h.flows.iter().map(|f| flows[f.idx()].frame_bytes).collect(),
-            flow_base_rtt_ps: h.flows.iter().map(|f| rtts[f.idx()]).collect(),
-            max_base_rtt_ps,
-        };
-        if !h.flows.is_empty() {
-            h.rp = scheme.reaction_point(&info);
-            has_rp |= h.rp.is_some();
-        }
-        h.reflector = scheme.reflector(&info);
-        h.info_idx = hi;
-        host_infos.push(info);
-        host_rngs.push(Stream::new(ir.seed, ir.replication, ns::HOST | h.node.0 as u64));
-    }
+    let mut nodes = Nodes::new(ir);
+    let flows = nodes.add_flows(ir)?;
+    nodes.check_destination_sets(ir)?;
+    let (cps, cp_rngs) = nodes.congestion_points(ir, scheme.as_ref());
+    let (host_infos, host_rngs, has_rp) = nodes.attach_hosts(ir, scheme.as_ref(), &flows);
+    let hotspots = nodes.hotspots(ir);
+    let Nodes { ports, switches, switch_of, hosts, host_of, pause_enabled, .. } = nodes;
     let host_nodes: Vec<NodeId> = hosts.iter().map(|h| h.node).collect();
     let source_nodes: Vec<NodeId> = hosts.iter().filter(|h| !h.flows.is_empty()).map(|h| h.node).collect();
-    let sources = ir
-        .sources
-        .iter()
-        .map(|s| {
-            let flows = s.flows.iter().map(|&f| FlowId(f)).collect();
-            let rng = Stream::new(ir.seed, ir.replication, ns::SOURCE | s.stream_id);
-            Source::new(flows, s.start_ps, s.stop_ps, s.gate.clone(), s.process.clone(), rng)
-        })
-        .collect();
-    let mut hotspots = Vec::new();
-    for h in &ir.hotspots {
-        let port = node_ports[h.switch as usize]
-            .iter()
-            .copied()
-            .find(|p| ports[p.idx()].peer_node.0 == h.toward)
-            .expect("validated: toward is a neighbour");
-        hotspots.push((port, h.schedule.clone()));
-    }
+    let flow_tcp: Vec<Option<crate::ir::TcpIr>> =
+        ir.flows.iter().map(|f| if let TransportIr::Tcp(t) = &f.transport { Some(t.clone()) } else { None }).collect();
+    let sources = make_sources(ir);
     let n_kinds = scheme.message_types().len();
     let (scheme_wants_int, n_ports, int_wire) = (scheme.wants_int(), ports.len(), scheme.int_wire());
     let series = ir.observe.flow_series.map_or(flows.len(), |n| (n as usize).min(flows.len()));
@@ -221,7 +60,14 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         host_rngs,
         host_nodes,
         source_nodes,
+        n_flows: flows.len(),
+        tcp_closed: vec![Default::default(); if ir.nic.per_transfer() { flows.len() } else { 0 }],
         flows,
+        per_transfer: ir.nic.per_transfer(),
+        rotate: ir.nic.rotates(),
+        free_queues: Default::default(),
+        queue_meta: Vec::new(),
+        flow_tcp,
         sources,
         transfers: crate::net::transfers::Transfers::new(ir.observe.fct, ir.warmup_ps),
         release_checks: ir.sources.iter().any(|s| {
@@ -261,38 +107,318 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     Ok(net)
 }
 
+/// Ports, switches and hosts as they are built, before the network takes them.
+struct Nodes {
+    ports: Vec<Port>,
+    /// Each node's ports, in link order.
+    node_ports: Vec<Vec<PortId>>,
+    switches: Vec<Switch>,
+    switch_of: Vec<u32>,
+    hosts: Vec<Host>,
+    host_of: Vec<u32>,
+    pause_enabled: bool,
+}
+
+impl Nodes {
+    /// Ports in link order (link j: ports 2j, 2j + 1, as `routing::adjacency` numbers them), the
+    /// switches with their routes and buffers, the hosts, and what each port knows of its peer.
+    fn new(ir: &Ir) -> Self {
+        let n = ir.nodes.len();
+        // ports and adjacency, in link order
+        let mut ports: Vec<Port> = Vec::with_capacity(2 * ir.links.len());
+        let mut node_ports: Vec<Vec<PortId>> = vec![Vec::new(); n];
+        for l in &ir.links {
+            let pa = PortId(ports.len() as u32);
+            let pb = PortId(pa.0 + 1);
+            let mut a = Port::new(NodeId(l.a), node_ports[l.a as usize].len() as u32, l.rate_bps, l.prop_ps);
+            let mut b = Port::new(NodeId(l.b), node_ports[l.b as usize].len() as u32, l.rate_bps, l.prop_ps);
+            a.peer = pb;
+            a.peer_node = NodeId(l.b);
+            b.peer = pa;
+            b.peer_node = NodeId(l.a);
+            ports.push(a);
+            ports.push(b);
+            node_ports[l.a as usize].push(pa);
+            node_ports[l.b as usize].push(pb);
+        }
+        // the same port numbering (link j: ports 2j, 2j + 1) as routing::adjacency
+        let (is_switch, adj) = adjacency(ir);
+        let mut routes = compute_routes(n, &is_switch, &adj);
+        let mut ecmp = if ir.ecmp { compute_ecmp(n, &is_switch, &adj, &routes) } else { vec![(Vec::new(), Vec::new()); n] };
+        let mut switches = Vec::new();
+        let mut switch_of = vec![NONE_U32; n];
+        let mut hosts = Vec::new();
+        let mut host_of = vec![NONE_U32; n];
+        let mut pause_enabled = false;
+        for (i, node) in ir.nodes.iter().enumerate() {
+            match node {
+                NodeIr::Switch { latency_ps, buffer, pause, ecn_threshold_bytes, .. } => {
+                    switch_of[i] = switches.len() as u32;
+                    pause_enabled |= !matches!(pause, PauseIr::None);
+                    switches.push(Switch {
+                        node: NodeId(i as u32),
+                        ports: node_ports[i].clone(),
+                        latency_ps: *latency_ps,
+                        buffer: buffer.clone(),
+                        pause: SwitchPause::new(pause.clone(), policy_bytes(buffer)),
+                        total_bytes: 0,
+                        route: std::mem::take(&mut routes[i]),
+                        ecmp_offsets: std::mem::take(&mut ecmp[i].0),
+                        ecmp_ports: std::mem::take(&mut ecmp[i].1),
+                        ecn_threshold: *ecn_threshold_bytes,
+                        cells: if matches!(buffer, BufferIr::Partitioned { .. }) {
+                            vec![0; node_ports[i].len() * node_ports[i].len()]
+                        } else {
+                            Vec::new()
+                        },
+                        drops: 0,
+                    });
+                }
+                NodeIr::Host { response_delay_ps, .. } => {
+                    host_of[i] = hosts.len() as u32;
+                    hosts.push(Host {
+                        node: NodeId(i as u32),
+                        port: node_ports[i][0],
+                        response_delay_ps: *response_delay_ps,
+                        flows: Vec::new(),
+                        first_flow: FlowId::NONE,
+                        rr_next: 0,
+                        ctrl_q: VecDeque::new(),
+                        wake_at: u64::MAX,
+                        backlogged: 0,
+                        active: Vec::new(),
+                        rp: None,
+                        reflector: None,
+                        info_idx: 0,
+                        free_locals: Vec::new(),
+                        prio0: 0,
+                        prio_mixed: false,
+                    });
+                }
+            }
+        }
+        let mut nodes = Nodes { ports, node_ports, switches, switch_of, hosts, host_of, pause_enabled };
+        nodes.attach_peers(ir);
+        nodes
+    }
+
+    /// Each port's view of its peer (a switch's latency, whether it sends PFC) and, at a PFC
+    /// switch, its headroom.
+    fn attach_peers(&mut self, ir: &Ir) {
+        for p in self.ports.iter_mut() {
+            if let NodeIr::Switch { latency_ps, pause, .. } = &ir.nodes[p.peer_node.idx()] {
+                p.peer_is_switch = true;
+                p.peer_latency_ps = *latency_ps;
+                if matches!(pause, PauseIr::Pfc(_)) {
+                    p.pfc = Some(Box::default()); // the port honours PFC from its peer
+                }
+            }
+            if let NodeIr::Switch { pause: PauseIr::Pfc(c), .. } = &ir.nodes[p.node.idx()] {
+                let mut pf = p.pfc.take().unwrap_or_default();
+                pf.headroom = c.headroom_bytes[p.index as usize];
+                p.pfc = Some(pf);
+            }
+        }
+    }
+
+    /// The declared flows, each in its source host's round robin; a destination must be reachable.
+    fn add_flows(&mut self, ir: &Ir) -> Result<Vec<Flow>, ScenarioError> {
+        let Nodes { ports, switches, switch_of, hosts, host_of, .. } = self;
+        let mut flows = Vec::with_capacity(ir.flows.len());
+        for (i, f) in ir.flows.iter().enumerate() {
+            let h = &mut hosts[host_of[f.src as usize] as usize];
+            let local = h.flows.len() as u32;
+            h.flows.push(FlowId(i as u32));
+            if local == 0 {
+                h.first_flow = FlowId(i as u32);
+            }
+            if h.flows.len() > 64 * h.active.len() {
+                h.active.push(0);
+            }
+            if local == 0 {
+                h.prio0 = f.priority;
+            }
+            h.prio_mixed |= f.priority != h.prio0;
+            // a flow's destination must be reachable from its source's switch (a flow without one: each
+            // destination of its sources, below)
+            if let Some(d) = f.dst {
+                if !reachable(ports, switch_of, switches, h.port, d) {
+                    return Err(ScenarioError::field(format!("flows[{i}]"), "destination unreachable from source"));
+                }
+            }
+            let mut flow = Flow::new(NodeId(f.src), f.dst.map_or(NodeId::NONE, NodeId), f.frame_bytes, local);
+            flow.prio = f.priority;
+            if let TransportIr::Tcp(t) = &f.transport {
+                flow.tcp = Some(Box::new(TcpFlow::new(t, f.frame_bytes)));
+            }
+            flows.push(flow);
+        }
+        Ok(flows)
+    }
+
+    /// Every destination of a source's set (a flow without one of its own) is reachable from it.
+    fn check_destination_sets(&self, ir: &Ir) -> Result<(), ScenarioError> {
+        for (i, s) in ir.sources.iter().enumerate() {
+            let (Some(k), Some(&f)) = (s.dst_set, s.flows.first()) else { continue };
+            let src = ir.flows[f as usize].src;
+            let port = self.hosts[self.host_of[src as usize] as usize].port;
+            if let Some(j) = ir.dst_sets[k as usize].iter().position(|&d| d != src && !reachable(&self.ports, &self.switch_of, &self.switches, port, d)) {
+                return Err(ScenarioError::field(format!("dst_sets[{k}][{j}]"), format!("destination unreachable from sources[{i}]")));
+            }
+        }
+        Ok(())
+    }
+
+    /// A congestion point (and its random stream) per switch egress port, with unique cpids.
+    fn congestion_points(&mut self, ir: &Ir, scheme: &dyn cm::Scheme) -> (Vec<crate::net::CpSlot>, Vec<Stream>) {
+        let mut cps = Vec::with_capacity(self.ports.len());
+        let mut cp_rngs = Vec::with_capacity(self.ports.len());
+        for (pi, p) in self.ports.iter_mut().enumerate() {
+            let s = self.switch_of[p.node.idx()];
+            if s == NONE_U32 {
+                cps.push(None);
+                cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | pi as u64));
+                continue;
+            }
+            let sw = &self.switches[s as usize];
+            let buffer_bytes = policy_bytes(&sw.buffer);
+            p.cpid = pi as u32 + 1;
+            p.q_hist = vec![0; 1]; // grows with the occupancy (net::port::Port::account_queue)
+            let info = PortInfo { port: PortId(pi as u32), switch: p.node, index: p.index, rate_bps: p.rate_bps, buffer_bytes, cpid: p.cpid };
+            // stream id from the (switch node, port index): stable under unrelated changes
+            cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | ((p.node.0 as u64) << 16) | p.index as u64));
+            cps.push(scheme.congestion_point(&info));
+        }
+        (cps, cp_rngs)
+    }
+
+    /// Each host's [`HostInfo`], reaction point (if it sends), reflector and random stream.
+    fn attach_hosts(&mut self, ir: &Ir, scheme: &dyn cm::Scheme, flows: &[Flow]) -> (Vec<HostInfo>, Vec<Stream>, bool) {
+        let rtts = base_rtts(ir);
+        let max_base_rtt_ps = rtts.iter().copied().max().unwrap_or(0).max(max_transfer_rtt(ir));
+        let mut host_infos = Vec::with_capacity(self.hosts.len());
+        let mut host_rngs = Vec::with_capacity(self.hosts.len());
+        let mut has_rp = false;
+        for (hi, h) in self.hosts.iter_mut().enumerate() {
+            let info = HostInfo {
+                host: h.node,
+                line_rate_bps: self.ports[h.port.idx()].rate_bps,
+                flows: h.flows.clone(),
+                flow_dst: h.flows.iter().map(|f| flows[f.idx()].dst).collect(),
+                flow_frame_bytes: h.flows.iter().map(|f| flows[f.idx()].frame_bytes).collect(),
+                flow_base_rtt_ps: h.flows.iter().map(|f| rtts[f.idx()]).collect(),
+                max_base_rtt_ps,
+            };
+            if !h.flows.is_empty() {
+                h.rp = scheme.reaction_point(&info);
+                has_rp |= h.rp.is_some();
+            }
+            h.reflector = scheme.reflector(&info);
+            h.info_idx = hi;
+            host_infos.push(info);
+            host_rngs.push(Stream::new(ir.seed, ir.replication, ns::HOST | h.node.0 as u64));
+        }
+        (host_infos, host_rngs, has_rp)
+    }
+
+    /// Output-generated hotspots: (egress port, schedule).
+    fn hotspots(&self, ir: &Ir) -> Vec<(PortId, Vec<(u64, u64)>)> {
+        let mut hotspots = Vec::new();
+        for h in &ir.hotspots {
+            let port = self.node_ports[h.switch as usize]
+                .iter()
+                .copied()
+                .find(|p| self.ports[p.idx()].peer_node.0 == h.toward)
+                .expect("validated: toward is a neighbour");
+            hotspots.push((port, h.schedule.clone()));
+        }
+        hotspots
+    }
+}
+
+/// The traffic sources, each with its own random stream (and a source's destination set).
+fn make_sources(ir: &Ir) -> Vec<Source> {
+    let dst_sets: Vec<std::sync::Arc<[NodeId]>> = ir.dst_sets.iter().map(|set| set.iter().map(|&d| NodeId(d)).collect()).collect();
+    ir
+        .sources
+        .iter()
+        .map(|s| {
+            let flows = s.flows.iter().map(|&f| FlowId(f)).collect();
+            let rng = Stream::new(ir.seed, ir.replication, ns::SOURCE | s.stream_id);
+            let own = s.flows.first().map_or(NodeId::NONE, |&f| NodeId(ir.flows[f as usize].src));
+            let mut src = Source::new(flows, s.start_ps, s.stop_ps, s.gate.clone(), s.process.clone(), rng);
+            if let Some(k) = s.dst_set {
+                src.set_destinations(dst_sets[k as usize].clone(), own);
+            }
+            src
+        })
+        .collect()
+}
+
+/// Whether host port `port`'s switch has a route toward node `dst`.
+fn reachable(ports: &[Port], switch_of: &[u32], switches: &[Switch], port: PortId, dst: u32) -> bool {
+    let sw = switch_of[ports[port.idx()].peer_node.idx()];
+    sw != NONE_U32 && !switches[sw as usize].route[dst as usize].is_none()
+}
+
 /// Base RTT of every flow, ps: along the path the flow is forwarded on, twice the propagation and
 /// switch latencies plus one data frame serialised out and one control frame back on every link
 /// (the ns-3 HPCC reference's `2 × delay + txDelay`, scratch/third.cc, with the ACK's own
 /// serialisation), plus the source's response delay (feedback acts after it). 0 for a flow without
-/// a path (rejected later by the build).
+/// a path (rejected later by the build); a flow without a destination of its own gets its
+/// transfers' RTTs as they start ([`crate::net::Network::path_base_rtt`]).
 fn base_rtts(ir: &Ir) -> Vec<u64> {
-    let link_of: std::collections::HashMap<(u32, u32), usize> =
-        ir.links.iter().enumerate().flat_map(|(i, l)| [((l.a, l.b), i), ((l.b, l.a), i)]).collect();
-    let wire = ir.wire_overhead_bytes as u64;
-    flow_paths(ir)
-        .iter()
-        .zip(&ir.flows)
-        .map(|(path, f)| {
-            let mut rtt = match &ir.nodes[f.src as usize] {
-                NodeIr::Host { response_delay_ps, .. } => *response_delay_ps,
-                NodeIr::Switch { .. } => 0,
-            };
-            for w in path.windows(2) {
-                let Some(&li) = link_of.get(&(w[0], w[1])) else { return 0 };
-                let l = &ir.links[li];
-                // saturating: a hand-made IR may carry absurd delays (the RTT is only a TCP/HPCC base)
-                rtt = rtt
-                    .saturating_add(l.prop_ps.saturating_mul(2))
-                    .saturating_add(tx_time_ps(f.frame_bytes as u64 + wire, l.rate_bps))
-                    .saturating_add(tx_time_ps(ir.control_frame_bytes as u64 + wire, l.rate_bps));
-                if let NodeIr::Switch { latency_ps, .. } = &ir.nodes[w[1] as usize] {
-                    rtt = rtt.saturating_add(latency_ps.saturating_mul(2));
-                }
+    let links = LinkOf::new(ir);
+    flow_paths(ir).iter().zip(&ir.flows).map(|(path, f)| links.path_rtt(ir, path, f.src, f.frame_bytes)).collect()
+}
+
+/// The largest base RTT of a transfer of a flow without a destination of its own, ps (over its
+/// sources' destinations, on the single route: the equal-cost paths of the fabrics cnsim builds
+/// have the same latencies), 0 without such flows.
+fn max_transfer_rtt(ir: &Ir) -> u64 {
+    if ir.sources.iter().all(|s| s.dst_set.is_none()) {
+        return 0;
+    }
+    let (links, tables) = (LinkOf::new(ir), crate::net::routing::PathTables::new(ir, false));
+    let mut max = 0;
+    for s in ir.sources.iter().filter(|s| s.dst_set.is_some()) {
+        let f = &ir.flows[s.flows[0] as usize];
+        for &d in ir.dst_sets[s.dst_set.unwrap_or(0) as usize].iter().filter(|&&d| d != f.src) {
+            max = max.max(links.path_rtt(ir, &tables.path(ir, f.src, d, 0), f.src, f.frame_bytes));
+        }
+    }
+    max
+}
+
+/// The link between two adjacent nodes.
+struct LinkOf(std::collections::HashMap<(u32, u32), usize>);
+
+impl LinkOf {
+    fn new(ir: &Ir) -> Self {
+        LinkOf(ir.links.iter().enumerate().flat_map(|(i, l)| [((l.a, l.b), i), ((l.b, l.a), i)]).collect())
+    }
+
+    /// Base RTT along `path` from host `src` with frames of `frame_bytes` ([`base_rtts`]).
+    fn path_rtt(&self, ir: &Ir, path: &[u32], src: u32, frame_bytes: u32) -> u64 {
+        let wire = ir.wire_overhead_bytes as u64;
+        let mut rtt = match &ir.nodes[src as usize] {
+            NodeIr::Host { response_delay_ps, .. } => *response_delay_ps,
+            NodeIr::Switch { .. } => 0,
+        };
+        for w in path.windows(2) {
+            let Some(&li) = self.0.get(&(w[0], w[1])) else { return 0 };
+            let l = &ir.links[li];
+            // saturating: a hand-made IR may carry absurd delays (the RTT is only a TCP/HPCC base)
+            rtt = rtt
+                .saturating_add(l.prop_ps.saturating_mul(2))
+                .saturating_add(tx_time_ps(frame_bytes as u64 + wire, l.rate_bps))
+                .saturating_add(tx_time_ps(ir.control_frame_bytes as u64 + wire, l.rate_bps));
+            if let NodeIr::Switch { latency_ps, .. } = &ir.nodes[w[1] as usize] {
+                rtt = rtt.saturating_add(latency_ps.saturating_mul(2));
             }
-            rtt
-        })
-        .collect()
+        }
+        rtt
+    }
 }
 
 /// RP start hooks, first source firings, CP ticks and hotspot steps.

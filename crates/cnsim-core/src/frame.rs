@@ -50,6 +50,9 @@ pub struct CmMsg {
     pub cpid: u32,
     /// Scheme-defined values (e.g. BCN: qoff, qdelta, fb; FECN: rate).
     pub v: [f64; 3],
+    /// Generation of `flow`'s send queue when the message was made (set by the engine): feedback
+    /// about a transfer's queue that has closed since, its slot perhaps reused, is stale.
+    pub gen: u32,
 }
 
 /// One frame in flight or queued: a 64-byte record (a control frame's [`CmMsg`] is kept beside
@@ -153,6 +156,11 @@ impl FramePool {
     /// The SACK blocks attached to ACK frame `id` by [`Self::set_sack`].
     pub fn sack(&self, id: FrameId) -> SackBlocks {
         self.sacks.get(id.0 as usize).copied().unwrap_or_default()
+    }
+    /// The message of control frame `id`, to change in the engine's tests.
+    #[cfg(test)]
+    pub(crate) fn msgs_mut(&mut self, id: FrameId) -> &mut CmMsg {
+        &mut self.msgs[id.0 as usize]
     }
     #[inline]
     pub fn free(&mut self, id: FrameId) {

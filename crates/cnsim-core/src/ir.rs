@@ -35,6 +35,10 @@ pub struct Ir {
     pub links: Vec<LinkIr>,
     pub flows: Vec<FlowIr>,
     pub sources: Vec<SourceIr>,
+    /// Sets of destination hosts shared by sources ([`SourceIr::dst_set`]): a generator's "all"
+    /// is one set, not a list per source (hosts, not host pairs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dst_sets: Vec<Vec<u32>>,
     /// Output-generated hotspots: service-rate schedules of switch egress ports.
     #[serde(default)]
     pub hotspots: Vec<HotspotIr>,
@@ -53,6 +57,10 @@ pub struct Ir {
     /// ([`crate::net::dynamics`]); absent = none.
     #[serde(default, skip_serializing_if = "RoutingIr::is_static")]
     pub routing: RoutingIr,
+    /// How host NICs queue and rate-limit transfers ([`NicIr`]; absent = the seeds' NIC: a FIFO
+    /// per flow, limiters per flow).
+    #[serde(default)]
+    pub nic: NicIr,
 }
 
 /// Timed link events and per-flow pinned paths (issue 36).
@@ -99,6 +107,52 @@ pub struct PinnedIr {
     pub path: Vec<u32>,
 }
 
+/// The host NIC model (issue 31): how transfers queue, and where rate limiters and congestion
+/// control state live.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicIr {
+    pub queues: NicQueuesIr,
+    pub rate_limiters: RateLimitersIr,
+}
+
+/// How a host queues the transfers (workload and incast flows, Pareto ON periods, TCP transfers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NicQueuesIr {
+    /// One FIFO per flow (source, destination, priority): a flow's transfers leave in arrival order
+    /// (the 2006–07 studies' host; cnsim's NIC before issue 31).
+    #[default]
+    Fifo,
+    /// A send queue per transfer (an RDMA queue pair, a TCP connection), created when the transfer
+    /// starts and freed when it completes; the NIC serves its queues round robin.
+    Transfer,
+}
+
+/// Where rate limiters, windows and congestion-control state live.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RateLimitersIr {
+    /// One per flow (source, destination, priority), shared by its transfers (802.1Qau's per-flow
+    /// reaction point).
+    #[default]
+    Flow,
+    /// One per send queue: with `queues = transfer`, each transfer its own.
+    Queue,
+}
+
+impl NicIr {
+    /// Each transfer gets a send queue of its own, with its own limiter and CC state.
+    pub fn per_transfer(&self) -> bool {
+        self.queues == NicQueuesIr::Transfer && self.rate_limiters == RateLimitersIr::Queue
+    }
+    /// A flow's FIFO is served round robin across its transfers (transfer queues sharing the flow's
+    /// limiter).
+    pub fn rotates(&self) -> bool {
+        self.queues == NicQueuesIr::Transfer && self.rate_limiters == RateLimitersIr::Flow
+    }
+}
+
 /// PAUSE watchdog timing, ps.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -129,7 +183,7 @@ pub enum NodeIr {
     },
 }
 
-/// Buffer-admission policy of a switch (spec §1.3).
+/// Buffer-admission policy of a switch (model reference §1.3).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, tag = "policy", rename_all = "snake_case")]
 pub enum BufferIr {
@@ -139,13 +193,13 @@ pub enum BufferIr {
     Ingress { ingress_bytes: u64 },
     /// One shared pool for all egress queues.
     Shared { shared_bytes: u64 },
-    /// CN-SIM output buffer partitioned per input (spec §12 R3): each egress buffer holds one
+    /// CN-SIM output buffer partitioned per input (model reference §12 R3): each egress buffer holds one
     /// partition of `partitioned_bytes` per input port; a frame from input i to output j is dropped
     /// only when partition (i, j) is full.
     Partitioned { partitioned_bytes: u64 },
 }
 
-/// Link-level flow control at a switch (spec §1.4).
+/// Link-level flow control at a switch (model reference §1.4).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, tag = "mode", rename_all = "snake_case")]
 pub enum PauseIr {
@@ -228,12 +282,15 @@ pub struct LinkIr {
     pub prop_ps: u64,
 }
 
-/// A flow = a (source host, destination host) channel with its own FIFO and rate limiter.
+/// A flow = a (source host, destination host, priority) channel: the unit of the per-flow
+/// statistics, and with `nic.queues = fifo` or `rate_limiters = flow` a FIFO and a rate limiter.
+/// With `dst` null (only with a send queue per transfer) the flow is every transfer of its source
+/// generator, whose destinations the source draws from its `dsts`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowIr {
     pub src: u32,
-    pub dst: u32,
+    pub dst: Option<u32>,
     /// Data frame size, bytes (a full TCP segment: payload + header).
     pub frame_bytes: u32,
     /// End-to-end transport (absent = `udp`: open loop, frames leave as generated).
@@ -290,7 +347,7 @@ pub enum CcIr {
     Dctcp { g: f64, alpha_init: f64 },
 }
 
-/// A traffic generator feeding one or more flows of the same source host (spec §1.5).
+/// A traffic generator feeding one or more flows of the same source host (model reference §1.5).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceIr {
@@ -299,6 +356,11 @@ pub struct SourceIr {
     /// Flows fed by this source (all with the same `src`). With more than one flow, each frame
     /// (or each Pareto flow) goes to one of them chosen uniformly at random.
     pub flows: Vec<u32>,
+    /// Destinations of the transfers of a source with one flow whose `dst` is null: an index into
+    /// [`Ir::dst_sets`]; each transfer goes to a member of that set other than the source host,
+    /// chosen uniformly at random (the same draw as a choice among flows). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst_set: Option<u32>,
     /// First instant the source may generate, ps.
     pub start_ps: u64,
     /// Instant after which it generates nothing, ps (u64::MAX = never stops).
@@ -359,7 +421,7 @@ pub enum ProcessIr {
         /// the spec, an option for the §12 D2 sensitivity study). Absent = plain Pareto.
         #[serde(default)]
         cap_ps: Option<u64>,
-        /// Shifted Pareto (Lomax, spec §12 R2): ON = x_m·(U^(−1/α) − 1) = Pareto(x_m, α) − x_m, with
+        /// Shifted Pareto (Lomax, model reference §12 R2): ON = x_m·(U^(−1/α) − 1) = Pareto(x_m, α) − x_m, with
         /// mean x_m/(α − 1); `xm_ps` is then the Lomax scale λ. Absent/false = plain Pareto.
         #[serde(default)]
         shifted: bool,

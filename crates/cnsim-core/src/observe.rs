@@ -4,7 +4,7 @@
 
 use crate::error::RunError;
 use crate::frame::FrameKind;
-use crate::ids::PortId;
+use crate::ids::{NodeId, PortId};
 use crate::ir::{Ir, NodeIr};
 use crate::net::flow::Transfer;
 use crate::probe::{BinRows, FlowBins, QueueSeries};
@@ -70,7 +70,7 @@ impl Observer {
         let flow_limit = ir.observe.flow_series.map_or(usize::MAX, |n| n as usize);
         let series = ir.observe.series;
         let sample_interval = if series.any() { ir.observe.sample_interval_ps } else { 0 };
-        let rp_flows = if net.has_rp && sample_interval > 0 && series.rp_rate { net.flows.len().min(flow_limit) } else { 0 };
+        let rp_flows = if net.has_rp && sample_interval > 0 && series.rp_rate { net.n_flows.min(flow_limit) } else { 0 };
         // RP-rate rows of the whole run (or of one streamed chunk), reserved once instead of grown
         // by doubling: with CM on, the default observation's largest series
         let samples = ir.duration_ps / ir.observe.sample_interval_ps.max(1) + 1;
@@ -97,11 +97,35 @@ impl Observer {
             tcp_ssthresh: Vec::new(),
             tcp_alpha: Vec::new(),
             tcp_flows: if series.tcp_ts {
-                (0..net.flows.len().min(flow_limit)).filter(|&i| net.flows[i].tcp.is_some()).map(|i| i as u32).collect()
+                (0..net.n_flows.min(flow_limit)).filter(|&i| net.flows[i].tcp.is_some()).map(|i| i as u32).collect()
             } else {
                 Vec::new()
             },
             flow_limit,
+        }
+    }
+
+    /// With a send queue per transfer, a flow's limiters are its transfers' queues': the sample of a
+    /// flow is the lowest rate among its open queues (the most throttled of its transfers), or its own
+    /// limiter's when lower, NaN when none is limited.
+    fn transfer_queue_rates(&mut self, net: &Network) {
+        let n = self.rp_of.len();
+        let row = self.r_rate.len() - n;
+        for (q, m) in net.flows[net.n_flows..].iter().zip(&net.queue_meta) {
+            let p = m.parent.idx();
+            if m.parent.is_none() || p >= n {
+                continue;
+            }
+            let r = if self.rp_limiter {
+                q.rl_rate
+            } else {
+                let h = net.host_of[q.src.idx()] as usize;
+                net.hosts[h].rp.as_ref().and_then(|rp| rp.rate_bps(q.local))
+            };
+            if let Some(r) = r {
+                let cell = &mut self.r_rate[row + p];
+                *cell = if cell.is_nan() { r } else { cell.min(r) };
+            }
         }
     }
 
@@ -119,6 +143,9 @@ impl Observer {
         } else {
             let rate = |&(h, local): &(u32, u32)| net.hosts[h as usize].rp.as_ref().and_then(|rp| rp.rate_bps(local));
             self.r_rate.extend(self.rp_of.iter().map(|x| rate(x).unwrap_or(f64::NAN)));
+        }
+        if net.per_transfer && !self.rp_of.is_empty() {
+            self.transfer_queue_rates(net);
         }
         for &fi in &self.tcp_flows {
             let s = &net.flows[fi as usize].tcp.as_ref().expect("tcp flow").sender;
@@ -216,6 +243,7 @@ impl Observer {
 /// The tables naming the ids of the series, known once the network is built: `queues` (queue →
 /// switch, port), `links` (link → from, to), `flows` (flow → src, dst).
 pub fn static_tables(ir: &Ir, net: &Network, o: &Observer) -> Vec<Table> {
+    let declared = &net.flows[..net.n_flows];
     let names = |ports: &mut dyn Iterator<Item = usize>, peer: bool| -> Column {
         Column::Str(
             ports
@@ -246,9 +274,9 @@ pub fn static_tables(ir: &Ir, net: &Network, o: &Observer) -> Vec<Table> {
         Table {
             name: "flows",
             columns: vec![
-                ("flow", Column::U32((0..net.flows.len() as u32).collect())),
-                ("src", Column::Str(net.flows.iter().map(|f| node_name(ir, f.src.idx()).to_string()).collect())),
-                ("dst", Column::Str(net.flows.iter().map(|f| node_name(ir, f.dst.idx()).to_string()).collect())),
+                ("flow", Column::U32((0..net.n_flows as u32).collect())),
+                ("src", Column::Str(declared.iter().map(|f| node_name(ir, f.src.idx()).to_string()).collect())),
+                ("dst", Column::Str(declared.iter().map(|f| dst_name(ir, f.dst).to_string()).collect())),
             ],
         },
     ]
@@ -333,6 +361,12 @@ fn node_name(ir: &Ir, i: usize) -> &str {
     }
 }
 
+/// A flow's destination name; `*` for a flow whose transfers each have their own (a source's
+/// `dsts`, with a send queue per transfer).
+fn dst_name(ir: &Ir, dst: NodeId) -> &str {
+    if dst.is_none() { "*" } else { node_name(ir, dst.idx()) }
+}
+
 /// Jain's fairness index (Σx)²/(n·Σx²); 1 for an empty or all-zero set.
 pub fn jain(xs: &[f64]) -> f64 {
     let s: f64 = xs.iter().sum();
@@ -415,7 +449,8 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             problems.push(format!("port {i}: queue area {} != sum of size x sojourn {sojourns} (Little's law)", p.q_area));
         }
     }
-    let per_flow_ok = net.flows.iter().all(|f| {
+    let totals = net.flow_totals();
+    let per_flow_ok = totals.iter().all(|f| {
         f.generated_frames >= f.delivered_frames + f.dropped_frames + f.backlog
             && f.sent_frames == f.generated_frames - f.backlog
     });
@@ -428,43 +463,52 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
     let mut tputs = Vec::new();
     let mut tcp_tot = TcpStats::default();
     let (mut n_tcp, mut goodput_bytes) = (0u64, 0u64);
-    for (i, f) in net.flows.iter().enumerate() {
-        let tp = f.delivered_bytes_window as f64 * 8.0 / window;
+    for (i, (f, tot)) in net.flows.iter().zip(&totals).enumerate() {
+        let tp = tot.delivered_bytes_window as f64 * 8.0 / window;
         tputs.push(tp);
         let mut row = json!({
             "id": i,
             "src": node_name(ir, f.src.idx()),
-            "dst": node_name(ir, f.dst.idx()),
-            "generated_frames": f.generated_frames,
-            "sent_frames": f.sent_frames,
-            "delivered_frames": f.delivered_frames,
-            "delivered_bytes": f.delivered_bytes,
-            "dropped": f.dropped_frames,
+            "dst": dst_name(ir, f.dst),
+            "generated_frames": tot.generated_frames,
+            "sent_frames": tot.sent_frames,
+            "delivered_frames": tot.delivered_frames,
+            "delivered_bytes": tot.delivered_bytes,
+            "dropped": tot.dropped_frames,
             "throughput_bps": tp,
         });
         if let Some(t) = &f.tcp {
-            let s = t.sender.stats;
+            // the flow's own connection, plus those of its transfers (a connection each with a
+            // send queue per transfer)
+            let mut all = tot.tcp;
+            all.add(t);
+            let s = all.stats;
             n_tcp += 1;
-            goodput_bytes += t.goodput_bytes_window;
+            goodput_bytes += all.goodput_bytes_window;
             tcp_tot.retransmitted_segments += s.retransmitted_segments;
             tcp_tot.timeouts += s.timeouts;
             tcp_tot.fast_retransmits += s.fast_retransmits;
             tcp_tot.ecn_reductions += s.ecn_reductions;
             row["transport"] = json!(if t.ecn { "dctcp" } else { "tcp" });
             row["sack"] = json!(t.sender.config().sack);
-            row["goodput_bps"] = json!(t.goodput_bytes_window as f64 * 8.0 / window);
-            row["acked_bytes"] = json!(t.sender.acked());
-            row["cwnd_bytes"] = json!(t.sender.cwnd());
-            row["ssthresh_bytes"] = json!(t.sender.ssthresh().min(u64::MAX >> 11));
-            row["srtt_us"] = json!(t.sender.srtt_ps().map(|r| r / 1e6));
+            row["goodput_bps"] = json!(all.goodput_bytes_window as f64 * 8.0 / window);
+            row["acked_bytes"] = json!(all.acked_bytes);
+            if tot.tcp.connections == 0 {
+                // one connection: its state at the end
+                row["cwnd_bytes"] = json!(t.sender.cwnd());
+                row["ssthresh_bytes"] = json!(t.sender.ssthresh().min(u64::MAX >> 11));
+                row["srtt_us"] = json!(t.sender.srtt_ps().map(|r| r / 1e6));
+                if t.ecn {
+                    row["dctcp_alpha"] = json!(t.sender.alpha());
+                }
+            } else {
+                row["connections"] = json!(tot.tcp.connections);
+            }
             row["segments_sent"] = json!(s.segments_sent);
             row["retransmitted_segments"] = json!(s.retransmitted_segments);
             row["fast_retransmits"] = json!(s.fast_retransmits);
             row["timeouts"] = json!(s.timeouts);
             row["ecn_reductions"] = json!(s.ecn_reductions);
-            if t.ecn {
-                row["dctcp_alpha"] = json!(t.sender.alpha());
-            }
         }
         flows.push(row);
     }
@@ -492,7 +536,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
     for &pid in &obs.queue_ports {
         let p = &net.ports[pid.idx()];
         let mean = (p.q_area as f64) / (end - w) as f64;
-        let cdf = hist_quantiles(&p.q_hist, p.q_max);
+        let cdf = hist_quantiles(&p.q_hist, p.q_max_window);
         let p99 = cdf[QUEUE_QUANTILES.iter().position(|&q| q == 0.99).expect("0.99 listed")];
         let mut dr = serde_json::Map::new();
         for (k, name) in DROP_REASONS.iter().enumerate() {
@@ -506,7 +550,7 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             "port": node_name(ir, p.peer_node.idx()),
             "cpid": p.cpid,
             "mean_bytes": mean,
-            "max_bytes": p.q_max,
+            "max_bytes": p.q_max_window,
             "p99_bytes": p99,
             "cdf": QUEUE_QUANTILES.iter().zip(&cdf).map(|(&q, &b)| json!([q, b])).collect::<Vec<_>>(),
             "drops": p.drops.iter().sum::<u64>(),
@@ -593,6 +637,14 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             "dropped": c.ctrl_dropped,
             "broadcast_copies": c.ctrl_replicated,
             "extra_overhead_bytes": c.extra_overhead_bytes,
+            // delivered about a transfer's queue that had closed (ignored by the reaction point)
+            "stale": c.ctrl_stale,
+        },
+        "nic": {
+            "queue_per_transfer": net.per_transfer,
+            // send-queue records the transfers ever needed at once (slots are reused)
+            "transfer_queue_slots": net.flows.len() - net.n_flows,
+            "transfer_queues_open": net.open_transfer_queues(),
         },
         "pause": {
             "frames_sent": c.pause_sent,
@@ -741,6 +793,9 @@ pub fn fct_table(net: &Network, tr: &[Transfer]) -> Table {
         columns: vec![
             ("transfer", Column::U32(tr.iter().map(|t| t.serial).collect())),
             ("flow", Column::U32(tr.iter().map(|t| t.flow.0).collect())),
+            // the destination node (index) of each transfer: its flow's, or drawn for it (a flow
+            // whose `dst` is `*`); Python names it (`dst`) and reads paths from it (slowdown)
+            ("dst_node", Column::U32(tr.iter().map(|t| t.dst.0).collect())),
             ("start_s", Column::F64(tr.iter().map(|t| to_s(t.start)).collect())),
             ("first_tx_s", Column::F64(tr.iter().map(|t| if t.first_tx == u64::MAX { f64::NAN } else { to_s(t.first_tx) }).collect())),
             ("end_s", Column::F64(tr.iter().map(|t| if t.end == u64::MAX { f64::NAN } else { to_s(t.end) }).collect())),

@@ -7,17 +7,27 @@ use crate::time::SimTime;
 /// Delivered bytes per time bin (`bin` ps wide, `n_bins` bins over the run; none when off): of
 /// every flow together, and of each of the first `flows` flows.
 ///
+/// A frame's bytes go to the bins its reception spans: a delivery at `t` whose last link
+/// serialised it in `span` ps arrived over `[t - span, t)`, and each bin gets the bytes of its
+/// share of that interval (whole bytes, rounded so that the shares add up to the frame). The
+/// frames of one link arrive over disjoint intervals, so no bin of one destination's flows can
+/// read more than its link's line rate — as a frame counted whole in the bin of its last bit
+/// could (a bin of 100 µs at 10 Gb/s holds 83.3 frames of 1 500 B: whole frames read up to
+/// 10.08 Gb/s).
+///
 /// Only the bins from `base` on are held, time-major; [`FlowBins::drain`] hands over the bins
 /// that can no longer change and forgets them, so a streamed run holds the bins since its last
 /// drain, not the whole run's. A delivery is stamped with a time no earlier than the event being
-/// processed (`t >= now`) and before the current step's limit, so every bin that ends by that
-/// limit is final once the step is over.
+/// processed (`t >= now`) and before the current step's limit, and its span reaches back at most
+/// `reach` ps: every bin that ends by the limit minus `reach` is final once the step is over.
 #[derive(Debug, Clone, Default)]
 pub struct FlowBins {
     pub bin: u64,
     pub n_bins: usize,
     /// Flows with a series: ids `0..flows`.
     pub flows: usize,
+    /// The longest reception a delivery can span, ps (see [`FlowBins::set_reach`]).
+    reach: u64,
     /// The first bin held (the earlier ones were drained).
     base: usize,
     /// Every flow's bytes per held bin (bin `base + i` at `i`).
@@ -25,7 +35,7 @@ pub struct FlowBins {
     /// The first `flows` flows' bytes per held bin: bin `base + i`, flow `f` at `i * flows + f`.
     bytes: Vec<u64>,
     /// The bin of the last delivery and its span `[lo, hi)`: deliveries mostly come in time
-    /// order, so the next one is found by two comparisons instead of a division.
+    /// order and within one bin, so the next one is found by two comparisons instead of a division.
     cur: usize,
     lo: SimTime,
     hi: SimTime,
@@ -47,6 +57,12 @@ impl FlowBins {
         FlowBins { bin: bin_ps, n_bins, flows, hi: 0, ..Default::default() }
     }
 
+    /// The longest `span` a delivery will have, ps (the serialisation of the largest data frame on
+    /// the slowest link into a host): [`FlowBins::drain`] keeps the bins it may still reach.
+    pub fn set_reach(&mut self, ps: u64) {
+        self.reach = ps;
+    }
+
     /// The bin of time `t` (the last bin takes every later time), remembered with its span, and
     /// held from now on.
     #[cold]
@@ -64,21 +80,59 @@ impl FlowBins {
         b
     }
 
+    /// `bytes` of `flow` delivered at `t`, received over the `span` ps before it (0: at `t`).
     #[inline]
-    pub fn on_delivery(&mut self, flow: FlowId, t: SimTime, bytes: u32) {
+    pub fn on_delivery(&mut self, flow: FlowId, t: SimTime, bytes: u32, span: u64) {
         if self.n_bins > 0 {
-            let b = (if t >= self.lo && t < self.hi { self.cur } else { self.locate(t) }) - self.base;
-            self.total[b] += bytes as u64;
-            if flow.idx() < self.flows {
-                self.bytes[b * self.flows + flow.idx()] += bytes as u64;
+            // the reception's first and last picosecond
+            let (first, last) = if span > 0 { (t - span, t - 1) } else { (t, t) };
+            if first >= self.lo && last < self.hi {
+                self.add(self.cur, flow, bytes as u64);
+            } else {
+                self.spread(flow, first, last, bytes);
             }
         }
     }
 
-    /// Bins held that end by `limit` ps (all of them with `limit` = `u64::MAX`, including the
-    /// bins never reached, as zeros).
+    #[inline(always)]
+    fn add(&mut self, b: usize, flow: FlowId, bytes: u64) {
+        let i = b - self.base;
+        self.total[i] += bytes;
+        if flow.idx() < self.flows {
+            self.bytes[i * self.flows + flow.idx()] += bytes;
+        }
+    }
+
+    /// [`FlowBins::on_delivery`] of a reception `[first, last]` (ps, inclusive) that leaves the
+    /// remembered bin: each bin it overlaps gets `bytes × overlap / span`, rounded down on the
+    /// running sum so that the parts add up to `bytes` and none exceeds its exact share by a byte.
+    #[cold]
+    fn spread(&mut self, flow: FlowId, first: SimTime, last: SimTime, bytes: u32) {
+        let end_bin = self.locate(last);
+        let start_bin = self.locate(first);
+        if start_bin == end_bin {
+            return self.add(start_bin, flow, bytes as u64);
+        }
+        let span = (last + 1 - first) as u128;
+        let upto = |x: SimTime| (bytes as u128 * (x - first) as u128 / span) as u64;
+        let mut given = 0u64;
+        for b in start_bin..=end_bin {
+            let edge = if b == end_bin { last + 1 } else { (b as u64 + 1) * self.bin };
+            let now = upto(edge);
+            self.add(b, flow, now - given);
+            given = now;
+        }
+        self.locate(last); // the next delivery most likely falls where this one ended
+    }
+
+    /// Bins held that end by `limit` ps minus the reach of a delivery (all of them with `limit` =
+    /// `u64::MAX`, including the bins never reached, as zeros).
     pub fn final_bins(&self, limit: SimTime) -> usize {
-        let end = if limit == SimTime::MAX { self.n_bins } else { ((limit / self.bin.max(1)) as usize).min(self.n_bins.saturating_sub(1)) };
+        let end = if limit == SimTime::MAX {
+            self.n_bins
+        } else {
+            ((limit.saturating_sub(self.reach) / self.bin.max(1)) as usize).min(self.n_bins.saturating_sub(1))
+        };
         end.saturating_sub(self.base)
     }
 
@@ -196,7 +250,7 @@ mod tests {
                 }
             };
             let (flow, bytes) = (FlowId(rng.below(flows as u64 + 1) as u32), 1 + i % 1500);
-            got.on_delivery(flow, at, bytes);
+            got.on_delivery(flow, at, bytes, 0);
             let b = ((at / bin) as usize).min(want.n_bins - 1);
             want.locate(b as u64 * bin);
             want.total[b] += bytes as u64;
@@ -210,27 +264,30 @@ mod tests {
     }
 
     /// Drained between steps (every delivery at or after the step's limit, as the engine stamps
-    /// them), the bins come out as the undrained run's, and only the bins since the last drain
-    /// are held.
+    /// them, its reception reaching back up to the reach), the bins come out as the undrained
+    /// run's, and only the bins since the last drain that a reception can still reach are held.
     #[test]
     fn drained_bins_join_into_the_whole_run() {
-        let (bin, duration, flows) = (1_000u64, 20_500u64, 2usize);
+        let (bin, duration, flows, reach) = (1_000u64, 20_500u64, 2usize, 2_500u64);
         let mut drained = FlowBins::new(bin, duration, flows);
         let mut whole = FlowBins::new(bin, duration, flows);
+        drained.set_reach(reach);
         let mut rng = crate::rng::Stream::new(4, 0, 0);
         let (mut limit, mut parts) = (0u64, Vec::new());
         while limit < duration {
             let next = (limit + 1 + rng.below(3 * bin)).min(duration);
             for _ in 0..rng.below(40) {
-                let at = limit + rng.below(next - limit);
+                let at = (limit + rng.below(next - limit)).max(reach);
                 let (flow, bytes) = (FlowId(rng.below(flows as u64 + 1) as u32), 1 + rng.below(1500) as u32);
-                drained.on_delivery(flow, at, bytes);
-                whole.on_delivery(flow, at, bytes);
+                let span = rng.below(reach + 1);
+                drained.on_delivery(flow, at, bytes, span);
+                whole.on_delivery(flow, at, bytes, span);
             }
             limit = next;
             let part = drained.drain(limit);
-            assert_eq!(part.first + part.total.len(), ((limit / bin) as usize).min(whole.n_bins - 1).max(part.first));
-            assert!(drained.total.len() <= 1, "at most the bin under way is held");
+            let want_end = ((limit.saturating_sub(reach) / bin) as usize).min(whole.n_bins - 1).max(part.first);
+            assert_eq!(part.first + part.total.len(), want_end);
+            assert!(drained.total.len() <= 2 + (reach / bin) as usize, "at most the bins a reception can reach are held");
             parts.push(part);
         }
         parts.push(drained.drain(u64::MAX));
@@ -239,5 +296,37 @@ mod tests {
         assert_eq!(parts.iter().flat_map(|p| p.bytes.clone()).collect::<Vec<_>>(), all.bytes);
         assert_eq!(all.total.len(), 21);
         assert!(all.total.iter().filter(|&&x| x > 0).count() > 15);
+    }
+
+    /// Frames received back to back on one 10 Gb/s link (800 ps a byte), of any size, with idle
+    /// gaps or none: every bin holds the bytes of its exact share of the receptions, rounded down
+    /// (less than one byte apart), no bin more than the line rate allows, and every byte is in
+    /// some bin — where counting a frame whole in the bin of its last bit fills a 100 µs bin with
+    /// up to 84 frames of 1 500 B (10.08 Gb/s).
+    #[test]
+    fn spread_receptions_never_exceed_the_line_rate() {
+        let (bin, duration, per_byte) = (100_000_000u64, 3_000_000_000u64, 800u64);
+        let mut bins = FlowBins::new(bin, duration, 2);
+        bins.set_reach(9216 * per_byte);
+        let mut rng = crate::rng::Stream::new(7, 0, 0);
+        let (mut t, mut sent, mut exact) = (0u64, 0u64, vec![0f64; 30]);
+        while t < duration - 9216 * per_byte {
+            t += if rng.below(4) == 0 { rng.below(50_000) } else { 0 };
+            let size = 64 + rng.below(9216 - 63);
+            let span = size * per_byte;
+            bins.on_delivery(FlowId(rng.below(2) as u32), t + span, size as u32, span);
+            for b in (t / bin)..=((t + span - 1) / bin) {
+                let overlap = (t + span).min((b + 1) * bin) - t.max(b * bin);
+                exact[b as usize] += size as f64 * overlap as f64 / span as f64;
+            }
+            (t, sent) = (t + span, sent + size);
+        }
+        let rows = bins.drain(u64::MAX);
+        assert_eq!(rows.total.iter().sum::<u64>(), sent);
+        for (b, (&got, &want)) in rows.total.iter().zip(&exact).enumerate() {
+            assert!(got <= bin / per_byte, "bin {b}: {got} B > the line rate's {} B", bin / per_byte);
+            assert!((got as f64 - want).abs() < 1.0, "bin {b}: {got} B, exact share {want}");
+            assert_eq!(got, rows.bytes[2 * b] + rows.bytes[2 * b + 1]);
+        }
     }
 }

@@ -35,6 +35,12 @@ impl Simulation {
     pub fn new(ir: Ir) -> Result<Self, ScenarioError> {
         crate::validate::validate(&ir)?;
         let mut net = crate::build::build(&ir)?;
+        // the longest reception into a host (the largest frame on the slowest host link, a bound for
+        // flows whose transfers draw their destinations): the throughput bins that a delivery after
+        // a step can still reach are not final at the step's end
+        let frame = ir.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(0);
+        let reach = net.hosts.iter().map(|h| net.ports[h.port.idx()].tx_ps(frame));
+        net.flow_bins.set_reach(reach.max().unwrap_or(0));
         let obs = Observer::new(&ir, &net);
         if obs.sample_interval > 0 {
             if obs.series.queue_ts {
@@ -63,6 +69,11 @@ impl Simulation {
     /// The network's current state (read-only).
     pub fn network(&self) -> &Network {
         &self.net
+    }
+    /// The network, to drive it by hand in the engine's unit tests.
+    #[cfg(test)]
+    pub(crate) fn network_mut(&mut self) -> &mut Network {
+        &mut self.net
     }
 
     /// Interval of the sampled series, ps (0: none).
@@ -188,7 +199,7 @@ impl Simulation {
             Event::SourceFire { source } => net.source_fire(source as usize),
             Event::Feedback { host, frame } => net.host_feedback(host, frame),
             Event::RpTimer { host, token } => net.rp_timer(host, token),
-            Event::TcpTimer { flow, which } => net.tcp_timer(flow, which),
+            Event::TcpTimer { flow, which, gen } => net.tcp_timer(flow, which, gen),
             Event::CpTick { port } => net.cp_tick(port),
             Event::PauseRefresh { port, gen } => net.pause_refresh(port, gen),
             Event::ServiceRate { hotspot, step } => net.service_rate_step(hotspot, step),

@@ -1,10 +1,10 @@
-//! Traffic generators (spec §1.5). Each source owns one RNG stream derived from its stable id.
+//! Traffic generators (model reference §1.5). Each source owns one RNG stream derived from its stable id.
 //!
 //! Sources do not materialise frames: they add frames to their flows' FIFOs (counts), and the host
 //! NIC creates a frame record only when it starts transmitting. A saturated source marks its flows
 //! as always backlogged while it is active.
 
-use crate::ids::FlowId;
+use crate::ids::{FlowId, NodeId};
 use crate::ir::{FrameSizesIr, GateIr, ProcessIr};
 use crate::rng::Stream;
 use crate::time::{SimTime, PS_PER_S};
@@ -35,6 +35,11 @@ pub struct Source {
     pub queued: u64,
     /// Pareto with a NIC buffer or RL release: the end of the current ON period.
     pub on_end: SimTime,
+    /// Destinations of a source of one flow with no destination of its own (a send queue per
+    /// transfer): each transfer draws one, as other sources draw a flow; the set is shared by the
+    /// sources of a generator, and `dst_skip` is the source's own place in it (u32::MAX: absent).
+    pub dsts: Option<std::sync::Arc<[NodeId]>>,
+    pub dst_skip: u32,
     /// Pareto: the transfer the source waits for (u32::MAX = none).
     pub waiting: u32,
     /// Poisson with a frame-size distribution: the sampler (None: every frame is the flow's size).
@@ -126,14 +131,35 @@ impl Source {
         cands.into_iter().find(|&c| c > t)
     }
 
+    /// A uniform draw among the source's flows, or among its destinations when it has them.
     fn pick_flow(&mut self) -> usize {
-        if self.n_flows == 1 { 0 } else { self.rng.below(self.n_flows as u64) as usize }
+        let n = match &self.dsts {
+            None => self.n_flows as u64,
+            Some(d) => d.len() as u64 - (self.dst_skip != u32::MAX) as u64,
+        };
+        if n == 1 { 0 } else { self.rng.below(n) as usize }
+    }
+
+    /// Give the source a set of destinations (its own host left out of the draw).
+    pub fn set_destinations(&mut self, set: std::sync::Arc<[NodeId]>, own: NodeId) {
+        self.dst_skip = set.iter().position(|&d| d == own).map_or(u32::MAX, |i| i as u32);
+        self.dsts = Some(set);
     }
 
     /// The flow of index `i` (as `flows[i]`).
     #[inline]
     pub fn flow(&self, i: usize) -> FlowId {
         if i == 0 { self.first_flow } else { self.flows[i] }
+    }
+
+    /// The flow and the destination of draw `i` of [`Source::pick_flow`] for a transfer: the flow
+    /// `flows[i]` and its own destination (`None`), or the source's only flow and `dsts[i]`.
+    #[inline]
+    pub fn target(&self, i: usize) -> (FlowId, Option<NodeId>) {
+        match &self.dsts {
+            None => (self.flow(i), None),
+            Some(d) => (self.first_flow, Some(d[i + (i >= self.dst_skip as usize) as usize])),
+        }
     }
 
     /// A source of `flows` (not empty) with the given timing and process, not started.
@@ -156,6 +182,8 @@ impl Source {
             busy: false,
             queued: 0,
             on_end: 0,
+            dsts: None,
+            dst_skip: u32::MAX,
             waiting: u32::MAX,
             sizes,
         }
@@ -250,7 +278,7 @@ impl Source {
             }
             ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, shifted, nic_buffer_frames, rl_release, .. } => {
                 let t_on = self.rng.pareto(xm_ps as f64, alpha);
-                // Lomax (spec §12 R2): the same draw shifted to start at 0 (flows keep ≥ 1 frame)
+                // Lomax (model reference §12 R2): the same draw shifted to start at 0 (flows keep ≥ 1 frame)
                 let t_on = if shifted { t_on - xm_ps as f64 } else { t_on };
                 let t_on = cap_ps.map_or(t_on, |c| t_on.min(c as f64));
                 let flow = self.pick_flow();
@@ -331,7 +359,7 @@ pub fn flow_bytes(bytes: f64, frame_bytes: u32) -> (u64, u32) {
     (frames, (last as u32).max(64).min(frame_bytes))
 }
 
-/// Frames of a Pareto transfer: max(1, round(ON bits / frame bits)) — spec §12 D2.
+/// Frames of a Pareto transfer: max(1, round(ON bits / frame bits)) — model reference §12 D2.
 pub fn pareto_frames(bits: f64, frame_bytes: u32) -> u64 {
     let n = libm::round(bits / (8.0 * frame_bytes as f64));
     if n < 1.0 { 1 } else { n as u64 }

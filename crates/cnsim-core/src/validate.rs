@@ -18,6 +18,31 @@ pub fn parse_ir(json: &str) -> Result<Ir, ScenarioError> {
 
 /// Check every invariant the engine relies on.
 pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
+    validate_run(ir)?;
+    validate_nodes(ir)?;
+    let is_host: Vec<bool> = ir.nodes.iter().map(|x| matches!(x, NodeIr::Host { .. })).collect();
+    validate_links(ir, &is_host)?;
+    let adj = connected(ir)?;
+    let n = ir.nodes.len();
+    let host_index = |path: String, v: u32| -> Result<(), ScenarioError> {
+        if v as usize >= n || !is_host[v as usize] {
+            return Err(err(path, format!("{v} is not a host index")));
+        }
+        Ok(())
+    };
+    validate_flows(ir, &host_index)?;
+    validate_dst_sets(ir, &host_index)?;
+    for (i, s) in ir.sources.iter().enumerate() {
+        validate_source(ir, i, s)?;
+    }
+    validate_observe(ir)?;
+    validate_routing(ir, &is_host, &adj)?;
+    validate_pcap(ir, &adj)?;
+    validate_hotspots(ir, &is_host, &adj)
+}
+
+/// The run's own numbers: nodes present, duration, warm-up, control frames.
+fn validate_run(ir: &Ir) -> Result<(), ScenarioError> {
     let n = ir.nodes.len();
     if n == 0 {
         return Err(err("nodes".into(), "at least one host and one switch are required"));
@@ -34,7 +59,11 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
     if ir.control_frame_bytes < 1 {
         return Err(err("control_frame_bytes".into(), "must be >= 1"));
     }
-    let is_host: Vec<bool> = ir.nodes.iter().map(|x| matches!(x, NodeIr::Host { .. })).collect();
+    Ok(())
+}
+
+/// Names, buffers and PAUSE / PFC configuration of every node.
+fn validate_nodes(ir: &Ir) -> Result<(), ScenarioError> {
     let mut names = std::collections::BTreeSet::new();
     let max_frame = ir.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(0);
     for (i, node) in ir.nodes.iter().enumerate() {
@@ -96,6 +125,12 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
     if pfc > 0 && pfc < switches {
         return Err(err("nodes".into(), format!("PFC runs on {pfc} of {switches} switches; it must run on all or none")));
     }
+    Ok(())
+}
+
+/// Links: ends in range, no self-loop, hosts on switches, no parallel link, a rate; each host on one link.
+fn validate_links(ir: &Ir, is_host: &[bool]) -> Result<(), ScenarioError> {
+    let n = ir.nodes.len();
     let mut degree = vec![0usize; n];
     let mut pairs = std::collections::BTreeSet::new();
     for (i, l) in ir.links.iter().enumerate() {
@@ -124,6 +159,12 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             return Err(err(format!("nodes[{i}]"), format!("a host needs exactly one link, has {}", degree[i])));
         }
     }
+    Ok(())
+}
+
+/// Every node reachable from node 0; the adjacency lists.
+fn connected(ir: &Ir) -> Result<Vec<Vec<usize>>, ScenarioError> {
+    let n = ir.nodes.len();
     // connectivity: every node reachable from node 0 (switch-transit only matters for flows,
     // and hosts have exactly one link, so plain connectivity is equivalent)
     let mut adj = vec![Vec::new(); n];
@@ -145,13 +186,22 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
     if let Some(i) = seen.iter().position(|s| !s) {
         return Err(err(format!("nodes[{i}]"), "topology is disconnected: node unreachable"));
     }
+    Ok(adj)
+}
+
+/// Flows: hosts at both ends (a null destination only with a send queue per transfer), priority,
+/// frame size, TCP parameters.
+fn validate_flows(ir: &Ir, host_index: &dyn Fn(String, u32) -> Result<(), ScenarioError>) -> Result<(), ScenarioError> {
     for (i, f) in ir.flows.iter().enumerate() {
-        for (end, v) in [("src", f.src), ("dst", f.dst)] {
-            if v as usize >= n || !is_host[v as usize] {
-                return Err(err(format!("flows[{i}].{end}"), format!("{v} is not a host index")));
+        host_index(format!("flows[{i}].src"), f.src)?;
+        match f.dst {
+            Some(d) => host_index(format!("flows[{i}].dst"), d)?,
+            None if !ir.nic.per_transfer() => {
+                return Err(err(format!("flows[{i}].dst"), "null (a destination per transfer) needs nic.queues = transfer and nic.rate_limiters = queue"));
             }
+            None => {}
         }
-        if f.src == f.dst {
+        if f.dst == Some(f.src) {
             return Err(err(format!("flows[{i}]"), "source and destination must differ"));
         }
         if f.priority > 7 {
@@ -164,97 +214,105 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             validate_tcp(&format!("flows[{i}].transport"), t, f.frame_bytes)?;
         }
     }
-    for (i, s) in ir.sources.iter().enumerate() {
-        let p = |f: &str| format!("sources[{i}].{f}");
-        if s.flows.is_empty() {
-            return Err(err(p("flows"), "at least one flow"));
+    Ok(())
+}
+
+/// Source `i`: its flows, destinations, timing, gate and arrival process.
+fn validate_source(ir: &Ir, i: usize, s: &crate::ir::SourceIr) -> Result<(), ScenarioError> {
+    let p = |f: &str| format!("sources[{i}].{f}");
+    if s.flows.is_empty() {
+        return Err(err(p("flows"), "at least one flow"));
+    }
+    for &f in &s.flows {
+        if f as usize >= ir.flows.len() {
+            return Err(err(p("flows"), format!("flow index {f} out of range")));
         }
-        for &f in &s.flows {
-            if f as usize >= ir.flows.len() {
-                return Err(err(p("flows"), format!("flow index {f} out of range")));
-            }
-            if ir.flows[f as usize].src != ir.flows[s.flows[0] as usize].src {
-                return Err(err(p("flows"), "all flows of a source must share its source host"));
-            }
-        }
-        if s.stop_ps <= s.start_ps {
-            return Err(err(p("stop_ps"), "must be > start_ps"));
-        }
-        if let Some(g) = &s.gate {
-            if g.on_ps == 0 || g.off_ps == 0 {
-                return Err(err(p("gate"), "on and off periods must be > 0"));
-            }
-        }
-        match &s.process {
-            ProcessIr::Saturated => {}
-            ProcessIr::Cbr { interval_ps, .. } if *interval_ps == 0 => {
-                return Err(err(p("process.interval_ps"), "must be > 0"))
-            }
-            ProcessIr::Bernoulli { slot_ps, p: prob } => {
-                if *slot_ps == 0 {
-                    return Err(err(p("process.slot_ps"), "must be > 0"));
-                }
-                if !(*prob > 0.0 && *prob <= 1.0) {
-                    return Err(err(p("process.p"), format!("must be in (0, 1], got {prob}")));
-                }
-            }
-            ProcessIr::Poisson { mean_gap_ps, sizes } => {
-                if *mean_gap_ps == 0 {
-                    return Err(err(p("process.mean_gap_ps"), "must be > 0"));
-                }
-                if let Some(d) = sizes {
-                    validate_sizes(&p("process.sizes"), d)?;
-                    for &f in &s.flows {
-                        let flow = &ir.flows[f as usize];
-                        if !matches!(flow.transport, TransportIr::Udp) {
-                            return Err(err(p("process.sizes"), "a frame-size distribution needs UDP flows (TCP segments are MSS-sized)"));
-                        }
-                        if flow.frame_bytes < d.max_bytes() {
-                            return Err(err(format!("flows[{f}].frame_bytes"),
-                                format!("must be >= the largest size of sources[{i}].process.sizes ({}), got {}", d.max_bytes(), flow.frame_bytes)));
-                        }
-                    }
-                }
-            }
-            ProcessIr::PeriodicFlows { period_ps, bytes, .. } => {
-                if *period_ps == 0 || *bytes == 0 {
-                    return Err(err(p("process"), "period_ps and bytes must be > 0"));
-                }
-            }
-            ProcessIr::FlowArrivals { mean_gap_ps, cdf, .. } => {
-                if *mean_gap_ps == 0 {
-                    return Err(err(p("process.mean_gap_ps"), "must be > 0"));
-                }
-                let ok = cdf.len() >= 2
-                    && cdf.windows(2).all(|w| w[1].0 >= w[0].0 && w[1].1 >= w[0].1)
-                    && cdf[0].1 == 0.0
-                    && (cdf[cdf.len() - 1].1 - 1.0).abs() < 1e-9
-                    && cdf.iter().all(|&(x, q)| x >= 0.0 && x.is_finite() && (0.0..=1.0).contains(&q));
-                if !ok {
-                    return Err(err(p("process.cdf"), "needs >= 2 points (bytes, probability), both non-decreasing, from probability 0 to 1"));
-                }
-            }
-            ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, .. } => {
-                if *xm_ps == 0 || *line_rate_bps == 0 {
-                    return Err(err(p("process"), "xm_ps and line_rate_bps must be > 0"));
-                }
-                match cap_ps {
-                    None if !(*alpha > 1.0 && alpha.is_finite()) => {
-                        return Err(err(p("process.alpha"), format!("must be > 1 (finite mean) without a cap, got {alpha}")));
-                    }
-                    Some(_) if !(*alpha > 0.0 && alpha.is_finite()) => {
-                        return Err(err(p("process.alpha"), format!("must be > 0, got {alpha}")));
-                    }
-                    Some(c) if *c <= *xm_ps => {
-                        return Err(err(p("process.cap_ps"), format!("must be > xm_ps ({xm_ps}), got {c}")));
-                    }
-                    _ => {}
-                }
-            }
-            _ => {}
+        if ir.flows[f as usize].src != ir.flows[s.flows[0] as usize].src {
+            return Err(err(p("flows"), "all flows of a source must share its source host"));
         }
     }
-    // observation buffers must stay bounded (a 1-ps bin would ask for billions of cells)
+    validate_dsts(ir, i, s)?;
+    if s.stop_ps <= s.start_ps {
+        return Err(err(p("stop_ps"), "must be > start_ps"));
+    }
+    if let Some(g) = &s.gate {
+        if g.on_ps == 0 || g.off_ps == 0 {
+            return Err(err(p("gate"), "on and off periods must be > 0"));
+        }
+    }
+    match &s.process {
+        ProcessIr::Saturated => {}
+        ProcessIr::Cbr { interval_ps, .. } if *interval_ps == 0 => {
+            return Err(err(p("process.interval_ps"), "must be > 0"))
+        }
+        ProcessIr::Bernoulli { slot_ps, p: prob } => {
+            if *slot_ps == 0 {
+                return Err(err(p("process.slot_ps"), "must be > 0"));
+            }
+            if !(*prob > 0.0 && *prob <= 1.0) {
+                return Err(err(p("process.p"), format!("must be in (0, 1], got {prob}")));
+            }
+        }
+        ProcessIr::Poisson { mean_gap_ps, sizes } => {
+            if *mean_gap_ps == 0 {
+                return Err(err(p("process.mean_gap_ps"), "must be > 0"));
+            }
+            if let Some(d) = sizes {
+                validate_sizes(&p("process.sizes"), d)?;
+                for &f in &s.flows {
+                    let flow = &ir.flows[f as usize];
+                    if !matches!(flow.transport, TransportIr::Udp) {
+                        return Err(err(p("process.sizes"), "a frame-size distribution needs UDP flows (TCP segments are MSS-sized)"));
+                    }
+                    if flow.frame_bytes < d.max_bytes() {
+                        return Err(err(format!("flows[{f}].frame_bytes"),
+                            format!("must be >= the largest size of sources[{i}].process.sizes ({}), got {}", d.max_bytes(), flow.frame_bytes)));
+                    }
+                }
+            }
+        }
+        ProcessIr::PeriodicFlows { period_ps, bytes, .. } => {
+            if *period_ps == 0 || *bytes == 0 {
+                return Err(err(p("process"), "period_ps and bytes must be > 0"));
+            }
+        }
+        ProcessIr::FlowArrivals { mean_gap_ps, cdf, .. } => {
+            if *mean_gap_ps == 0 {
+                return Err(err(p("process.mean_gap_ps"), "must be > 0"));
+            }
+            let ok = cdf.len() >= 2
+                && cdf.windows(2).all(|w| w[1].0 >= w[0].0 && w[1].1 >= w[0].1)
+                && cdf[0].1 == 0.0
+                && (cdf[cdf.len() - 1].1 - 1.0).abs() < 1e-9
+                && cdf.iter().all(|&(x, q)| x >= 0.0 && x.is_finite() && (0.0..=1.0).contains(&q));
+            if !ok {
+                return Err(err(p("process.cdf"), "needs >= 2 points (bytes, probability), both non-decreasing, from probability 0 to 1"));
+            }
+        }
+        ProcessIr::ParetoOnOff { xm_ps, alpha, line_rate_bps, cap_ps, .. } => {
+            if *xm_ps == 0 || *line_rate_bps == 0 {
+                return Err(err(p("process"), "xm_ps and line_rate_bps must be > 0"));
+            }
+            match cap_ps {
+                None if !(*alpha > 1.0 && alpha.is_finite()) => {
+                    return Err(err(p("process.alpha"), format!("must be > 1 (finite mean) without a cap, got {alpha}")));
+                }
+                Some(_) if !(*alpha > 0.0 && alpha.is_finite()) => {
+                    return Err(err(p("process.alpha"), format!("must be > 0, got {alpha}")));
+                }
+                Some(c) if *c <= *xm_ps => {
+                    return Err(err(p("process.cap_ps"), format!("must be > xm_ps ({xm_ps}), got {c}")));
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Observation buffers stay bounded (a 1-ps bin would ask for billions of cells).
+fn validate_observe(ir: &Ir) -> Result<(), ScenarioError> {
     const MAX_CELLS: u64 = 50_000_000;
     let o = &ir.observe;
     // per-flow series exist only for the first `observe.flow_series` flows (plus one aggregate)
@@ -290,6 +348,13 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             ));
         }
     }
+    Ok(())
+}
+
+/// Timed link events (a link index each) and pinned paths (a flow's source host, distinct switches
+/// linked in turn, its destination host).
+fn validate_routing(ir: &Ir, is_host: &[bool], adj: &[Vec<usize>]) -> Result<(), ScenarioError> {
+    let n = ir.nodes.len();
     let r = &ir.routing;
     for (i, e) in r.events.iter().enumerate() {
         if e.link as usize >= ir.links.len() {
@@ -305,7 +370,7 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
         if !pinned.insert(p.flow) {
             return Err(err(path("flow"), "flow pinned twice"));
         }
-        if p.path.len() < 3 || p.path[0] != f.src || *p.path.last().expect("non-empty") != f.dst {
+        if p.path.len() < 3 || p.path[0] != f.src || f.dst != p.path.last().copied() {
             return Err(err(path("path"), "must run from the flow's source host through switches to its destination host"));
         }
         let mut seen = std::collections::BTreeSet::new();
@@ -320,6 +385,12 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             }
         }
     }
+    Ok(())
+}
+
+/// Packet captures: a node's port toward a neighbour, a window, a snap length, a file name.
+fn validate_pcap(ir: &Ir, adj: &[Vec<usize>]) -> Result<(), ScenarioError> {
+    let (n, o) = (ir.nodes.len(), &ir.observe);
     let mut names = std::collections::BTreeSet::new();
     for (i, c) in o.pcap.iter().enumerate() {
         let path = |f: &str| format!("observe.pcap[{i}].{f}");
@@ -336,6 +407,12 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
             return Err(err(path("name"), "must be a unique file name (no path separator)"));
         }
     }
+    Ok(())
+}
+
+/// Hotspots: a switch's port toward a neighbour, steps in time order.
+fn validate_hotspots(ir: &Ir, is_host: &[bool], adj: &[Vec<usize>]) -> Result<(), ScenarioError> {
+    let n = ir.nodes.len();
     for (i, h) in ir.hotspots.iter().enumerate() {
         if h.switch as usize >= n || is_host[h.switch as usize] {
             return Err(err(format!("hotspots[{i}].switch"), "must be a switch index"));
@@ -448,6 +525,48 @@ fn validate_tcp(path: &str, t: &TcpIr, frame_bytes: u32) -> Result<(), ScenarioE
         }
         if !(0.0..=1.0).contains(&alpha_init) {
             return Err(err(format!("{path}.cc.alpha_init"), format!("must be in [0, 1], got {alpha_init}")));
+        }
+    }
+    Ok(())
+}
+
+/// A source's per-transfer destinations (`dst_set`): only for one flow with a null `dst`, whose
+/// transfers they are; a set of hosts with at least one other than the source; and such a flow
+/// always has them.
+fn validate_dsts(ir: &Ir, i: usize, s: &crate::ir::SourceIr) -> Result<(), ScenarioError> {
+    let p = |f: &str| format!("sources[{i}].{f}");
+    let wildcard = s.flows.iter().any(|&f| ir.flows[f as usize].dst.is_none());
+    let Some(k) = s.dst_set else {
+        if wildcard {
+            return Err(err(p("dst_set"), "a flow with a null dst needs the source's dst_set"));
+        }
+        return Ok(());
+    };
+    if !wildcard || s.flows.len() != 1 {
+        return Err(err(p("dst_set"), "only for a source of exactly one flow whose dst is null"));
+    }
+    if !matches!(s.process, ProcessIr::FlowArrivals { .. } | ProcessIr::PeriodicFlows { .. } | ProcessIr::ParetoOnOff { .. }) {
+        return Err(err(p("dst_set"), "only for sources of transfers (flow_arrivals, periodic_flows, pareto_on_off)"));
+    }
+    let Some(set) = ir.dst_sets.get(k as usize) else {
+        return Err(err(p("dst_set"), format!("{k} is not an index of dst_sets ({} sets)", ir.dst_sets.len())));
+    };
+    let src = ir.flows[s.flows[0] as usize].src;
+    if !set.iter().any(|&d| d != src) {
+        return Err(err(format!("dst_sets[{k}]"), format!("no destination other than the source host {src} of sources[{i}]")));
+    }
+    Ok(())
+}
+
+/// Every destination set is a list of distinct host indices.
+fn validate_dst_sets(ir: &Ir, host_index: &dyn Fn(String, u32) -> Result<(), ScenarioError>) -> Result<(), ScenarioError> {
+    for (k, set) in ir.dst_sets.iter().enumerate() {
+        let mut seen = std::collections::HashSet::with_capacity(set.len());
+        for (j, &d) in set.iter().enumerate() {
+            host_index(format!("dst_sets[{k}][{j}]"), d)?;
+            if !seen.insert(d) {
+                return Err(err(format!("dst_sets[{k}][{j}]"), format!("host {d} listed twice")));
+            }
         }
     }
     Ok(())

@@ -22,7 +22,7 @@ fn link(a: u32, b: u32) -> LinkIr {
 }
 
 fn src(id: u64, flow: u32, process: ProcessIr) -> SourceIr {
-    SourceIr { stream_id: id, flows: vec![flow], start_ps: 0, stop_ps: u64::MAX, gate: None, process }
+    SourceIr { stream_id: id, flows: vec![flow], start_ps: 0, stop_ps: u64::MAX, gate: None, process, dst_set: None }
 }
 
 fn base(nodes: Vec<NodeIr>, links: Vec<LinkIr>, flows: Vec<FlowIr>, sources: Vec<SourceIr>, dur: u64) -> Ir {
@@ -44,6 +44,8 @@ fn base(nodes: Vec<NodeIr>, links: Vec<LinkIr>, flows: Vec<FlowIr>, sources: Vec
         ecmp: false,
         pause_watchdog: None,
         routing: Default::default(),
+        nic: Default::default(),
+        dst_sets: Vec::new(),
     }
 }
 
@@ -56,7 +58,7 @@ fn fan_in(n: u32, process: ProcessIr, buffer: BufferIr, pause: PauseIr, dur: u64
     for i in 0..n {
         nodes.push(host(&format!("s{i}")));
         links.push(link(2 + i, 0));
-        flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
+        flows.push(FlowIr { src: 2 + i, dst: Some(1), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
         sources.push(src(i as u64, i, process.clone()));
     }
     base(nodes, links, flows, sources, dur)
@@ -139,7 +141,7 @@ fn global_pause_with_headroom_is_lossless_and_holds_senders_back() {
     assert_eq!(u(&s["frames"]["dropped"]), 0);
     let delivered_bps = u(&s["bytes"]["delivered"]) as f64 * 8.0 / 0.02;
     assert!(delivered_bps > 9.9e9, "{delivered_bps}");
-    // 20 Gb/s offered into 10 with unbounded host FIFOs (spec §1.2): the hosts' backlog grows and
+    // 20 Gb/s offered into 10 with unbounded host FIFOs (model reference §1.2): the hosts' backlog grows and
     // drains at line rate whenever they are not paused, so each sender transmits 2.5/10 of the time
     // and is paused for about the rest: 1 - 0.25 = 0.75 (a PAUSE that arrives mid-frame counts as
     // paused while that frame completes, so the two fractions may overlap slightly).
@@ -175,9 +177,9 @@ fn selective_pause_spares_a_victim_that_global_pause_stalls() {
         let nodes = vec![switch("sw", buffer, pause, US), host("rx1"), host("rx2"), host("s0"), host("s1"), host("v")];
         let links = vec![link(0, 1), link(0, 2), link(3, 0), link(4, 0), link(5, 0)];
         let flows = vec![
-            FlowIr { src: 3, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
-            FlowIr { src: 4, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
-            FlowIr { src: 5, dst: 2, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
+            FlowIr { src: 3, dst: Some(1), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
+            FlowIr { src: 4, dst: Some(1), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
+            FlowIr { src: 5, dst: Some(2), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
         ];
         let sources = vec![
             src(0, 0, ProcessIr::Saturated),
@@ -264,9 +266,9 @@ fn routes_follow_shortest_paths_in_a_parking_lot() {
     links.push(link(h(8), 2));
     links.push(link(h(9), 2));
     let flows = vec![
-        FlowIr { src: h(1), dst: h(9), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
-        FlowIr { src: h(5), dst: h(7), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
-        FlowIr { src: h(6), dst: h(8), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
+        FlowIr { src: h(1), dst: Some(h(9)), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
+        FlowIr { src: h(5), dst: Some(h(7)), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
+        FlowIr { src: h(6), dst: Some(h(8)), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 },
     ];
     let sources = (0..3).map(|i| src(i, i as u32, ProcessIr::Cbr { interval_ps: 12_000_000, phase_ps: 0, random_phase: false })).collect();
     let r = run(base(nodes, links, flows, sources, MS));
@@ -439,7 +441,7 @@ fn flow_series_bins_only_the_first_flows_and_the_aggregate_counts_every_flow() {
 
 #[test]
 fn partitioned_output_buffer_drops_only_the_full_input_output_partition() {
-    // spec §12 R3: s0 and s1 flood rx (2:1); s0 also sends 1 Gb/s to h2. Under BUF-IN the full
+    // model reference §12 R3: s0 and s1 flood rx (2:1); s0 also sends 1 Gb/s to h2. Under BUF-IN the full
     // partition of s0's input would refuse its frames to h2 as well; with per-(input, output)
     // partitions only the partitions toward rx overflow.
     let cbr_full = ProcessIr::Cbr { interval_ps: 1_200_000, phase_ps: 0, random_phase: false };
@@ -447,7 +449,7 @@ fn partitioned_output_buffer_drops_only_the_full_input_output_partition() {
     // a third host h2 (node 4) on the switch; s0 (node 2) also sends 1 Gb/s to it
     ir.nodes.push(host("h2"));
     ir.links.push(link(4, 0));
-    ir.flows.push(FlowIr { src: 2, dst: 4, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
+    ir.flows.push(FlowIr { src: 2, dst: Some(4), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
     ir.sources.push(src(9, 2, ProcessIr::Cbr { interval_ps: 12_000_000, phase_ps: 0, random_phase: false }));
     let s = run(ir).summary;
     let to_h2 = s["flows"].as_array().unwrap().iter().find(|f| f["dst"] == "h2").unwrap();
@@ -466,7 +468,7 @@ fn observation_bound_counts_only_the_observed_flows() {
     let nodes = vec![switch("sw", BufferIr::Egress { egress_bytes: 150_000 }, PauseIr::None, US), host("a"), host("b")];
     let links = vec![link(0, 1), link(0, 2)];
     let flows: Vec<FlowIr> =
-        (0..100_000).map(|_| FlowIr { src: 1, dst: 2, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 }).collect();
+        (0..100_000).map(|_| FlowIr { src: 1, dst: Some(2), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 }).collect();
     let mut ir = base(nodes, links, flows, vec![], 100 * MS);
     let err = Simulation::new(ir.clone()).err().expect("all flows binned: too many cells");
     assert!(err.to_string().contains("observe.throughput_bin_ps"), "{err}");
@@ -552,16 +554,16 @@ fn fct_rows_drained_as_transfers_settle_join_into_the_whole_table() {
     parts.push(end.table("fct").expect("fct").clone());
     let whole_fct = whole.table("fct").expect("fct");
     // a column as bits (NaN = NaN: an unfinished transfer's end)
-    let bits = |c: &Column| -> Vec<u64> {
+    let bits = |c: &Column| -> Vec<String> {
         match c {
-            Column::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
-            Column::U64(v) => v.clone(),
-            Column::U32(v) => v.iter().map(|&x| x as u64).collect(),
+            Column::F64(v) => v.iter().map(|x| x.to_bits().to_string()).collect(),
+            Column::U64(v) => v.iter().map(|x| x.to_string()).collect(),
+            Column::U32(v) => v.iter().map(|x| x.to_string()).collect(),
             _ => panic!("column type"),
         }
     };
     for (k, (name, c)) in whole_fct.columns.iter().enumerate() {
-        let joined: Vec<u64> = parts.iter().flat_map(|p| bits(&p.columns[k].1)).collect();
+        let joined: Vec<String> = parts.iter().flat_map(|p| bits(&p.columns[k].1)).collect();
         assert!(joined == bits(c), "fct.{name}: the chunks' rows differ from the whole run's");
     }
     let Column::U32(serials) = &whole_fct.columns[0].1 else { panic!("transfer column") };

@@ -76,7 +76,7 @@ fn random_ir(r: &mut Stream) -> Ir {
                 fl.push(flows.len() as u32);
                 let frame_bytes = *pick(r, &[64u32, 1000, 1500]);
                 let transport = if frame_bytes > 100 && r.bernoulli(0.3) { TransportIr::Tcp(random_tcp(r)) } else { TransportIr::Udp };
-                flows.push(FlowIr { src, dst, frame_bytes, transport, priority: 0 });
+                flows.push(FlowIr { src, dst: Some(dst), frame_bytes, transport, priority: 0 });
             }
         }
         if fl.is_empty() {
@@ -127,7 +127,7 @@ fn random_ir(r: &mut Stream) -> Ir {
             }
         };
         let gate = r.bernoulli(0.2).then(|| GateIr { on_ps: 1 + r.below(300 * US), off_ps: 1 + r.below(300 * US), start_on: r.bernoulli(0.5) });
-        sources.push(SourceIr { stream_id: k as u64, flows: fl, start_ps: r.below(100 * US), stop_ps: u64::MAX, gate, process });
+        sources.push(SourceIr { stream_id: k as u64, flows: fl, start_ps: r.below(100 * US), stop_ps: u64::MAX, gate, process, dst_set: None });
     }
     let mut hotspots = Vec::new();
     if r.bernoulli(0.3) {
@@ -153,6 +153,8 @@ fn random_ir(r: &mut Stream) -> Ir {
         ecmp: false,
         pause_watchdog: None,
         routing: Default::default(),
+        nic: Default::default(),
+        dst_sets: Vec::new(),
     }
 }
 
@@ -207,6 +209,36 @@ fn with_dynamics(mut ir: Ir, r: &mut Stream) -> Ir {
     ir
 }
 
+/// A random network of [`random_ir`] (or its PFC variant) with a send queue per transfer (or transfer
+/// queues sharing their flow's limiter), a random congestion-management scheme with its default
+/// parameters (`tests/golden/cm-params.json`), and the transfer sources of several flows turned into
+/// one flow without a destination of its own, drawing each transfer's from a shared set.
+fn random_transfer_ir(r: &mut Stream) -> Ir {
+    let mut ir = if r.bernoulli(0.3) { random_pfc_ir(r) } else { random_ir(r) };
+    let per_queue = r.bernoulli(0.8);
+    ir.nic = NicIr { queues: NicQueuesIr::Transfer, rate_limiters: if per_queue { RateLimitersIr::Queue } else { RateLimitersIr::Flow } };
+    let cm: Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/golden/cm-params.json")).unwrap()).unwrap();
+    let schemes = ["none", "bcn", "ecm", "qcn", "dcqcn", "hpcc", "fecn", "becn"];
+    let scheme = *pick(r, &schemes);
+    ir.cm = match scheme {
+        "none" => CmIr { scheme: "none".into(), params: Value::Null },
+        s => serde_json::from_value(cm[s].clone()).unwrap(),
+    };
+    if per_queue {
+        for s in ir.sources.iter_mut() {
+            let transfers = matches!(s.process, ProcessIr::FlowArrivals { .. } | ProcessIr::PeriodicFlows { .. } | ProcessIr::ParetoOnOff { .. });
+            if transfers && s.flows.len() > 1 && r.bernoulli(0.5) {
+                let set: Vec<u32> = s.flows.iter().map(|&f| ir.flows[f as usize].dst.unwrap()).collect();
+                ir.flows[s.flows[0] as usize].dst = None; // the other flows stay, unused
+                s.flows.truncate(1);
+                s.dst_set = Some(ir.dst_sets.len() as u32);
+                ir.dst_sets.push(set);
+            }
+        }
+    }
+    ir
+}
+
 #[test]
 fn random_networks_with_failing_links_run_and_conserve() {
     let (mut r, mut extra) = (Stream::new(2026, 0, 1), Stream::new(2026, 0, 7));
@@ -223,6 +255,44 @@ fn random_networks_with_failing_links_run_and_conserve() {
         ran += 1;
     }
     assert!(ran > 100, "too few valid random cases ({ran})");
+}
+
+#[test]
+fn random_transfer_queue_networks_run_and_conserve() {
+    let mut r = Stream::new(2026, 0, 4);
+    let (mut ran, mut opened) = (0, 0);
+    for case in 0..150 {
+        let ir = random_transfer_ir(&mut r);
+        match Simulation::new(ir.clone()) {
+            Ok(mut sim) => {
+                sim.run_until(u64::MAX);
+                let net = sim.network();
+                // every transfer queue still open holds a transfer in progress: frames waiting, in
+                // flight, or a TCP connection not yet done
+                let open = net.open_transfer_queues();
+                opened += net.flows.len() - net.n_flows;
+                assert!(open <= net.transfers.in_progress().len(), "case {case}: {open} queues open");
+                // conservation per transfer: a UDP transfer in a queue of its own has each of its frames
+                // waiting there, in flight, delivered or dropped
+                for t in net.transfers.in_progress() {
+                    let q = &net.flows[t.queue.idx()];
+                    if t.queue.idx() >= net.n_flows && q.tcp.is_none() {
+                        let inflight = net.transfer_queue_inflight(t.queue) as u64;
+                        assert_eq!(q.backlog + inflight + t.delivered + t.dropped, t.frames, "case {case}: a transfer's frames");
+                    }
+                }
+                let res = sim.finish().unwrap_or_else(|e| panic!("case {case}: {e}\n{}", serde_json::to_string(&ir).unwrap()));
+                assert_eq!(res.summary["conservation"]["ok"], Value::Bool(true), "case {case}");
+                ran += 1;
+            }
+            Err(e) => {
+                let m = e.to_string();
+                assert!(m.contains(':'), "case {case}: error without a path: {m}");
+            }
+        }
+    }
+    eprintln!("{ran} runs, {opened} transfer queues");
+    assert!(ran > 100 && opened > 1_000, "too few valid random cases ({ran}) or transfer queues ({opened})");
 }
 
 /// A random network of [`random_ir`] turned to PFC: every switch with a shared buffer, random lossless

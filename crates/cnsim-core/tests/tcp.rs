@@ -43,8 +43,8 @@ fn incast(n: u32, cc: CcIr, buffer: u64, pause: PauseIr, ecn: Option<u64>, dur: 
     for i in 0..n {
         nodes.push(NodeIr::Host { name: format!("s{i}"), response_delay_ps: US });
         links.push(LinkIr { a: 2 + i, b: 0, rate_bps: G10, prop_ps: US / 2 });
-        flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500, transport: tcp(cc.clone()), priority: 0 });
-        sources.push(SourceIr { stream_id: i as u64, flows: vec![i], start_ps: 0, stop_ps: u64::MAX, gate: None, process: ProcessIr::Saturated });
+        flows.push(FlowIr { src: 2 + i, dst: Some(1), frame_bytes: 1500, transport: tcp(cc.clone()), priority: 0 });
+        sources.push(SourceIr { stream_id: i as u64, flows: vec![i], start_ps: 0, stop_ps: u64::MAX, gate: None, process: ProcessIr::Saturated, dst_set: None });
     }
     Ir {
         name: "tcp".into(),
@@ -64,6 +64,8 @@ fn incast(n: u32, cc: CcIr, buffer: u64, pause: PauseIr, ecn: Option<u64>, dur: 
         ecmp: false,
         pause_watchdog: None,
         routing: Default::default(),
+        nic: Default::default(),
+        dst_sets: Vec::new(),
     }
 }
 

@@ -60,6 +60,28 @@ fn flow_paths(py: Python<'_>, ir_json: &str) -> PyResult<Vec<Vec<u32>>> {
         .map_err(scenario_err)
 }
 
+/// The node path from host `src` to host `dst` (node indices) for each pair, on the engine's single
+/// route (the transfers of a flow without a destination of its own, `fct.dst`); an unreachable
+/// destination gives an empty list.
+#[pyfunction]
+fn pair_paths(py: Python<'_>, ir_json: &str, pairs: Vec<(u32, u32)>) -> PyResult<Vec<Vec<u32>>> {
+    use cnsim_core::validate::{parse_ir, validate};
+    let n = |ir: &cnsim_core::ir::Ir| ir.nodes.len() as u32;
+    py.detach(|| {
+        catch_unwind(|| {
+            parse_ir(ir_json).and_then(|ir| {
+                validate(&ir)?;
+                if let Some(&(s, d)) = pairs.iter().find(|&&(s, d)| s >= n(&ir) || d >= n(&ir)) {
+                    return Err(cnsim_core::ScenarioError::field("pairs", format!("({s}, {d}): node index out of range")));
+                }
+                Ok(cnsim_core::net::pair_paths(&ir, &pairs))
+            })
+        })
+    })
+    .map_err(|p| PyRuntimeError::new_err(format!("internal error: {}", panic_msg(p))))?
+    .map_err(scenario_err)
+}
+
 // The columns reach Python as `("<u4" | "<u8" | "<f8", array)`: little-endian by contract.
 const _: () = assert!(cfg!(target_endian = "little"), "the table hand-over assumes a little-endian host");
 
@@ -151,6 +173,34 @@ impl PySimulation {
         Ok(done)
     }
 
+    /// Run towards `t_ps` in steps of `step_ps` with the GIL released, until the end of the run, `t_ps`,
+    /// a step after which at least `rows` rows are buffered (a batch for the writer: `drain_series`), or
+    /// `budget_s` seconds of wall time (the caller reports progress and checks for Ctrl-C, which raises
+    /// KeyboardInterrupt); true at the end of the run. Where a batch ends depends on the simulated time
+    /// only (steps from the run's start), never on the wall time: the files written are the same each run.
+    fn run_batch(&mut self, py: Python<'_>, t_ps: u64, step_ps: u64, rows: usize, budget_s: f64) -> PyResult<bool> {
+        let sim = self.sim.get_mut().unwrap_or_else(|e| e.into_inner());
+        let step = step_ps.max(1);
+        let done = py
+            .detach(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    let started = std::time::Instant::now();
+                    loop {
+                        let target = sim.now().saturating_add(step).min(t_ps);
+                        let done = sim.run_until(target);
+                        if done || sim.now() >= t_ps || sim.buffered_rows() >= rows
+                            || started.elapsed().as_secs_f64() >= budget_s
+                        {
+                            return done;
+                        }
+                    }
+                }))
+            })
+            .map_err(engine_panic)?;
+        py.check_signals()?;
+        Ok(done)
+    }
+
     /// Rows recorded since the last drain (see `drain_series`).
     fn buffered_rows(&self) -> usize {
         self.get().buffered_rows()
@@ -229,6 +279,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(pair_paths, m)?)?;
     m.add_class::<PySimulation>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("InvariantError", m.py().get_type::<InvariantError>())?;

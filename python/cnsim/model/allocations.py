@@ -1,4 +1,4 @@
-"""Rate allocations on a network of capacitated links (spec ALGORITHMS.md §8, §9.3; TESTING.md A.4).
+"""Rate allocations on a network of capacitated links (model reference §8, §9.3).
 
 Every solver takes ``capacities`` (link id → capacity, bit/s) and ``paths`` (one sequence of link
 ids per flow) and returns one rate per flow (numpy array, bit/s, in the order of ``paths``).
@@ -59,7 +59,7 @@ def _check_bounded(a: np.ndarray, d: np.ndarray) -> None:
 def max_min_fair(
     capacities: Mapping[Hashable, float], paths: Paths, demands: Sequence[float | None] | None = None
 ) -> np.ndarray:
-    """Max-min fair rates by progressive filling (TESTING.md A.4).
+    """Max-min fair rates by progressive filling.
 
     All unfrozen flows are raised together; when a link saturates, every flow crossing it is
     frozen; a flow also freezes when it reaches its demand cap (``None`` = no cap).
@@ -176,7 +176,7 @@ def bcn_equilibrium(
     params: BcnParams = BcnParams(),
     demands: Sequence[float | None] | None = None,
 ) -> np.ndarray:
-    """The BCN equilibrium of spec §8 with link capacities as hard constraints.
+    """The BCN equilibrium of model reference §8 with link capacities as hard constraints.
 
     Eq. (11): V(r) = Σᵢ (Gi·Ru·Pm/(S·Gd))·ln(1 + Gd·rᵢ/(Gi·Ru)) − P(r). When the penalty P becomes
     the indicator of the capacity region (negative feedback only once a link is full), the
@@ -191,7 +191,7 @@ def bcn_equilibrium(
 
 
 def jain_index(rates: Sequence[float]) -> float:
-    """Jain's fairness index (Σx)²/(n·Σx²) (spec §1.7)."""
+    """Jain's fairness index (Σx)²/(n·Σx²) (model reference §1.7)."""
     x = np.asarray(rates, dtype=float)
     if x.size == 0 or not np.any(x):
         raise ValueError("Jain's index needs at least one non-zero rate")
@@ -199,7 +199,7 @@ def jain_index(rates: Sequence[float]) -> float:
 
 
 def parking_lot_ratio(short_rates: Sequence[float], long_rates: Sequence[float]) -> float:
-    """Seed 002's parking-lot ratio 2(R1+R2)/(R01+…+R04) (spec §9.3).
+    """Seed 002's parking-lot ratio 2(R1+R2)/(R01+…+R04) (model reference §9.3).
 
     Computed as mean(short)/mean(long), which equals the seed's formula for its two short and four
     long flows and generalises it to other counts: 2 under proportional fairness, 1 under max-min.

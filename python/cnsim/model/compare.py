@@ -1,4 +1,4 @@
-"""Model predictions beside a packet-level run (issue 7; TESTING.md T9, T11).
+"""Model predictions beside a packet-level run (issue 7).
 
 :func:`model_vs_sim` takes a scenario IR dict and a run's ``summary.json`` dict and returns one
 tidy table; :func:`plot_model_vs_sim` and :func:`plot_fluid` draw it (matplotlib, Agg).
@@ -34,7 +34,7 @@ def params_from_ir(ir: dict[str, Any]) -> BcnParams:
     """BcnParams of a BCN scenario IR (``cm.params`` of ``cm/bcn.rs``); §2.1 defaults otherwise.
 
     Pm is ``sample_p`` for Bernoulli sampling, else frame/``sample_interval_bytes`` (one sample per
-    interval of bytes, i.e. per frame L/I, spec §2.2). Frame size and line rate are the first
+    interval of bytes, i.e. per frame L/I, model reference §2.2). Frame size and line rate are the first
     flow's frame and the largest link rate.
     """
     frame = int(ir["flows"][0]["frame_bytes"]) if ir["flows"] else 1500

@@ -1,4 +1,4 @@
-"""The BCN fluid model of Jiang & Jain (spec ALGORITHMS.md §8, seed 002).
+"""The BCN fluid model of Jiang & Jain (model reference §8, seed 002).
 
 Two forms:
 
@@ -267,7 +267,7 @@ def feedback_statistics(mean_fb: np.ndarray, sigma: float) -> tuple[np.ndarray, 
 def mean_feedback(q_bytes: np.ndarray, dq_bps: np.ndarray, arrival_bps: np.ndarray, params: BcnParams) -> np.ndarray:
     """Fluid mean of Fb (pages) at each CP: clamp(Qeq − q) − W·clamp(Qdelta) (§2.2, §8).
 
-    Qdelta = dq/dt × (mean time between samples S/(Pm·arrival rate)), i.e. the spec's
+    Qdelta = dq/dt × (mean time between samples S/(Pm·arrival rate)), i.e. the model reference's
     (1/Pm)·(1 − C/Σr) frames while the queue is neither empty nor full.
     """
     qeq = params.qeq_pages

@@ -1,6 +1,6 @@
-"""BCN parameters used by the analytical model (spec ALGORITHMS.md §2.1, §8).
+"""BCN parameters used by the analytical model (model reference §2.1, §8).
 
-Units follow the spec: ``gi`` multiplies a feedback value in pages and a rate unit ``ru_bps``;
+Units follow the model reference: ``gi`` multiplies a feedback value in pages and a rate unit ``ru_bps``;
 ``gd`` is per page; ``qeq_pages`` is in pages of 64 B; ``frame_bytes`` is the data frame size S.
 """
 
@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 PAGE_BYTES = 64
-"""One page of queue, bytes (spec §0)."""
+"""One page of queue, bytes (model reference §0)."""
 
 
 @dataclass(frozen=True)
 class BcnParams:
-    """BCN gains and sampling of spec §2.1, defaults = the [A] baseline at 10 Gb/s.
+    """BCN gains and sampling of model reference §2.1, defaults = the [A] baseline at 10 Gb/s.
 
     ``fb_noise_pages`` is the standard deviation of the feedback value Fb around its fluid mean,
     used only by the queue-coupled fluid model (§8 "queue-level companion"); its default, one
@@ -39,7 +39,7 @@ class BcnParams:
 
     @property
     def frame_pages(self) -> float:
-        """One data frame in pages (fractional pages, spec §0)."""
+        """One data frame in pages (fractional pages, model reference §0)."""
         return self.frame_bytes / PAGE_BYTES
 
     @property
@@ -67,7 +67,7 @@ class BcnParams:
 def normalised_gains(
     line_rate_bps: float, qeq_pages: float, w: float = 2.0, ru_bps: float = 1e6, max_decrease: float = 0.5
 ) -> tuple[float, float]:
-    """Gi and Gd from the gain-normalisation rule of spec §2.1 — the scheme's own rule
+    """Gi and Gd from the gain-normalisation rule of model reference §2.1 — the scheme's own rule
     (:func:`cnsim.schemes.bcn.gain_rule`, the one the engine's parameters are compiled with)."""
     from cnsim.schemes.bcn import gain_rule
 

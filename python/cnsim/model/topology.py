@@ -128,7 +128,7 @@ def _source_demands(ir: dict[str, Any]) -> np.ndarray:
 
 
 def _buffer_bytes(buffer: dict[str, Any]) -> float:
-    """The byte limit an egress queue can reach under a switch buffer policy (spec §1.3)."""
+    """The byte limit an egress queue can reach under a switch buffer policy (model reference §1.3)."""
     key = {"egress": "egress_bytes", "ingress": "ingress_bytes", "shared": "shared_bytes"}[buffer["policy"]]
     return float(buffer[key])
 
@@ -138,7 +138,7 @@ def describe_ir(ir: dict[str, Any]) -> dict[str, Any]:
 
     Every full-duplex IR link gives two directed links of capacity ``rate_bps``; a directed link
     leaving a switch is a congestion point (its egress queue), one leaving a host is the host's
-    NIC (never a CP, spec §11). ``latency_s`` of a switch egress is the switch latency,
+    NIC (never a CP, model reference §11). ``latency_s`` of a switch egress is the switch latency,
     ``buffer_bytes`` the egress (or shared / ingress) buffer limit.
     """
     nodes = ir["nodes"]
@@ -190,7 +190,7 @@ def single_bottleneck(
     n_flows: int, capacity_bps: float = 10e9, prop_s: float = 0.5e-6, latency_s: float = 1e-6,
     buffer_bytes: float = 150e3, response_s: float = 1e-6,
 ) -> dict[str, Any]:
-    """Description of S-SYM (spec §9.1) with ``n_flows`` always-on sources: h1..hN – SW1 – SW2 – sink."""
+    """Description of S-SYM (model reference §9.1) with ``n_flows`` always-on sources: h1..hN – SW1 – SW2 – sink."""
     links = [_link(f"h{i}->SW1", capacity_bps, prop_s, 0.0, 0.0, cp=False) for i in range(1, n_flows + 1)]
     links += [_link("SW1->SW2", capacity_bps, prop_s, latency_s, buffer_bytes),
               _link("SW2->sink", capacity_bps, prop_s, latency_s, buffer_bytes)]
@@ -203,7 +203,7 @@ def parking_lot(
     capacity_bps: float = 10e9, prop_s: float = 0.5e-6, latency_s: float = 1e-6, buffer_bytes: float = 150e3,
     response_s: float = 1e-6,
 ) -> dict[str, Any]:
-    """Description of S-PARK (spec §9.3): h1..h4 → h9 over L1 and L2, h5 → h7 (L1), h6 → h8 (L2).
+    """Description of S-PARK (model reference §9.3): h1..h4 → h9 over L1 and L2, h5 → h7 (L1), h6 → h8 (L2).
 
     Flows 0–3 are the long flows R01..R04, flow 4 is R1, flow 5 is R2.
     """

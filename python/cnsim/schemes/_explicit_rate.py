@@ -1,4 +1,4 @@
-"""Switch parameters shared by Jain's explicit-rate schemes ``becn`` and ``fecn`` (spec §5.1–§5.3).
+"""Switch parameters shared by Jain's explicit-rate schemes ``becn`` and ``fecn`` (model reference §5.1–§5.3).
 
 Both schemes run the same per-egress-port computation (``crates/cnsim-core/src/cm/explicit_rate.rs``):
 every interval T, a load factor against the queue-adjusted target f(q)·Ci and a new advertised rate.
@@ -15,13 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from cnsim.quantities import Duration, Size
 
 PAGE = 64
-"""Bytes per page (spec §0)."""
+"""Bytes per page (model reference §0)."""
 
 
 class SwitchFields(BaseModel):
-    """The per-port explicit-rate computation (spec §5.3); defaults are overridden per scheme."""
+    """The per-port explicit-rate computation (model reference §5.3); defaults are overridden per scheme."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True, allow_inf_nan=False)
 
     interval: Duration = Field(description="switch measurement interval T (also the FECN probe interval)")
     qeq: Size = Field(24_000, description="queue equilibrium Qeq (375 pages = 24KB, every seed)")
@@ -33,11 +33,11 @@ class SwitchFields(BaseModel):
     n0: int = Field(description="start-up divider: new ports / idle ports advertise C0/N0, FECN rate limiters "
                     "start at line/N0 (1 = not used)", ge=1, le=1_000_000)
     limit_increase: bool = Field(False, description="limit the per-interval rate increase ([PROPOSED] routine, "
-                                 "spec §5.3; off: no evidence for its rule, §12 F1)")
+                                 "model reference §5.3; off: no evidence for its rule, §12 F1)")
     capacity_estimation: bool = Field(True, description="estimate the capacity as bits sent / busy time "
                                       "([PROPOSED] routine, floor C0/N0; with n0 = 1 it never moves from C0)")
     variable_capacity: bool = Field(True, description="re-scale the rate history when the estimated capacity "
-                                    "changes ([PROPOSED] routine, spec §5.3)")
+                                    "changes ([PROPOSED] routine, model reference §5.3)")
 
     @model_validator(mode="after")
     def _shape(self):
@@ -74,7 +74,7 @@ def queue_thresholds(p: SwitchFields) -> list[tuple[str, int, str, str]]:
 
 
 def hyperbolic_f(q: float, qeq: float, a: float, b: float, c: float) -> float:
-    """f(q) of spec §5.2 (same as the engine's; for reports and tests)."""
+    """f(q) of model reference §5.2 (same as the engine's; for reports and tests)."""
     if q <= qeq:
         return a * qeq / ((a - 1) * q + qeq)
     return max(c, b * qeq / ((b - 1) * q + qeq))

@@ -1,4 +1,4 @@
-"""``dcqcn``: DCQCN (Zhu et al., SIGCOMM 2015), the RoCEv2 descendant of QCN (spec §7).
+"""``dcqcn``: DCQCN (Zhu et al., SIGCOMM 2015), the RoCEv2 descendant of QCN (model reference §7).
 
 CP: RED-like ECN marking on the instantaneous egress queue (Kmin, Kmax, Pmax), on the departing frame
 by default. NP (receiver): one CNP per flow at most every N = 50 µs. RP: on a CNP TR = CR,
@@ -25,9 +25,9 @@ TAG = "dcqcn"
 FLOOR = ("r_ai", "r_hai", "rate_timer", "byte_counter", "fast_recovery_th", "g", "alpha_resume", "min_rate")
 """The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
 SUMMARY = ("DCQCN (SIGCOMM 2015): RED-like ECN marking, CNPs from the receiver, QCN-style RP with DCTCP-like "
-           "alpha; paper or Mellanox reference-code variant (spec §7).")
+           "alpha; paper or Mellanox reference-code variant (model reference §7).")
 
-# Variant defaults in base units (spec §7). "paper": Zhu et al. 2015 [MEM]; R_HAI and MIN_RATE are not
+# Variant defaults in base units (model reference §7). "paper": Zhu et al. 2015 [MEM]; R_HAI and MIN_RATE are not
 # given by the paper — [PROPOSED] 10 x R_AI (the ratio of every QCN/DCQCN code base) and QCN's 10 Mb/s.
 COMMON: dict[str, Any] = {
     "kmin": 5_000, "kmax": 200_000, "pmax": 0.01, "cnp_interval": 50 * 10**6, "alpha_resume": 55 * 10**6,
@@ -60,9 +60,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
 
 
 class Params(BaseModel):
-    """DCQCN parameters (spec §7); fields left at None take the variant's default."""
+    """DCQCN parameters (model reference §7); fields left at None take the variant's default."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True, allow_inf_nan=False)
 
     variant: Literal["paper", "mellanox", "hpcc_paper"] = Field(
         "paper", description="'paper': SIGCOMM 2015 algorithm (timer + byte counter, alpha updated at each CNP); "
@@ -79,7 +79,7 @@ class Params(BaseModel):
     pmax: float | None = Field(None, gt=0, le=1, description="marking probability at kmax (paper 1 %; hpcc_paper 0.2)")
     mark_on: Literal["transmit", "enqueue"] = Field(
         "transmit", description="mark the departing frame (queue including it; as the ns-3 reference switch "
-        "does at dequeue) or the arriving one (spec §7 allows either)")
+        "does at dequeue) or the arriving one (model reference §7 allows either)")
     # --- notification point -------------------------------------------------------------------
     cnp_interval: Time | None = Field(None, description="at most one CNP per flow per interval N (50us; "
                                       "hpcc_paper 0 = a CNP for every marked frame, as the reference's ACKs carry)")
@@ -105,7 +105,8 @@ class Params(BaseModel):
                                      "rate at the first CNP")
     new_flow_line_rate: bool = Field(False, description="a transfer starting on an idle flow is a new connection "
                                      "(RoCE: a new QP) and starts at line rate with fresh state, instead of "
-                                     "inheriting the rate of the previous transfer between the same hosts")
+                                     "inheriting the rate of the previous transfer between the same hosts (nic.queues = 'fifo'; with a send "
+                                     "queue per transfer every transfer is a new QP anyway)")
 
     def resolved(self, name: str) -> Any:
         """Field ``name`` with the variant default filled in."""

@@ -1,7 +1,7 @@
-"""``fecn``: Forward Explicit Congestion Notification of Jain et al. (spec §5.3, §5.4), with the
-optional E-FECN severe-congestion add-on (spec §5.6).
+"""``fecn``: Forward Explicit Congestion Notification of Jain et al. (model reference §5.3, §5.4), with the
+optional E-FECN severe-congestion add-on (model reference §5.6).
 
-Defaults are the FECN parameters of seed 003 (CN-SIM, [D], spec §9.5): T = 1 ms, Qeq = 375 pages,
+Defaults are the FECN parameters of seed 003 (CN-SIM, [D], model reference §9.5): T = 1 ms, Qeq = 375 pages,
 a = 1.1, b = 1.02, c = 0.1, N0 = 200 (R0 = 50 Mb/s at 10 Gb/s), Qsc = 1300 pages, RL timeout 2 ms,
 one probe per flow per T. Seed 000 ([A]) uses T = 30 us, a = 1.05, b = 1.2, c = 0.5, no N0
 (``n0 = 1``) and a tagging rate (``tagging_rate = 1.0`` / 0.1 / 0.05 / 0.01); its scenario files set
@@ -23,11 +23,11 @@ TAG = "fecn"
 FLOOR = ("interval", "a", "b", "c")
 """The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
 SUMMARY = ("FECN (Jain et al.): switches stamp the minimum advertised rate (load factor + hyperbolic f(q)) "
-           "into forward probes, the destination reflects it; optional E-FECN (spec §5).")
+           "into forward probes, the destination reflects it; optional E-FECN (model reference §5).")
 
 
 class Params(SwitchFields):
-    """FECN parameters (spec §5.1); units as written, converted to base units in the IR."""
+    """FECN parameters (model reference §5.1); units as written, converted to base units in the IR."""
 
     interval: Duration = Field(10**9, description="switch measurement interval T and source probe interval "
                                "([D] 1ms; [A] 30us)")
@@ -40,7 +40,7 @@ class Params(SwitchFields):
                                        "independently ([A] 1.0, 0.1, 0.05, 0.01); none = the first frame of a "
                                        "new rate limiter and then one frame per T ([D], the FECN paper)")
     probe_rule: Literal["per_flow", "per_source", "below_line", "source_periodic"] = Field(
-        "per_flow", description="with tagging_rate none: which frames probe (spec §12 R7): 'per_flow' = the first "
+        "per_flow", description="with tagging_rate none: which frames probe (model reference §12 R7): 'per_flow' = the first "
         "frame of a new rate limiter, then one per rate limiter per T (the FECN paper, default); 'per_source' = "
         "the first frame of a new rate limiter, then one per source host per T; 'below_line' = as per_flow, but "
         "only while the rate limiter is below the line rate; 'source_periodic' = one per source host per T and none "
@@ -48,14 +48,14 @@ class Params(SwitchFields):
     rl_timeout: Duration = Field(2 * 10**9, description="a rate limiter with no frame sent for this long and "
                                  "nothing waiting is deleted; the next frame starts again at R0 ([D] 2ms)")
     tag_bytes: int = Field(0, ge=0, le=64, description="bytes a rate-discovery tag adds, counted as signalling "
-                           "overhead (not added to the frame on the wire; spec §12 G2: 0)")
-    efecn: bool = Field(False, description="E-FECN add-on ([PROPOSED], spec §5.6): above qsc a data arrival "
+                           "overhead (not added to the frame on the wire; model reference §12 G2: 0)")
+    efecn: bool = Field(False, description="E-FECN add-on ([PROPOSED], model reference §5.6): above qsc a data arrival "
                         "sends its source (once per T) a backward message with the port's rate")
     qsc: Size = Field(83_200, description="E-FECN severe-congestion threshold Qsc ([D] 1300 pages = 83.2KB)")
     rl_scope: Literal["pair", "transfer"] = Field(
         "pair", description="what one rate limiter belongs to: 'pair' = the (source, destination) pair, kept across "
         "its transfers until rl_timeout; 'transfer' = one transfer ([D]'s 'flow'): each transfer starts at R0 with a "
-        "probe")
+        "probe (nic.queues = 'fifo'; with a send queue per transfer, each has its own limiter anyway)")
 
     @model_validator(mode="after")
     def _qsc(self):

@@ -39,7 +39,7 @@ class Params(BaseModel):
     """HPCC parameters; defaults as the paper (eta = 0.95, max_stage = 5) or as its authors' simulation
     (``preset = "reference"``)."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True, allow_inf_nan=False)
 
     preset: Literal["paper", "reference"] = Field(
         "paper", description="defaults of the unset fields: 'paper' = Algorithm 1 as published (max_stage 5, "

@@ -1,4 +1,4 @@
-"""``qcn``: Quantized Congestion Notification as standardised in IEEE 802.1Qau-2010 (spec §6).
+"""``qcn``: Quantized Congestion Notification as standardised in IEEE 802.1Qau-2010 (model reference §6).
 
 CP (every switch egress queue): Fb = -(Qoff + w·Qdelta) clamped to [-(1+2w)·Qeq, 0] and quantised to
 6 bits; sampling by a byte countdown reloaded from an 8-entry table indexed by q div 8 (150 KB ...
@@ -6,7 +6,7 @@ CP (every switch egress queue): Fb = -(Qoff + w·Qdelta) clamped to [-(1+2w)·Qe
 flow): multiplicative decrease by Gd·q (≤ 50 %), then fast recovery / active / hyper-active increase
 driven by a byte counter and a timer, deep-cut guard, minimum rate, release at line rate.
 
-Defaults: spec §6 and §12 Q1–Q3 — Qeq = 26 KB (standard), timer period 15 ms (pseudo-code /
+Defaults: model reference §6 and §12 Q1–Q3 — Qeq = 26 KB (standard), timer period 15 ms (pseudo-code /
 standard; the Allerton paper uses 10 ms, ns-3 models 1.5 ms), stage boundary ``> TH``. The engine
 model is ``crates/cnsim-core/src/cm/qcn.rs``; ``docs/schemes/qcn.md`` explains every rule.
 """
@@ -23,19 +23,19 @@ TAG = "qcn"
 FLOOR = ("gd", "min_dec_factor", "r_ai", "r_hai", "timer_period", "bc_limit", "fast_recovery_th", "min_rate")
 """The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
 SUMMARY = ("QCN (IEEE 802.1Qau-2010): 6-bit quantised Fb, table-driven sampling, CNMs; RP with byte counter + "
-           "timer, fast recovery, active and hyper-active increase (spec §6).")
+           "timer, fast recovery, active and hyper-active increase (model reference §6).")
 
 MARK_TABLE = [150_000, 75_000, 50_000, 37_500, 30_000, 25_000, 21_500, 18_500]
-"""Sampling interval (bytes) per eighth of the quantised |Fb| range, spec §6.1."""
+"""Sampling interval (bytes) per eighth of the quantised |Fb| range, model reference §6.1."""
 
 
 class Params(BaseModel):
-    """QCN parameters (spec §6.1 CP, §6.2 RP); units as written, base units in the IR."""
+    """QCN parameters (model reference §6.1 CP, §6.2 RP); units as written, base units in the IR."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True, allow_inf_nan=False)
 
     # --- congestion point -------------------------------------------------------------------
-    qeq: Size = Field(26_000, description="equilibrium queue Qeq (standard 26KB, spec §12 Q3; Stanford/Linux "
+    qeq: Size = Field(26_000, description="equilibrium queue Qeq (standard 26KB, model reference §12 Q3; Stanford/Linux "
                       "prototypes 33-34KB)")
     w: float = Field(2.0, ge=0, description="weight of Qdelta in Fb = -(Qoff + w*Qdelta)")
     fb_bits: int = Field(6, ge=3, le=16, description="bits of the quantised |Fb| (6: q in 0..63)")
@@ -56,12 +56,12 @@ class Params(BaseModel):
     r_ai: Rate = Field(5_000_000, description="active-increase step R_AI of the target rate")
     r_hai: Rate = Field(50_000_000, description="hyper-active-increase step R_HAI (times min(stages) - TH)")
     timer_period: Duration = Field(15 * 10**9, description="RP timer period T (T/2 past the threshold); "
-                                   "15ms standard/pseudo-code, 10ms Allerton paper, 1.5ms ns-3 (spec §12 Q1)")
+                                   "15ms standard/pseudo-code, 10ms Allerton paper, 1.5ms ns-3 (model reference §12 Q1)")
     rp_jitter: float = Field(0.15, ge=0, lt=1, description="byte-counter and timer reloads are multiplied by "
                              "U(1 - j, 1 + j)")
     stage_boundary: Literal["gt", "ge"] = Field(
         "gt", description="a stage counter is past TH when count > TH ('gt', pseudo-code: 5 fast-recovery "
-        "cycles) or count >= TH ('ge', ns-3: 4 cycles), spec §12 Q2")
+        "cycles) or count >= TH ('ge', ns-3: 4 cycles), model reference §12 Q2")
 
 
 def to_ir(params: Params) -> dict[str, Any]:

@@ -1,12 +1,12 @@
-//! `bcn` / `ecm`: Backward Congestion Notification v2.0 (spec §2), the Ethernet Congestion Manager
-//! (spec §3) and the "QCN enhancements to BCN" of Kwan & Matthews (spec §4).
+//! `bcn` / `ecm`: Backward Congestion Notification v2.0 (model reference §2), the Ethernet Congestion Manager
+//! (model reference §3) and the "QCN enhancements to BCN" of Kwan & Matthews (model reference §4).
 //!
 //! One file, two registry tags built from the same code: `bcn` and `ecm`. They differ only in the
 //! name reported in `summary.scheme`; the IR carries every parameter (no defaults on this side),
 //! the seed baselines live in `python/cnsim/schemes/{bcn,ecm}.py`.
 //!
 //! Units: queue lengths and Qeq/Qsc are bytes in the IR; Qoff, Qdelta and Fb are computed in
-//! 64-byte **pages as real numbers** (spec §0, §12 G8), so the published gains (Gi = 0.53333,
+//! 64-byte **pages as real numbers** (model reference §0, §12 G8), so the published gains (Gi = 0.53333,
 //! Gd = 2.6667e-4 with Qeq = 375 pages) apply unchanged. Rates are bit/s, times ps.
 //!
 //! * CP (one per switch egress queue): samples arriving data frames (Bernoulli `p`, random with
@@ -33,7 +33,7 @@ use crate::time::{SimTime, PS_PER_S};
 use serde::Deserialize;
 use std::sync::Arc;
 
-/// Bytes per page (spec §0).
+/// Bytes per page (model reference §0).
 pub const PAGE: f64 = 64.0;
 
 pub const MSG_POSITIVE: u8 = 0;
@@ -42,19 +42,19 @@ pub const MSG_MAX: u8 = 2;
 pub const MSG_ZERO: u8 = 3;
 const MESSAGE_TYPES: &[&str] = &["positive", "negative", "max", "zero"];
 
-/// How a CP picks frames (spec §2.2).
+/// How a CP picks frames (model reference §2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Sampling {
     /// Each data frame with probability `sample_p` ([C] Pm).
     Bernoulli,
-    /// Each data frame with probability L / `sample_interval_bytes` ([A], [B], spec §12 S1).
+    /// Each data frame with probability L / `sample_interval_bytes` ([A], [B], model reference §12 S1).
     RandomBytes,
     /// Byte counter: every `sample_interval_bytes` ± U(`sample_jitter_bytes`) ([D], [E]).
     Periodic,
 }
 
-/// Oversampling (spec §2.6, §12 E4).
+/// Oversampling (model reference §2.6, §12 E4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Oversampling {
@@ -65,7 +65,7 @@ pub enum Oversampling {
     Qcn,
 }
 
-/// What a CP does above Qsc (spec §2.5).
+/// What a CP does above Qsc (model reference §2.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severe {
@@ -76,7 +76,7 @@ pub enum Severe {
     Zero,
 }
 
-/// When BCN(0,0)'s exponential back-off returns to (Tmax0, Rmin0) (spec §2.5, §12 B2).
+/// When BCN(0,0)'s exponential back-off returns to (Tmax0, Rmin0) (model reference §2.5, §12 B2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reset {
@@ -88,7 +88,7 @@ pub enum Reset {
     Never,
 }
 
-/// Where severe messages are generated (spec §12 B4).
+/// Where severe messages are generated (model reference §12 B4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SevereTrigger {
@@ -103,26 +103,26 @@ pub enum SevereTrigger {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TimeoutEvent {
-    /// Every BCN reaching the RL re-arms the timeout (spec §12 D4).
+    /// Every BCN reaching the RL re-arms the timeout (model reference §12 D4).
     NoFeedback,
     /// The RL is deleted when no frame was sent on it for the timeout and nothing waits (spec
     /// §12 R4: the meaning [D]'s "RL Timeout = 2 ms" has for FECN in the same table).
     Idle,
 }
 
-/// Which event may return BCN(0,0)'s back-off to level 0 under the `reset` policy (spec §12 B2).
+/// Which event may return BCN(0,0)'s back-off to level 0 under the `reset` policy (model reference §12 B2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResetEvent {
-    /// The start of a new stop episode (a BCN(0,0) reaching a running RL) — spec §12 B2.
+    /// The start of a new stop episode (a BCN(0,0) reaching a running RL) — model reference §12 B2.
     NewEpisode,
     /// A normal (non-severe) BCN reaching a running RL, i.e. the CP's queue was below Qsc at the
     /// sample: the back-off is kept while congestion stays severe (alternative reading of B2).
     Uncongested,
     /// A positive BCN (Fb > 0: the queue below Qeq and not growing) reaching a running RL — a rarer
-    /// event than `uncongested` (spec §12 R8).
+    /// event than `uncongested` (model reference §12 R8).
     Positive,
-    /// The RL released at line rate (spec §2.3): the flow is no longer controlled (spec §12 R8).
+    /// The RL released at line rate (model reference §2.3): the flow is no longer controlled (model reference §12 R8).
     Released,
 }
 
@@ -148,21 +148,21 @@ pub struct Params {
     pub severe: Severe,
     /// Severe-congestion threshold Qsc (Qmc for ECM), bytes.
     pub qsc_bytes: u64,
-    /// Where severe messages are generated (spec §12 B4).
+    /// Where severe messages are generated (model reference §12 B4).
     pub severe_trigger: SevereTrigger,
     /// `every_arrival`: minimum time between two severe messages to the same source; 0 = none.
     pub severe_holdoff_ps: u64,
     /// Count and sample data frames refused by buffer admission too (the CP sees the offered
-    /// arrivals, with Q = the queue they were refused from); spec §2.2 says no (false).
+    /// arrivals, with Q = the queue they were refused from); model reference §2.2 says no (false).
     pub sample_refused: bool,
-    /// Fb computed at the CP, decrease-only messages, no RL tags (spec §4.1).
+    /// Fb computed at the CP, decrease-only messages, no RL tags (model reference §4.1).
     pub fb_at_cp: bool,
     /// BCN(0,0) coded as the original message with Qoff = Qdelta = 0 ([C] §8) instead of an explicit
-    /// type (spec §12 C4): the CP reports Qoff and Qdelta in whole pages, and a sample whose two
+    /// type (model reference §12 C4): the CP reports Qoff and Qdelta in whole pages, and a sample whose two
     /// fields are both 0 — likely at equilibrium — reaches its (tagged) source as BCN(0,0).
     #[serde(default)]
     pub zero_legacy: bool,
-    /// Quantise the reported Fb to sign + n-bit magnitude (spec §4.2, §12 E5); null = exact.
+    /// Quantise the reported Fb to sign + n-bit magnitude (model reference §4.2, §12 E5); null = exact.
     pub quant_bits: Option<u32>,
     /// [C] §4 "enhanced" setting: CPs whose port rate is ≤ this use `slow_cp_sample_p`
     /// (Bernoulli) and ask for `slow_cp_ru_bps`; null = every CP alike.
@@ -176,7 +176,7 @@ pub struct Params {
     pub gd: f64,
     /// Rate unit Ru, bit/s.
     pub ru_bps: f64,
-    /// Lowest rate a decrease can reach, bit/s (spec §12 G6).
+    /// Lowest rate a decrease can reach, bit/s (model reference §12 G6).
     pub rate_floor_bps: f64,
     /// Rate of a new rate limiter before the first decrease; null = the host's line rate.
     pub initial_rate_bps: Option<f64>,
@@ -186,26 +186,26 @@ pub struct Params {
     pub backoff_cap: u32,
     pub reset: Reset,
     pub reset_delay_ps: u64,
-    /// Event that applies the reset policy (spec §12 B2 = `new_episode`).
+    /// Event that applies the reset policy (model reference §12 B2 = `new_episode`).
     pub reset_event: ResetEvent,
-    /// Drift: + `drift_bps` every `drift_interval_ps` to every active RL; 0 = off (spec §2.4).
+    /// Drift: + `drift_bps` every `drift_interval_ps` to every active RL; 0 = off (model reference §2.4).
     pub drift_bps: f64,
     pub drift_interval_ps: u64,
     /// Drift ticks on the global grid (multiples of the interval, every host at once: `false`) or on
     /// a grid shifted by a phase drawn per host (`true`; issue 11 item 7).
     #[serde(default)]
     pub drift_random_phase: bool,
-    /// ECM: delete an RL after this long without activity; null = never (spec §3, §12 R4).
+    /// ECM: delete an RL after this long without activity; null = never (model reference §3, §12 R4).
     pub rl_timeout_ps: Option<u64>,
     /// What "without activity" means: no BCN received (§12 D4) or no frame sent (§12 R4, FECN's
     /// meaning of the same words in [D]).
     pub rl_timeout_event: TimeoutEvent,
     /// What one rate limiter belongs to: the (source, destination) pair, kept across its transfers
-    /// (`false`, spec §3), or one transfer — [D]'s "flow" — so each transfer starts unregulated
+    /// (`false`, model reference §3), or one transfer — [D]'s "flow" — so each transfer starts unregulated
     /// with fresh state (`true`, issue 11).
     #[serde(default)]
     pub rl_per_transfer: bool,
-    /// Self-increase factor I (1/s): R += R·I·τ every τ; null = off (spec §4.3).
+    /// Self-increase factor I (1/s): R += R·I·τ every τ; null = off (model reference §4.3).
     pub self_increase: Option<f64>,
     pub self_increase_interval_ps: u64,
 }
@@ -214,7 +214,7 @@ impl Params {
     fn qeq_pages(&self) -> f64 {
         self.qeq_bytes as f64 / PAGE
     }
-    /// Largest |Fb| after clamping, pages: (1 + 2W)·Qeq (spec §2.1).
+    /// Largest |Fb| after clamping, pages: (1 + 2W)·Qeq (model reference §2.1).
     pub fn fb_max(&self) -> f64 {
         (1.0 + 2.0 * self.w) * self.qeq_pages()
     }
@@ -340,23 +340,23 @@ fn build_named(name: &'static str, params: &serde_json::Value) -> Result<Box<dyn
 }
 
 // =================================================================================================
-// CONTROL LAW — every rule of spec §2.2–§2.6, §3 and §4 is in this block (pure functions + the
+// CONTROL LAW — every rule of model reference §2.2–§2.6, §3 and §4 is in this block (pure functions + the
 // CP/RP state machines below call only these).
 // =================================================================================================
 
-/// Qoff = clamp((Qeq − Q)/64, −Qeq, +Qeq) pages (spec §2.2, [C] range, §12 C1).
+/// Qoff = clamp((Qeq − Q)/64, −Qeq, +Qeq) pages (model reference §2.2, [C] range, §12 C1).
 pub fn qoff_pages(qeq_bytes: u64, q_bytes: u64) -> f64 {
     let qeq = qeq_bytes as f64 / PAGE;
     ((qeq_bytes as f64 - q_bytes as f64) / PAGE).clamp(-qeq, qeq)
 }
 
-/// Qdelta = clamp((Q − Q_last)/64, −2Qeq, +2Qeq) pages (spec §2.2).
+/// Qdelta = clamp((Q − Q_last)/64, −2Qeq, +2Qeq) pages (model reference §2.2).
 pub fn qdelta_pages(qeq_bytes: u64, q_bytes: u64, q_last_bytes: u64) -> f64 {
     let qeq = qeq_bytes as f64 / PAGE;
     ((q_bytes as f64 - q_last_bytes as f64) / PAGE).clamp(-2.0 * qeq, 2.0 * qeq)
 }
 
-/// n-bit magnitude quantisation of |fb| over [0, Fb_max] (spec §4.2): returns the reconstructed
+/// n-bit magnitude quantisation of |fb| over [0, Fb_max] (model reference §4.2): returns the reconstructed
 /// value q·Fb_max/(2^n − 1) with the sign of `fb`; 0 when the magnitude quantises to 0.
 pub fn quantize(fb: f64, fb_max: f64, bits: u32) -> f64 {
     let levels = ((1u64 << bits) - 1) as f64;
@@ -364,7 +364,7 @@ pub fn quantize(fb: f64, fb_max: f64, bits: u32) -> f64 {
     fb.signum() * q * fb_max / levels
 }
 
-/// 6-bit quantised |Fb| of a negative Fb (0 for Fb ≥ 0), as QCN's CP computes it (spec §6.1).
+/// 6-bit quantised |Fb| of a negative Fb (0 for Fb ≥ 0), as QCN's CP computes it (model reference §6.1).
 pub fn q6(fb: f64, fb_max: f64) -> u32 {
     if fb >= 0.0 {
         0
@@ -373,7 +373,7 @@ pub fn q6(fb: f64, fb_max: f64) -> u32 {
     }
 }
 
-/// Whether the severe-congestion rule applies at queue `q_bytes` (spec §2.5: strictly above Qsc).
+/// Whether the severe-congestion rule applies at queue `q_bytes` (model reference §2.5: strictly above Qsc).
 pub fn severe_applies(p: &Params, q_bytes: u64) -> bool {
     p.severe != Severe::None && q_bytes > p.qsc_bytes
 }
@@ -404,7 +404,7 @@ pub enum Verdict {
     Send(u8, [f64; 2]),
 }
 
-/// The CP message rule for one sample (spec §2.2, §2.5, §4.1, §4.2).
+/// The CP message rule for one sample (model reference §2.2, §2.5, §4.1, §4.2).
 /// `tagged_by_me`: the frame carries an RL tag with this CP's id.
 pub fn cp_decide(p: &Params, q_bytes: u64, q_last_bytes: u64, tagged_by_me: bool) -> Verdict {
     let mut qoff = qoff_pages(p.qeq_bytes, q_bytes);
@@ -432,34 +432,34 @@ pub fn cp_decide(p: &Params, q_bytes: u64, q_last_bytes: u64, tagged_by_me: bool
     } else if fb > 0.0 && !p.fb_at_cp && tagged_by_me {
         Verdict::Send(MSG_POSITIVE, [qoff, fb]) // positive: only to RLs this CP owns
     } else {
-        Verdict::Nothing // Fb = 0 (collides with BCN(0,0), spec §2.2), untagged, or decrease-only mode
+        Verdict::Nothing // Fb = 0 (collides with BCN(0,0), model reference §2.2), untagged, or decrease-only mode
     }
 }
 
-/// Multiplicative decrease (spec §2.3): R ← max(R_floor, R·(1 − Gd·|fb|)).
+/// Multiplicative decrease (model reference §2.3): R ← max(R_floor, R·(1 − Gd·|fb|)).
 pub fn decrease(p: &Params, rate: f64, fb: f64) -> f64 {
     (rate * (1.0 - p.gd * fb.abs())).max(p.rate_floor_bps)
 }
 
-/// Additive increase (spec §2.3): R ← R + Gi·fb·Ru (Ru of the CP that sent the message).
+/// Additive increase (model reference §2.3): R ← R + Gi·fb·Ru (Ru of the CP that sent the message).
 pub fn increase(p: &Params, rate: f64, fb: f64, ru_bps: f64) -> f64 {
     rate + p.gi * fb * ru_bps
 }
 
-/// BCN(0,0) back-off (spec §2.5): (Tmax, Rmin) for back-off level k.
+/// BCN(0,0) back-off (model reference §2.5): (Tmax, Rmin) for back-off level k.
 pub fn backoff(p: &Params, k: u32) -> (SimTime, f64) {
     let f = (1u64 << k) as f64;
     ((p.tmax0_ps as f64 * f) as SimTime, p.rmin0_bps / f)
 }
 
-/// Whether `event` resets the back-off level (spec §2.5, §12 B2): the `reset` policy is applied
+/// Whether `event` resets the back-off level (model reference §2.5, §12 B2): the `reset` policy is applied
 /// only at the event selected by `reset_event` (a new stop episode by default; with
 /// `uncongested`, a normal BCN reaching a running RL).
 pub fn backoff_resets_at(p: &Params, event: ResetEvent, now: SimTime, last_restart: Option<SimTime>) -> bool {
     event == p.reset_event && backoff_resets(p, now, last_restart)
 }
 
-/// The `reset` policy alone (spec §2.5, §12 B2).
+/// The `reset` policy alone (model reference §2.5, §12 B2).
 pub fn backoff_resets(p: &Params, now: SimTime, last_restart: Option<SimTime>) -> bool {
     match p.reset {
         Reset::Always => true,
@@ -468,7 +468,7 @@ pub fn backoff_resets(p: &Params, now: SimTime, last_restart: Option<SimTime>) -
     }
 }
 
-/// Self-increase step (spec §4.3): R ← R + R·I·τ.
+/// Self-increase step (model reference §4.3): R ← R + R·I·τ.
 pub fn self_increase_step(rate: f64, i_per_s: f64, tau_ps: u64) -> f64 {
     rate + rate * i_per_s * (tau_ps as f64 / PS_PER_S as f64)
 }
@@ -575,7 +575,7 @@ impl Cp {
             };
         }
         if let Verdict::Send(kind, v) = verdict {
-            ctx.send(frame.src, CmMsg { kind, flow: frame.flow, cpid: self.cpid, v: [v[0], v[1], self.ru] });
+            ctx.send(frame.src, CmMsg { gen: 0, kind, flow: frame.flow, cpid: self.cpid, v: [v[0], v[1], self.ru] });
         }
     }
 }
@@ -592,7 +592,7 @@ impl CongestionPoint for Cp {
     }
 
     fn on_drop(&mut self, ctx: &mut CpCtx, frame: &Frame) {
-        // spec §2.2: refused frames are neither counted nor sampled, unless `sample_refused`
+        // model reference §2.2: refused frames are neither counted nor sampled, unless `sample_refused`
         if self.p.sample_refused && frame.is_data() {
             self.arrival(ctx, frame);
         }

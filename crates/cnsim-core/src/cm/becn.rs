@@ -1,4 +1,4 @@
-//! `becn`: Backward Explicit Congestion Notification of Jain et al. (Nov 2006; spec §5.5, §12 A1).
+//! `becn`: Backward Explicit Congestion Notification of Jain et al. (Nov 2006; model reference §5.5, §12 A1).
 //!
 //! * **CP** (every switch egress port): the shared explicit-rate computation of
 //!   [`super::explicit_rate`] every T; a port that carried data in the interval (data frames
@@ -6,12 +6,12 @@
 //!   r_i. Control frames never make a port "carry data", so ports that only relay broadcasts stay
 //!   silent; idle ports stay silent (their start-up rate would throttle everyone, §12 A1). How it
 //!   announces is [`Announce`]:
-//!   - `FloodPerRp` (default, spec §12 R1): a port whose advertised rate restricts (r_i below its
+//!   - `FloodPerRp` (default, model reference §12 R1): a port whose advertised rate restricts (r_i below its
 //!     capacity C_i) sends one Ethernet-broadcast frame of `message_bytes` per reaction point (host
 //!     with a flow) every T; the switches flood each one, so every host receives it. In S-SYM and
 //!     S-ASYM this is [A]'s four full-size messages per interval (1.63 Gb/s at 30 µs), and the
 //!     whole overhead crosses the 1 Gb/s link to h5 ((1000 − 163)/2 = 418 Mb/s at 300 µs).
-//!   - `EveryHost` (spec §12 A1, the first reading): one `message_bytes` unicast message to every
+//!   - `EveryHost` (model reference §12 A1, the first reading): one `message_bytes` unicast message to every
 //!     host from every port that carried data.
 //! * **RP** (source host): keeps the latest value heard from every CP, each expiring
 //!   `expiry_intervals`·T after it was heard (2T), and sets every one of its flows to the minimum of
@@ -121,7 +121,7 @@ impl CongestionPoint for BecnCp {
     }
     fn on_tick(&mut self, ctx: &mut CpCtx) {
         if self.pr.end_interval(ctx.now, ctx.queue_bytes) {
-            let msg = CmMsg { kind: KIND_BECN, flow: FlowId::NONE, cpid: self.cpid, v: [self.pr.rate(), 0.0, 0.0] };
+            let msg = CmMsg { gen: 0, kind: KIND_BECN, flow: FlowId::NONE, cpid: self.cpid, v: [self.pr.rate(), 0.0, 0.0] };
             match self.announce {
                 Announce::FloodPerRp => {
                     if self.pr.rate() < self.pr.ci {
@@ -199,6 +199,13 @@ impl ReactionPoint for BecnRp {
     }
     fn rate_bps(&self, _local: u32) -> Option<f64> {
         self.rate
+    }
+    /// A transfer's own queue takes the host's advertised rate, like every flow of the host.
+    fn on_queue_open(&mut self, ctx: &mut HostCtx, local: u32) {
+        self.n_flows = self.n_flows.max(local + 1);
+        if self.rate.is_some() {
+            ctx.set_rate(local, self.rate);
+        }
     }
 }
 
@@ -289,7 +296,7 @@ mod tests {
         let scheme = Becn { p: params() };
         let mut h = TestHost::with_flows(vec![FlowId(0), FlowId(1)], 2);
         let mut rp = scheme.reaction_point(&h.info).unwrap();
-        let msg = |cpid, r| CmMsg { kind: KIND_BECN, flow: FlowId::NONE, cpid, v: [r, 0.0, 0.0] };
+        let msg = |cpid, r| CmMsg { gen: 0, kind: KIND_BECN, flow: FlowId::NONE, cpid, v: [r, 0.0, 0.0] };
         rp.on_feedback(&mut h.ctx_at(0), &msg(1, 4e9));
         assert_eq!(rp.rate_bps(0), Some(4e9));
         assert_eq!(h.rates.len(), 2, "every flow set");

@@ -1,5 +1,5 @@
 //! `dcqcn`: DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM
-//! 2015), the RoCEv2 descendant of QCN (spec §7).
+//! 2015), the RoCEv2 descendant of QCN (model reference §7).
 //!
 //! Three roles:
 //! * **CP** (switch egress queue): RED-like ECN marking on the instantaneous queue `q` —
@@ -116,7 +116,7 @@ pub struct Params {
 }
 
 impl Params {
-    /// Defaults of the SIGCOMM 2015 paper (spec §7).
+    /// Defaults of the SIGCOMM 2015 paper (model reference §7).
     pub fn paper() -> Self {
         Params {
             variant: Variant::Paper,
@@ -141,7 +141,7 @@ impl Params {
             rate_reference_bps: 0.0,
         }
     }
-    /// Defaults of the ns-3 reference code, "Mellanox version" (spec §7).
+    /// Defaults of the ns-3 reference code, "Mellanox version" (model reference §7).
     pub fn mellanox() -> Self {
         Params {
             variant: Variant::Mellanox,
@@ -253,10 +253,10 @@ pub fn build(params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioErro
 }
 
 // =================================================================================================
-// Control law (spec §7): CP marking curve, NP CNP pacing, RP α and rate machine (both variants).
+// Control law (model reference §7): CP marking curve, NP CNP pacing, RP α and rate machine (both variants).
 // =================================================================================================
 
-/// RED-like marking probability of spec §7 for an instantaneous queue of `q` bytes.
+/// RED-like marking probability of model reference §7 for an instantaneous queue of `q` bytes.
 pub fn mark_probability(q: u64, kmin: u64, kmax: u64, pmax: f64) -> f64 {
     if q <= kmin {
         0.0
@@ -511,7 +511,7 @@ impl DcqcnRp {
         }
     }
 
-    /// The increase step of the variant (spec §7 `increase()`; reference `RateIncEventMlx`).
+    /// The increase step of the variant (model reference §7 `increase()`; reference `RateIncEventMlx`).
     fn increase(&mut self, local: usize) {
         let (th, ai, hai, line) = (self.p.fast_recovery_th, self.p.r_ai_bps, self.p.r_hai_bps, self.line);
         let f = &mut self.flows[local];
@@ -599,9 +599,14 @@ impl Reflector for DcqcnNp {
     fn wants_data(&self, frame: &Frame) -> bool {
         frame.tag.flags & tag::CE != 0 // an unmarked frame never leads to a CNP
     }
+    fn on_queue_close(&mut self, flow: crate::ids::FlowId) {
+        if let Some(t) = self.last_cnp.get_mut(flow.idx()) {
+            *t = u64::MAX; // the next queue of this slot is a new QP: its first CNP is not held back
+        }
+    }
     fn on_data(&mut self, ctx: &mut HostCtx, frame: &Frame) {
         if frame.tag.flags & tag::CE != 0 && self.should_send(frame.flow.idx(), ctx.now) {
-            ctx.send(frame.src, CmMsg { kind: MSG_CNP, flow: frame.flow, cpid: 0, v: [0.0; 3] });
+            ctx.send(frame.src, CmMsg { gen: 0, kind: MSG_CNP, flow: frame.flow, cpid: 0, v: [0.0; 3] });
         }
     }
 }
@@ -611,7 +616,7 @@ impl ReactionPoint for DcqcnRp {
         if msg.kind != MSG_CNP {
             return;
         }
-        if let Some(local) = ctx.info.local_of(msg.flow) {
+        if let Some(local) = ctx.local_of(msg.flow) {
             self.cnp(ctx, local as usize);
         }
     }
@@ -644,12 +649,29 @@ impl ReactionPoint for DcqcnRp {
     }
     fn on_flow_start(&mut self, ctx: &mut HostCtx, local: u32) {
         // a new connection on an idle flow: fresh state at line rate (older timers go stale)
-        let Some(f) = self.flows.get_mut(local as usize) else { return };
-        let was_active = f.active;
-        *f = FlowRp { rate_gen: f.rate_gen.wrapping_add(1), alpha_gen: f.alpha_gen.wrapping_add(1), ..FlowRp::default() };
-        if was_active {
+        if self.forget(local as usize) {
             ctx.set_rate(local, None);
         }
+    }
+    /// A transfer's own queue (a new QP): fresh state at line rate.
+    fn on_queue_open(&mut self, _ctx: &mut HostCtx, local: u32) {
+        if local as usize >= self.flows.len() {
+            self.flows.resize(local as usize + 1, FlowRp::default());
+        }
+        self.forget(local as usize);
+    }
+    fn on_queue_close(&mut self, _ctx: &mut HostCtx, local: u32) {
+        self.forget(local as usize);
+    }
+}
+
+impl DcqcnRp {
+    /// Fresh state at `local` (older timers go stale); whether it had a limiter in force.
+    fn forget(&mut self, local: usize) -> bool {
+        let Some(f) = self.flows.get_mut(local) else { return false };
+        let was_active = f.active;
+        *f = FlowRp { rate_gen: f.rate_gen.wrapping_add(1), alpha_gen: f.alpha_gen.wrapping_add(1), ..FlowRp::default() };
+        was_active
     }
 }
 

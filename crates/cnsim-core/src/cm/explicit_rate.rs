@@ -1,5 +1,5 @@
 //! Shared switch computation of Jain's explicit-rate schemes, used by `becn` and `fecn`
-//! (spec §5.2, §5.3).
+//! (model reference §5.2, §5.3).
 //!
 //! Every switch egress port runs one [`PortRate`]: it measures, over each interval T, the bits
 //! received (admitted *and* refused arrivals, data and control), the bits sent (credited
@@ -8,7 +8,7 @@
 //! by an output-generated hotspot); at the end of the interval it estimates the capacity, computes
 //! the load factor against the queue-adjusted target `f(q)·Ci` and the advertised rate `r_i`.
 //!
-//! What is read from a public source and what is reconstructed (spec §5, §12 F1/F2):
+//! What is read from a public source and what is reconstructed (model reference §5, §12 F1/F2):
 //! * the per-port state, the initial values, the T-timer routine, the idle-port rule and the
 //!   load-factor rate allocation follow the FECN switch pseudo-code [SRC];
 //! * the hyperbolic f(q) is the ERICA+ form recalled from memory ([MEM], §12 F2): [`hyperbolic_f`];
@@ -90,7 +90,7 @@ impl SwitchParams {
 // control law: queue-control function and helper routines
 // ------------------------------------------------------------------------------------------------
 
-/// Hyperbolic queue-control function f(q) (spec §5.2, [MEM] ERICA+ form, §12 F2).
+/// Hyperbolic queue-control function f(q) (model reference §5.2, [MEM] ERICA+ form, §12 F2).
 ///
 /// `f(0) = a`, `f(Qeq) = 1`, decreasing, floored at `c` above Qeq. `q` and `qeq` in the same unit.
 pub fn hyperbolic_f(q: f64, qeq: f64, a: f64, b: f64, c: f64) -> f64 {
@@ -101,7 +101,7 @@ pub fn hyperbolic_f(q: f64, qeq: f64, a: f64, b: f64, c: f64) -> f64 {
     }
 }
 
-/// Capacity estimation — **reconstruction** ([PROPOSED], spec §5.3 / §12 F1).
+/// Capacity estimation — **reconstruction** ([PROPOSED], model reference §5.3 / §12 F1).
 ///
 /// The effective service rate while the port had work: `bits_sent / busy time`; the previous
 /// estimate when the queue was never non-empty; never below `C0/N0` (a stopped port must not give
@@ -154,7 +154,7 @@ pub fn variable_capacity_adjustment(history: &mut [f64], ci: f64, c_prev: f64) {
 // per-port state machine
 // ------------------------------------------------------------------------------------------------
 
-/// Per-egress-port measurement and rate computation (spec §5.3).
+/// Per-egress-port measurement and rate computation (model reference §5.3).
 #[derive(Debug, Clone)]
 pub struct PortRate {
     pub p: SwitchParams,
@@ -308,7 +308,7 @@ impl PortRate {
         carried_data
     }
 
-    /// Load factor against the queue-adjusted target and the new advertised rate (spec §5.3).
+    /// Load factor against the queue-adjusted target and the new advertised rate (model reference §5.3).
     fn rate_allocation(&mut self) {
         let p = &self.p;
         let fq = hyperbolic_f(self.qlen, p.qeq_bytes, p.a, p.b, p.c);

@@ -1,4 +1,4 @@
-//! `fecn`: Forward Explicit Congestion Notification of Jain et al. (spec §5.3, §5.4, §5.6).
+//! `fecn`: Forward Explicit Congestion Notification of Jain et al. (model reference §5.3, §5.4, §5.6).
 //!
 //! * **CP** (every switch egress port): the shared explicit-rate computation of
 //!   [`super::explicit_rate`] every T; on transmission of a data frame carrying a rate-discovery
@@ -35,7 +35,7 @@ pub struct Params {
     pub switch: SwitchParams,
     /// Tagging probability per data frame (seed 000); `None` = one probe per T (seed 003).
     pub tag_probability: Option<f64>,
-    /// Which frames probe when `tag_probability` is `None` (spec §12 R7).
+    /// Which frames probe when `tag_probability` is `None` (model reference §12 R7).
     pub probe_rule: ProbeRule,
     /// RL deleted after this long without a frame sent and nothing waiting, ps.
     pub rl_timeout_ps: u64,
@@ -51,7 +51,7 @@ pub struct Params {
     pub rl_per_transfer: bool,
 }
 
-/// Probe rule of the one-probe-per-T mode (spec §12 R7: which rule [D]'s overhead column supports).
+/// Probe rule of the one-probe-per-T mode (model reference §12 R7: which rule [D]'s overhead column supports).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProbeRule {
@@ -135,7 +135,7 @@ pub struct FecnCp {
 }
 
 impl FecnCp {
-    /// Stamp an RD tag with min(tag, r_i) (spec §5.3 "on transmit"; −1 = not stamped yet).
+    /// Stamp an RD tag with min(tag, r_i) (model reference §5.3 "on transmit"; −1 = not stamped yet).
     pub fn stamp(&self, frame: &mut Frame) {
         if frame.is_data() && frame.tag.flags & tag::RD != 0 {
             let r = self.pr.rate();
@@ -159,7 +159,7 @@ impl CongestionPoint for FecnCp {
                 self.last_efecn[src] = ctx.now;
                 ctx.send(
                     frame.src,
-                    CmMsg { kind: KIND_EFECN, flow: frame.flow, cpid: self.cpid, v: [self.pr.rate(), 0.0, 0.0] },
+                    CmMsg { gen: 0, kind: KIND_EFECN, flow: frame.flow, cpid: self.cpid, v: [self.pr.rate(), 0.0, 0.0] },
                 );
             }
         }
@@ -191,7 +191,7 @@ pub struct FecnReflector;
 impl Reflector for FecnReflector {
     fn on_data(&mut self, ctx: &mut HostCtx, frame: &Frame) {
         if frame.tag.flags & tag::RD != 0 {
-            ctx.send(frame.src, CmMsg { kind: KIND_REPLY, flow: frame.flow, cpid: 0, v: [frame.tag.rate, 0.0, 0.0] });
+            ctx.send(frame.src, CmMsg { gen: 0, kind: KIND_REPLY, flow: frame.flow, cpid: 0, v: [frame.tag.rate, 0.0, 0.0] });
         }
     }
 }
@@ -280,7 +280,7 @@ impl ReactionPoint for FecnRp {
     }
 
     fn on_feedback(&mut self, ctx: &mut HostCtx, msg: &CmMsg) {
-        let Some(local) = ctx.info.local_of(msg.flow) else { return };
+        let Some(local) = ctx.local_of(msg.flow) else { return };
         let rl = &mut self.rl[local as usize];
         if !rl.active {
             return; // the RL was deleted meanwhile; the next frame starts again at R0
@@ -324,11 +324,28 @@ impl ReactionPoint for FecnRp {
     /// `rl_per_transfer`: a transfer on an idle pair is a new flow; its first frame creates a new RL
     /// at R0 and probes (the former RL's timer is ignored by its generation).
     fn on_flow_start(&mut self, ctx: &mut HostCtx, local: u32) {
-        let Some(rl) = self.rl.get_mut(local as usize) else { return };
-        if rl.active {
-            *rl = Rl { gen: rl.gen.wrapping_add(1), ..Rl::default() };
+        if self.rl.get(local as usize).is_some_and(|rl| rl.active) {
+            self.forget(local as usize);
             ctx.set_rate(local, None);
         }
+    }
+    /// A transfer's own queue: no RL yet; its first frame creates one at R0 and probes.
+    fn on_queue_open(&mut self, _ctx: &mut HostCtx, local: u32) {
+        if local as usize >= self.rl.len() {
+            self.rl.resize(local as usize + 1, Rl::default());
+        }
+        self.forget(local as usize);
+    }
+    fn on_queue_close(&mut self, _ctx: &mut HostCtx, local: u32) {
+        self.forget(local as usize);
+    }
+}
+
+impl FecnRp {
+    /// No RL at `local`; its timer goes stale (generation).
+    fn forget(&mut self, local: usize) {
+        let rl = &mut self.rl[local];
+        *rl = Rl { gen: rl.gen.wrapping_add(1), ..Rl::default() };
     }
 }
 
@@ -427,7 +444,7 @@ mod tests {
         assert!(rp.wants_flow_start());
         let mut f = data(1, 2, 7);
         rp.on_transmit(&mut env.ctx_at(0), 0, &mut f);
-        let reply = CmMsg { kind: KIND_REPLY, flow: FlowId(7), cpid: 1, v: [4e9, 0.0, 0.0] };
+        let reply = CmMsg { gen: 0, kind: KIND_REPLY, flow: FlowId(7), cpid: 1, v: [4e9, 0.0, 0.0] };
         rp.on_feedback(&mut env.ctx_at(10 * US), &reply);
         assert_eq!(rp.rate_bps(0), Some(4e9));
         // the pair's next transfer, 100 us later: a new RL at R0 and a probe, not the 4 Gb/s RL
@@ -462,17 +479,17 @@ mod tests {
         rp.on_transmit(&mut env.ctx_at(1000 * US), 0, &mut h);
         assert_eq!(h.tag.flags & tag::RD, tag::RD);
         // a reply sets the rate (capped at line rate; -1 = line rate)
-        let m = CmMsg { kind: KIND_REPLY, flow: FlowId(7), cpid: 0, v: [3e9, 0.0, 0.0] };
+        let m = CmMsg { gen: 0, kind: KIND_REPLY, flow: FlowId(7), cpid: 0, v: [3e9, 0.0, 0.0] };
         rp.on_feedback(&mut env.ctx_at(1010 * US), &m);
         assert_eq!(rp.rate_bps(0), Some(3e9));
-        let m = CmMsg { kind: KIND_REPLY, flow: FlowId(7), cpid: 0, v: [-1.0, 0.0, 0.0] };
+        let m = CmMsg { gen: 0, kind: KIND_REPLY, flow: FlowId(7), cpid: 0, v: [-1.0, 0.0, 0.0] };
         rp.on_feedback(&mut env.ctx_at(1020 * US), &m);
         assert_eq!(rp.rate_bps(0), Some(1e10));
         // E-FECN only lowers
-        let m = CmMsg { kind: KIND_EFECN, flow: FlowId(7), cpid: 3, v: [2e9, 0.0, 0.0] };
+        let m = CmMsg { gen: 0, kind: KIND_EFECN, flow: FlowId(7), cpid: 3, v: [2e9, 0.0, 0.0] };
         rp.on_feedback(&mut env.ctx_at(1030 * US), &m);
         assert_eq!(rp.rate_bps(0), Some(2e9));
-        let m = CmMsg { kind: KIND_EFECN, flow: FlowId(7), cpid: 3, v: [5e9, 0.0, 0.0] };
+        let m = CmMsg { gen: 0, kind: KIND_EFECN, flow: FlowId(7), cpid: 3, v: [5e9, 0.0, 0.0] };
         rp.on_feedback(&mut env.ctx_at(1040 * US), &m);
         assert_eq!(rp.rate_bps(0), Some(2e9));
     }
@@ -488,7 +505,7 @@ mod tests {
         let mut out = vec![];
         for &(t, local) in sends {
             if reply_line_at.is_some_and(|r| r == t) {
-                let m = CmMsg { kind: KIND_REPLY, flow: FlowId(7 + local), cpid: 0, v: [-1.0, 0.0, 0.0] };
+                let m = CmMsg { gen: 0, kind: KIND_REPLY, flow: FlowId(7 + local), cpid: 0, v: [-1.0, 0.0, 0.0] };
                 rp.on_feedback(&mut env.ctx_at(t * US), &m);
             }
             let mut f = data(1, 2, 7 + local);
@@ -566,7 +583,7 @@ mod tests {
         assert_eq!(env.rates.last().unwrap().rate_bps, None);
         // a stale timer of the deleted RL is ignored; a late reply is ignored
         rp.on_timer(&mut env.ctx_at(t3 + 1), tok3);
-        let m = CmMsg { kind: KIND_REPLY, flow: FlowId(7), cpid: 0, v: [3e9, 0.0, 0.0] };
+        let m = CmMsg { gen: 0, kind: KIND_REPLY, flow: FlowId(7), cpid: 0, v: [3e9, 0.0, 0.0] };
         rp.on_feedback(&mut env.ctx_at(t3 + 2), &m);
         assert_eq!(rp.rate_bps(0), None);
         // the next frame re-creates the RL at R0 and probes

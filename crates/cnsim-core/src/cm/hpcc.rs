@@ -230,9 +230,49 @@ pub struct FlowHp {
     /// Last ACK, or the first send after everything was acknowledged (loss timeout), ps.
     pub progress_t: SimTime,
     pub timer_armed: bool,
+    /// Generation of the local index (a transfer's queue reusing it): the loss timer's token.
+    pub gen: u32,
 }
 
 impl FlowHp {
+    /// A flow (a send queue) at local index `i` of `host` starting at line rate, of generation `gen`.
+    fn fresh(p: &Params, line: f64, host: &HostInfo, i: usize, gen: u32) -> Self {
+        let t_ps = match (p.base_rtt_ps, p.path_rtt) {
+            (0, true) => host.flow_base_rtt_ps[i],
+            (0, false) => host.max_base_rtt_ps,
+            (t, _) => t,
+        }
+        .max(1);
+        // bytes sent in T at a rate (bit/s), T in ps
+        let bdp = |rate: f64| rate * t_ps as f64 / (8.0 * PS_PER_S as f64);
+        let w_init = bdp(line);
+        let w_ai = if p.w_ai_bytes > 0.0 {
+            p.w_ai_bytes
+        } else if p.rate_ai_bps > 0.0 {
+            bdp(p.rate_ai_bps) // the reference code's RATE_AI × T
+        } else {
+            w_init * (1.0 - p.eta) / p.expected_flows as f64
+        };
+        let w_min = bdp(p.min_rate_bps).min(w_init);
+        FlowHp {
+            t_ps,
+            w_init,
+            w_ai,
+            w_min,
+            w: w_init,
+            wc: w_init,
+            u: 0.0,
+            inc_stage: 0,
+            snd_nxt: 0,
+            acked: 0,
+            last_update_seq: 0,
+            last: None,
+            progress_t: 0,
+            timer_armed: false,
+            gen,
+        }
+    }
+
     /// `ComputeWind(U, updateWc)`, the result clamped to `[w_min, w_init]` (the reference clamps
     /// the rate to `[MinRate, line]`); sets and returns W.
     pub fn compute_wind(&mut self, u: f64, update_wc: bool, eta: f64, max_stage: u32) -> f64 {
@@ -268,43 +308,7 @@ pub struct HpccRp {
 impl HpccRp {
     pub fn new(p: &Params, host: &HostInfo) -> Self {
         let line = host.line_rate_bps as f64;
-        let flows = (0..host.flows.len())
-            .map(|i| {
-                let t_ps = match (p.base_rtt_ps, p.path_rtt) {
-                    (0, true) => host.flow_base_rtt_ps[i],
-                    (0, false) => host.max_base_rtt_ps,
-                    (t, _) => t,
-                }
-                .max(1);
-                // bytes sent in T at a rate (bit/s), T in ps
-                let bdp = |rate: f64| rate * t_ps as f64 / (8.0 * PS_PER_S as f64);
-                let w_init = bdp(line);
-                let w_ai = if p.w_ai_bytes > 0.0 {
-                    p.w_ai_bytes
-                } else if p.rate_ai_bps > 0.0 {
-                    bdp(p.rate_ai_bps) // the reference code's RATE_AI × T
-                } else {
-                    w_init * (1.0 - p.eta) / p.expected_flows as f64
-                };
-                let w_min = bdp(p.min_rate_bps).min(w_init);
-                FlowHp {
-                    t_ps,
-                    w_init,
-                    w_ai,
-                    w_min,
-                    w: w_init,
-                    wc: w_init,
-                    u: 0.0,
-                    inc_stage: 0,
-                    snd_nxt: 0,
-                    acked: 0,
-                    last_update_seq: 0,
-                    last: None,
-                    progress_t: 0,
-                    timer_armed: false,
-                }
-            })
-            .collect();
+        let flows = (0..host.flows.len()).map(|i| FlowHp::fresh(p, line, host, i, 0)).collect();
         HpccRp { p: p.clone(), line, flows }
     }
 
@@ -344,7 +348,7 @@ impl HpccRp {
         f.snd_nxt += bytes;
         if !f.timer_armed {
             f.timer_armed = true;
-            ctx.set_timer(f.progress_t + timeout, local as u64);
+            ctx.set_timer(f.progress_t + timeout, timer_token(local, f.gen));
         }
         f.snd_nxt
     }
@@ -364,7 +368,7 @@ impl HpccRp {
             self.push(ctx, local);
         } else {
             f.timer_armed = true;
-            ctx.set_timer(f.progress_t + timeout, local as u64);
+            ctx.set_timer(f.progress_t + timeout, timer_token(local, f.gen));
         }
     }
 
@@ -388,6 +392,11 @@ pub struct HpccReceiver {
 // =================================================================================================
 
 impl Reflector for HpccReceiver {
+    fn on_queue_close(&mut self, flow: crate::ids::FlowId) {
+        if let Some(r) = self.rx.get_mut(flow.idx()) {
+            *r = (0, 0); // the next queue of this slot starts its sequence at 0
+        }
+    }
     fn on_data(&mut self, ctx: &mut HostCtx, frame: &Frame) {
         let i = frame.flow.idx();
         if i >= self.rx.len() {
@@ -398,7 +407,7 @@ impl Reflector for HpccReceiver {
         r.1 += 1;
         if r.1 >= self.every {
             r.1 = 0;
-            ctx.send_int(frame.src, CmMsg { kind: MSG_ACK, flow: frame.flow, cpid: 0, v: [r.0 as f64, 0.0, 0.0] });
+            ctx.send_int(frame.src, CmMsg { gen: 0, kind: MSG_ACK, flow: frame.flow, cpid: 0, v: [r.0 as f64, 0.0, 0.0] });
         }
     }
 }
@@ -413,7 +422,7 @@ impl ReactionPoint for HpccRp {
         if msg.kind != MSG_ACK {
             return;
         }
-        if let Some(local) = ctx.info.local_of(msg.flow) {
+        if let Some(local) = ctx.local_of(msg.flow) {
             let int = ctx.int.copied();
             self.on_ack(ctx, local as usize, msg.v[0] as u64, int.as_ref());
         }
@@ -423,13 +432,36 @@ impl ReactionPoint for HpccRp {
         frame.tag.rate = end as f64; // the frame's end sequence, exact below 2^53 bytes
     }
     fn on_timer(&mut self, ctx: &mut HostCtx, token: u64) {
-        if (token as usize) < self.flows.len() {
-            self.loss_timer(ctx, token as usize);
+        let (local, gen) = (token as u32 as usize, (token >> 32) as u32);
+        if self.flows.get(local).is_some_and(|f| f.gen == gen) {
+            self.loss_timer(ctx, local);
         }
     }
     fn rate_bps(&self, local: u32) -> Option<f64> {
         self.flows.get(local as usize).map(|f| f.rate_bps().min(self.line))
     }
+    /// A transfer's own queue (a new QP): W = W_init from its path's base RTT, at line rate.
+    fn on_queue_open(&mut self, ctx: &mut HostCtx, local: u32) {
+        let l = local as usize;
+        let gen = self.flows.get(l).map_or(0, |f| f.gen.wrapping_add(1));
+        let f = FlowHp::fresh(&self.p, self.line, ctx.info, l, gen);
+        if l >= self.flows.len() {
+            self.flows.resize(l + 1, f.clone());
+        }
+        self.flows[l] = f;
+        self.push(ctx, l);
+    }
+    fn on_queue_close(&mut self, _ctx: &mut HostCtx, local: u32) {
+        if let Some(f) = self.flows.get_mut(local as usize) {
+            f.gen = f.gen.wrapping_add(1); // its loss timer goes stale
+            f.timer_armed = false;
+        }
+    }
+}
+
+/// The loss timer's token: the local index and its generation.
+fn timer_token(local: usize, gen: u32) -> u64 {
+    ((gen as u64) << 32) | local as u64
 }
 
 #[cfg(test)]

@@ -143,10 +143,16 @@ pub struct HostCtx<'a> {
     pub(crate) extra_overhead_bytes: &'a mut u64,
 }
 
-/// Whether a flow of the host has frames waiting, asked only when a hook needs it (the engine
-/// answers from its flow table in O(1); a host of a large fabric has ~1 000 flows).
+/// What a hook may ask about the host's send queues, answered only when a hook needs it (the
+/// engine answers from its flow table in O(1); a host of a large fabric has ~1 000 flows, and with
+/// a queue per transfer they come and go).
 pub trait Backlog {
     fn has_frame(&self, local: u32, flow: FlowId) -> bool;
+    /// The local index of send queue `flow` at `host`: `Some(None)` when it is not one of the
+    /// host's open queues; `None` when this table cannot tell (then [`HostInfo::local_of`]).
+    fn local_of(&self, _host: NodeId, _flow: FlowId) -> Option<Option<u32>> {
+        None
+    }
 }
 
 /// A list by local index (tests build hosts by hand).
@@ -202,6 +208,11 @@ impl<'a> HostCtx<'a> {
     /// cancelled: the scheme ignores stale tokens (generation counters).
     pub fn set_timer(&mut self, at: SimTime, token: u64) {
         self.timers.push((at.max(self.now), token));
+    }
+    /// The local index of the host's send queue `flow` (the flow a message is about), if it is
+    /// one of the host's open queues.
+    pub fn local_of(&self, flow: FlowId) -> Option<u32> {
+        self.backlog.local_of(self.info.host, flow).unwrap_or_else(|| self.info.local_of(flow))
     }
     /// True when local flow `local` has frames waiting at the host.
     pub fn has_backlog(&self, local: u32) -> bool {
@@ -263,6 +274,15 @@ pub trait ReactionPoint: Send {
     /// A transfer (one workload flow) starts on local flow `local` while it has no frame waiting:
     /// schemes whose state belongs to a connection may start it afresh.
     fn on_flow_start(&mut self, _ctx: &mut HostCtx, _local: u32) {}
+    /// A send queue of its own opened for a transfer at local index `local` (`nic.queues =
+    /// "transfer"`; a new queue pair or connection; [`HostCtx::info`] lists its destination, frame
+    /// size and base RTT at `local`). The RP makes room for it and starts its state afresh: line
+    /// rate, no limiter. An index is reused once its queue has closed: the state of the earlier
+    /// queue, and its pending timers, must not carry over.
+    fn on_queue_open(&mut self, _ctx: &mut HostCtx, _local: u32) {}
+    /// The queue at `local` closed (its transfer is complete and nothing of it is in flight). Its
+    /// timers must go stale; what the RP asks for it from now on is ignored.
+    fn on_queue_close(&mut self, _ctx: &mut HostCtx, _local: u32) {}
     /// Current limiter rate of a local flow (bit/s), for the rate time series; `None` = no limiter.
     fn rate_bps(&self, _local: u32) -> Option<f64> {
         None
@@ -285,6 +305,9 @@ pub trait Reflector: Send {
     fn wants_data(&self, _frame: &Frame) -> bool {
         true
     }
+    /// Send queue `flow` (a transfer's own, at another host) closed: what the reflector keeps for it
+    /// must not carry over to the next queue of that slot.
+    fn on_queue_close(&mut self, _flow: FlowId) {}
 }
 
 /// A built scheme instance: factories for its parts plus its message-type names.

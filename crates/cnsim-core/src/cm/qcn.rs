@@ -1,13 +1,13 @@
-//! `qcn`: Quantized Congestion Notification as standardised in IEEE 802.1Qau-2010 (spec §6).
+//! `qcn`: Quantized Congestion Notification as standardised in IEEE 802.1Qau-2010 (model reference §6).
 //!
-//! * **CP** (one per switch egress queue, spec §6.1). On every admitted *data* frame a byte
+//! * **CP** (one per switch egress queue, model reference §6.1). On every admitted *data* frame a byte
 //!   countdown `time_to_mark` is decremented; when it goes negative the queue is sampled:
 //!   `Fb = −(Qoff + w·Qdelta)` with `Qoff = Q − Qeq`, `Qdelta = Q − Q_old`, clamped to
 //!   `[−(1+2w)·Qeq, 0]` and quantised to `q = min(63, ⌊−Fb·63/((1+2w)·Qeq)⌋)` (6 bits). If `q > 0` a
 //!   64-B CNM carrying `q` goes back to the sampled frame's source. `Q_old` is updated at every
 //!   sample (message or not) and the countdown is reloaded from the 8-entry mark table indexed by
 //!   `q div 8`, randomised by ±15 %. Control frames are never sampled and do not count.
-//! * **RP** (one object per source host; one rate limiter (RL) per flow, spec §6.2, §12 G4). An RL
+//! * **RP** (one object per source host; one rate limiter (RL) per flow, model reference §6.2, §12 G4). An RL
 //!   is activated by the first CNM with `q > 0` (CR = TR = line rate), then every CNM cuts
 //!   `CR ← CR·max(0.5, 1 − Gd·q)` (≥ MIN_RATE). Recovery is driven by a byte counter (150 KB
 //!   cycles, 75 KB after the fast-recovery threshold) and a timer (period `T`, `T/2` after the
@@ -19,7 +19,7 @@
 //!
 //! CNM payload (`CmMsg::v`): `[q, Qoff (bytes), Qdelta (bytes)]`; `CmMsg::flow` = sampled flow.
 //!
-//! Interpretations (spec §12): timer period `T` is a parameter, default 15 ms (Q1: pseudo-code /
+//! Interpretations (model reference §12): timer period `T` is a parameter, default 15 ms (Q1: pseudo-code /
 //! standard; the Allerton paper uses 10 ms, ns-3 models 1.5 ms); stage boundary `> TH` (Q2, the
 //! pseudo-code form, 5 fast-recovery cycles) with the ns-3 `>= TH` form selectable; Qeq = 26 KB (Q3).
 
@@ -32,7 +32,7 @@ use serde::Deserialize;
 /// `CmMsg::kind` of a congestion notification message.
 pub const MSG_CNM: u8 = 0;
 
-/// How the byte-counter / timer stage counts are compared with `fast_recovery_th` (spec §12 Q2).
+/// How the byte-counter / timer stage counts are compared with `fast_recovery_th` (model reference §12 Q2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StageBoundary {
@@ -44,11 +44,11 @@ pub enum StageBoundary {
 }
 
 /// Parameters of `qcn`, in base units (bytes, bit/s, ps). Every field is required in the IR; the
-/// Python front end fills the defaults ([`Params::default`], spec §6).
+/// Python front end fills the defaults ([`Params::default`], model reference §6).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    // --- CP (spec §6.1) ---
+    // --- CP (model reference §6.1) ---
     /// Equilibrium queue length Qeq, bytes (26 KB, §12 Q3).
     pub q_eq_bytes: u64,
     /// Weight w of Qdelta in Fb (2).
@@ -59,7 +59,7 @@ pub struct Params {
     pub mark_table_bytes: [f64; 8],
     /// Relative randomisation of each sampling reload, uniform in ±`sample_jitter` (0.15).
     pub sample_jitter: f64,
-    // --- RP (spec §6.2) ---
+    // --- RP (model reference §6.2) ---
     /// Decrease gain Gd (1/128: q = 63 cuts by 49 %).
     pub gd: f64,
     /// Lower bound of the decrease factor (0.5).
@@ -184,11 +184,11 @@ pub fn build(params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioErro
 }
 
 // =================================================================================================
-// Control law (spec §6.1 CP, §6.2 RP). Everything below this banner up to the next one is the
+// Control law (model reference §6.1 CP, §6.2 RP). Everything below this banner up to the next one is the
 // algorithm; the trait impls further down only route engine hooks into it.
 // =================================================================================================
 
-/// CP feedback of spec §6.1 for a queue of `qlen` bytes whose length at the previous sample was
+/// CP feedback of model reference §6.1 for a queue of `qlen` bytes whose length at the previous sample was
 /// `qlen_old`: returns `(Fb, q, Qoff, Qdelta)` with Fb clamped to `[−(1+2w)·Qeq, 0]` and
 /// `q = min(q_max, ⌊−Fb·q_max / ((1+2w)·Qeq)⌋)`.
 pub fn feedback(qlen: f64, qlen_old: f64, q_eq: f64, w: f64, q_max: u32) -> (f64, u32, f64, f64) {
@@ -245,7 +245,7 @@ impl QcnCp {
     }
 
     /// A data frame of `len` bytes was admitted and the queue is now `qlen` bytes. Returns the
-    /// CNM `(q, Qoff, Qdelta)` to send to the frame's source, if any (spec §6.1).
+    /// CNM `(q, Qoff, Qdelta)` to send to the frame's source, if any (model reference §6.1).
     pub fn arrival(&mut self, qlen: f64, len: u32, rng: &mut Stream) -> Option<(u32, f64, f64)> {
         let ttm = match self.time_to_mark {
             Some(t) => t,
@@ -262,7 +262,7 @@ impl QcnCp {
     }
 }
 
-/// State of one rate limiter (spec §6.2), in one cache line (every transmission reads it).
+/// State of one rate limiter (model reference §6.2), in one cache line (every transmission reads it).
 #[derive(Debug, Clone, Default)]
 #[repr(align(64))]
 pub struct Rl {
@@ -303,7 +303,7 @@ impl QcnRp {
         }
     }
 
-    /// Is a stage counter past the fast-recovery threshold (spec §6.2, §12 Q2)?
+    /// Is a stage counter past the fast-recovery threshold (model reference §6.2, §12 Q2)?
     fn past(&self, count: u32) -> bool {
         match self.p.stage_boundary {
             StageBoundary::Gt => count > self.p.fast_recovery_th,
@@ -320,7 +320,7 @@ impl QcnRp {
         }
     }
 
-    /// `self_increase()` of spec §6.2: the rate increase at the end of a byte-counter or timer cycle.
+    /// `self_increase()` of model reference §6.2: the rate increase at the end of a byte-counter or timer cycle.
     fn self_increase(&mut self, local: usize) {
         let (si, ti) = (self.rls[local].si_count, self.rls[local].timer_scount);
         let ri = if self.past(si) && self.past(ti) {
@@ -340,7 +340,7 @@ impl QcnRp {
         rl.cr = line.min((rl.cr + rl.tr) / 2.0); // averaging step
     }
 
-    /// A CNM with quantised feedback `q` for flow `local` (spec §6.2 "on CNM").
+    /// A CNM with quantised feedback `q` for flow `local` (model reference §6.2 "on CNM").
     fn cnm(&mut self, ctx: &mut HostCtx, local: usize, q: u32) {
         let (bc, line) = (self.p.bc_limit_bytes, self.line);
         let rl = &mut self.rls[local];
@@ -364,7 +364,7 @@ impl QcnRp {
         ctx.set_rate(local as u32, Some(cr));
     }
 
-    /// A data frame of `len` bytes of flow `local` starts at the NIC (spec §6.2 "after each frame").
+    /// A data frame of `len` bytes of flow `local` starts at the NIC (model reference §6.2 "after each frame").
     fn sent(&mut self, ctx: &mut HostCtx, local: usize, len: u32) {
         let rl = &mut self.rls[local];
         if !rl.active {
@@ -389,7 +389,7 @@ impl QcnRp {
         }
     }
 
-    /// The RP timer of flow `local` expired (spec §6.2 "on timer expiry").
+    /// The RP timer of flow `local` expired (model reference §6.2 "on timer expiry").
     fn timer(&mut self, ctx: &mut HostCtx, local: usize) {
         let (t, th) = (self.p.timer_period_ps as f64, self.p.fast_recovery_th);
         self.rls[local].timer_scount += 1;
@@ -422,10 +422,10 @@ impl CongestionPoint for QcnCp {
     }
     fn on_enqueue(&mut self, ctx: &mut CpCtx, frame: &mut Frame) {
         if !frame.is_data() {
-            return; // control frames are never sampled (spec §11)
+            return; // control frames are never sampled (model reference §11)
         }
         if let Some((q, qoff, qdelta)) = self.arrival(ctx.queue_bytes as f64, frame.size, ctx.rng) {
-            let msg = CmMsg { kind: MSG_CNM, flow: frame.flow, cpid: self.cpid, v: [q as f64, qoff, qdelta] };
+            let msg = CmMsg { gen: 0, kind: MSG_CNM, flow: frame.flow, cpid: self.cpid, v: [q as f64, qoff, qdelta] };
             ctx.send(frame.src, msg);
         }
     }
@@ -436,7 +436,7 @@ impl ReactionPoint for QcnRp {
         if msg.kind != MSG_CNM {
             return;
         }
-        if let Some(local) = ctx.info.local_of(msg.flow) {
+        if let Some(local) = ctx.local_of(msg.flow) {
             self.cnm(ctx, local as usize, msg.v[0].max(0.0) as u32);
         }
     }
@@ -455,6 +455,24 @@ impl ReactionPoint for QcnRp {
     }
     fn rate_is_limiter(&self) -> bool {
         true // every change of CR (or release) is followed by set_rate
+    }
+    /// A transfer's own queue: no limiter; the slot's generation moves on (stale timers).
+    fn on_queue_open(&mut self, _ctx: &mut HostCtx, local: u32) {
+        if local as usize >= self.rls.len() {
+            self.rls.resize(local as usize + 1, Rl::default());
+        }
+        self.forget(local as usize);
+    }
+    fn on_queue_close(&mut self, _ctx: &mut HostCtx, local: u32) {
+        self.forget(local as usize);
+    }
+}
+
+impl QcnRp {
+    /// No limiter at `local`, its pending timer stale.
+    fn forget(&mut self, local: usize) {
+        let gen = self.rls[local].gen.wrapping_add(1);
+        self.rls[local] = Rl { gen, ..Rl::default() };
     }
 }
 
@@ -477,7 +495,7 @@ mod tests {
     }
 
     fn cnm(q: u32) -> CmMsg {
-        CmMsg { kind: MSG_CNM, flow: FlowId(7), cpid: 1, v: [q as f64, 0.0, 0.0] }
+        CmMsg { gen: 0, kind: MSG_CNM, flow: FlowId(7), cpid: 1, v: [q as f64, 0.0, 0.0] }
     }
 
     fn rp(p: &Params, h: &Host) -> QcnRp {
@@ -544,7 +562,7 @@ mod tests {
         n
     }
 
-    /// Spec §10 "QCN recovery": one CNM, then five fast-recovery halvings toward TR (one per
+    /// Model reference §10 "QCN recovery": one CNM, then five fast-recovery halvings toward TR (one per
     /// 150-KB cycle), then active increase (TR += 5 Mb/s per 75-KB cycle); hyper-active only once
     /// the timer stage has also passed 5.
     #[test]

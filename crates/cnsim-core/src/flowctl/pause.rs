@@ -1,4 +1,4 @@
-//! IEEE 802.3x PAUSE (spec §1.4): the receiver side (a transmitter that stops until its pause
+//! IEEE 802.3x PAUSE (model reference §1.4): the receiver side (a transmitter that stops until its pause
 //! time expires) and the generator side (watermarks on a switch's buffers: GLOBAL — any egress
 //! queue ≥ HIGH pauses every input, XON when all ≤ LOW — or SELECTIVE — an input partition ≥ HIGH
 //! pauses that input only). XOFF is refreshed at a fraction of its pause time while asserted.
@@ -212,7 +212,7 @@ impl Network {
                     return;
                 }
                 if let Some(c) = self.cell(s, inp, out) {
-                    // partitioned output buffers (spec §12 R3): partition (i, j) >= HIGH pauses input
+                    // partitioned output buffers (model reference §12 R3): partition (i, j) >= HIGH pauses input
                     // i; XON when every partition of input i is <= LOW
                     let xoff = self.ports[inp.idx()].pause.xoff;
                     let n = self.switches[s].ports.len();

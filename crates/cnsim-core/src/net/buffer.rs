@@ -1,4 +1,4 @@
-//! Buffer admission of a switch (spec §1.3): which limit a frame must fit under, and why it is
+//! Buffer admission of a switch (model reference §1.3): which limit a frame must fit under, and why it is
 //! dropped when it does not.
 
 use super::Port;

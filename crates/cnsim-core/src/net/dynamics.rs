@@ -286,7 +286,7 @@ impl Network {
         if !f.flow.is_none() {
             if let Some(d) = self.dynamics.as_ref().filter(|d| d.has_pins) {
                 let reverse = f.kind == FrameKind::Ack;
-                if let Some(p) = d.pinned(s, f.flow.0, reverse) {
+                if let Some(p) = d.pinned(s, self.stat_flow(f.flow).0, reverse) {
                     return p;
                 }
             }
@@ -377,34 +377,13 @@ impl Network {
 
     /// Count and free frame `fr` lost on the link of `from` (its transmitting port).
     fn link_drop(&mut self, from: PortId, fr: FrameId) {
-        let (kind, flow, transfer) = {
-            let f = self.frames.get(fr);
-            (f.kind, f.flow, f.transfer)
-        };
-        let size = if kind == FrameKind::Data { self.int_strip(fr) as u64 } else { self.frames.get(fr).size as u64 };
-        self.frames.free(fr);
         self.ports[from.idx()].drops[DropReason::LinkDown as usize] += 1;
         let s = self.switch_of[self.ports[from.idx()].node.idx()];
         if s != NONE_U32 {
             self.switches[s as usize].drops += 1;
         }
         self.dynamics.as_mut().expect("dynamics").link_drops += 1;
-        match kind {
-            FrameKind::Data => {
-                self.c.data_dropped.0 += 1;
-                self.c.data_dropped.1 += size;
-                let fl = &mut self.flows[flow.idx()];
-                fl.dropped_frames += 1;
-                fl.dropped_bytes += size;
-                if transfer != NONE_U32 {
-                    self.transfers[transfer].dropped += 1;
-                    self.transfers.settle(transfer, self.now);
-                }
-            }
-            FrameKind::Control => self.c.ctrl_dropped += 1,
-            FrameKind::Ack => self.c.ack_dropped += 1,
-            FrameKind::Pause => {}
-        }
+        self.frame_lost(fr);
     }
 }
 

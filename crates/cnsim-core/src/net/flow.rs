@@ -1,7 +1,7 @@
 //! Flows and the traffic that feeds them.
 //!
 //! A flow is a (source host, destination host) channel with its own FIFO at the source and its
-//! own rate limiter (spec §1.2, §12 G4). Sources ([`crate::traffic`]) do not materialise frames:
+//! own rate limiter (model reference §1.2, §12 G4). Sources ([`crate::traffic`]) do not materialise frames:
 //! they add frame counts to a flow's FIFO (grouped in chunks per transfer), and the host NIC
 //! creates a frame record only when it starts transmitting. A saturated source marks its flows as
 //! always backlogged while it is active. A transfer is one closed-loop ON period's data (the FCT
@@ -130,7 +130,7 @@ impl Flow {
     }
 
     /// Set (Some) or remove (None) the rate limiter at `now` and re-pace: the next start is
-    /// last start + last size / new rate, never before now (spec §1.2).
+    /// last start + last size / new rate, never before now (model reference §1.2).
     pub fn set_rate(&mut self, rate_bps: Option<f64>, now: SimTime) {
         let rate = rate_bps.filter(|r| r.is_finite());
         self.rl_rate = rate.map(|r| r.max(0.0));
@@ -154,12 +154,23 @@ impl crate::cm::Backlog for Vec<Flow> {
     fn has_frame(&self, _local: u32, flow: FlowId) -> bool {
         self[flow.idx()].has_frame()
     }
+    /// An open send queue of `host` (a declared flow, or a transfer's queue not yet closed: a
+    /// closed one has no source).
+    #[inline]
+    fn local_of(&self, host: NodeId, flow: FlowId) -> Option<Option<u32>> {
+        Some(self.get(flow.idx()).filter(|f| f.src == host).map(|f| f.local))
+    }
 }
 
-/// A transfer (FCT unit): one Pareto ON period's data.
+/// A transfer (FCT unit): one Pareto ON period's data, one workload or incast flow.
 #[derive(Debug, Clone, Copy)]
 pub struct Transfer {
+    /// The declared flow it belongs to (statistics, the `fct` table's `flow`).
     pub flow: FlowId,
+    /// The send queue holding it: its flow's FIFO, or a queue of its own ([`super::queues`]).
+    pub queue: FlowId,
+    /// Its destination host (its flow's, or drawn for it from the source's destinations).
+    pub dst: NodeId,
     pub start: SimTime,
     pub end: SimTime,
     pub frames: u64,
@@ -190,7 +201,7 @@ impl Transfer {
         self.frames * frame_bytes as u64 - self.short_by(frame_bytes)
     }
 
-    /// At least one of its frames was dropped: it never completes (spec §12 D5).
+    /// At least one of its frames was dropped: it never completes (model reference §12 D5).
     #[inline]
     pub fn bad(&self) -> bool {
         self.dropped > 0
@@ -211,54 +222,7 @@ impl Network {
                 let fid = self.sources[si].flow(flow);
                 self.enqueue_at_host(fid, 1, NONE_U32, size);
             }
-            Action::Transfer { .. } | Action::Sized { .. } => {
-                let (flow, frames, last_bytes) = match act {
-                    Action::Transfer { flow, on_bits } => {
-                        let fid = self.sources[si].flow(flow);
-                        (flow, pareto_frames(on_bits, self.flows[fid.idx()].frame_bytes), 0)
-                    }
-                    Action::Sized { flow, bytes, partial } => {
-                        let fid = self.sources[si].flow(flow);
-                        let f = &self.flows[fid.idx()];
-                        if !partial {
-                            (flow, sized_frames(bytes, f.frame_bytes), 0)
-                        } else if let Some(tcp) = &f.tcp {
-                            // the payload in MSS segments, the last one shorter (a segment is its
-                            // header and payload: no padding)
-                            let (payload, mss) = (libm::ceil(bytes).max(1.0) as u64, tcp.mss());
-                            let frames = payload.div_ceil(mss);
-                            let last = payload - (frames - 1) * mss;
-                            (flow, frames, if last < mss { (last + f.frame_bytes as u64 - mss) as u32 } else { 0 })
-                        } else {
-                            let (frames, last) = flow_bytes(bytes, f.frame_bytes);
-                            (flow, frames, if last < f.frame_bytes { last } else { 0 })
-                        }
-                    }
-                    _ => unreachable!(),
-                };
-                let fid = self.sources[si].flow(flow);
-                let tid = self.transfers.push(Transfer {
-                    flow: fid,
-                    start: now,
-                    end: u64::MAX,
-                    frames,
-                    delivered: 0,
-                    dropped: 0,
-                    source: si as u32,
-                    first_tx: u64::MAX,
-                    serial: 0,
-                    last_bytes,
-                });
-                self.sources[si].waiting = tid;
-                // counted before the NIC can take the first frame (inside enqueue_at_host)
-                if self.release_checks && self.flows[fid.idx()].tcp.is_none() {
-                    self.sources[si].queued += frames;
-                }
-                self.enqueue_at_host(fid, frames, tid, 0);
-                if self.release_checks {
-                    self.source_release_check(si, fid);
-                }
-            }
+            Action::Transfer { .. } | Action::Sized { .. } => self.start_transfer(si, act),
             Action::Saturate(on) => {
                 if on != self.sources[si].sat_on {
                     self.sources[si].sat_on = on;
@@ -291,6 +255,62 @@ impl Network {
         }
     }
 
+    /// A source's transfer starts (`act`: a Pareto ON period or a sized flow): its frames, its record,
+    /// its send queue (the flow's FIFO, or a queue of its own with `nic.queues = "transfer"`).
+    fn start_transfer(&mut self, si: usize, act: Action) {
+        let now = self.now;
+        let (i, frames, last_bytes) = match act {
+            Action::Transfer { flow, on_bits } => {
+                let fid = self.sources[si].target(flow).0;
+                (flow, pareto_frames(on_bits, self.flows[fid.idx()].frame_bytes), 0)
+            }
+            Action::Sized { flow, bytes, partial } => {
+                let fid = self.sources[si].target(flow).0;
+                let f = &self.flows[fid.idx()];
+                if !partial {
+                    (flow, sized_frames(bytes, f.frame_bytes), 0)
+                } else if let Some(tcp) = &f.tcp {
+                    // the payload in MSS segments, the last one shorter (a segment is its
+                    // header and payload: no padding)
+                    let (payload, mss) = (libm::ceil(bytes).max(1.0) as u64, tcp.mss());
+                    let frames = payload.div_ceil(mss);
+                    let last = payload - (frames - 1) * mss;
+                    (flow, frames, if last < mss { (last + f.frame_bytes as u64 - mss) as u32 } else { 0 })
+                } else {
+                    let (frames, last) = flow_bytes(bytes, f.frame_bytes);
+                    (flow, frames, if last < f.frame_bytes { last } else { 0 })
+                }
+            }
+            _ => unreachable!("a transfer action"),
+        };
+        let (fid, dst) = self.sources[si].target(i);
+        let dst = dst.unwrap_or(self.flows[fid.idx()].dst);
+        let queue = if self.per_transfer { self.open_queue(fid, dst) } else { fid };
+        let tid = self.transfers.push(Transfer {
+            flow: fid,
+            queue,
+            dst,
+            start: now,
+            end: u64::MAX,
+            frames,
+            delivered: 0,
+            dropped: 0,
+            source: si as u32,
+            first_tx: u64::MAX,
+            serial: 0,
+            last_bytes,
+        });
+        self.sources[si].waiting = tid;
+        // counted before the NIC can take the first frame (inside enqueue_at_host)
+        if self.release_checks && self.flows[queue.idx()].tcp.is_none() {
+            self.sources[si].queued += frames;
+        }
+        self.enqueue_at_host(queue, frames, tid, 0);
+        if self.release_checks {
+            self.source_release_check(si, queue);
+        }
+    }
+
     /// Flow `fid` of host `h` went from having a frame (`had`) to `has`: the host's count and bit set.
     #[inline]
     pub(crate) fn adjust_backlogged(&mut self, h: usize, fid: FlowId, had: bool, has: bool) {
@@ -317,7 +337,7 @@ impl Network {
             // the application's data: frames × MSS bytes; segments are counted as they are sent
             return self.tcp_write(fid, frames, transfer);
         }
-        if transfer != NONE_U32 && !self.flows[fid.idx()].has_frame() {
+        if transfer != NONE_U32 && !self.per_transfer && !self.flows[fid.idx()].has_frame() {
             let (h, local) = (self.host_of[self.flows[fid.idx()].src.idx()] as usize, self.flows[fid.idx()].local);
             if self.hosts[h].rp.as_ref().is_some_and(|rp| rp.wants_flow_start()) {
                 self.rp_call(h, |rp, ctx| rp.on_flow_start(ctx, local));
@@ -375,6 +395,9 @@ impl Network {
                     if last && self.transfers[transfer].last_bytes != 0 {
                         size = self.transfers[transfer].last_bytes;
                     }
+                } else if self.rotate && f.fifo.len() > 1 {
+                    // transfer queues sharing the flow's limiter: served round robin, a frame each
+                    f.fifo.rotate_left(1);
                 }
             } else {
                 debug_assert!(f.lone_tail > 0, "backlog implies a chunk or lone frames");

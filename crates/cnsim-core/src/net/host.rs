@@ -1,5 +1,5 @@
 //! Hosts: one NIC port, the flows that start here, a control-frame FIFO, the reaction point (RP)
-//! owning the flows' rate limiters, and the reflector for forward schemes (spec §1.2).
+//! owning the flows' rate limiters, and the reflector for forward schemes (model reference §1.2).
 //!
 //! The NIC serves control frames first, then round-robin over the flows that have a frame and
 //! whose rate limiter allows it (`next_allowed`). A host under PAUSE starts nothing new; under PFC
@@ -60,6 +60,12 @@ pub struct Host {
     pub response_delay_ps: u64,
     pub reflector: Option<Box<dyn Reflector>>,
     pub info_idx: usize,
+    /// Local indices of closed transfer queues, reused by the next ones ([`super::queues`]).
+    pub free_locals: Vec<u32>,
+    /// The priority of the host's first flow, and whether some queue has another: the NIC then
+    /// serves the highest priority first (strict 802.1p priority between classes).
+    pub prio0: u8,
+    pub prio_mixed: bool,
 }
 
 impl Host {
@@ -211,6 +217,8 @@ impl Network {
             let fid = host.first_flow;
             debug_assert_eq!(fid, host.flows[0]);
             self.flow_may_send(fid, held, pid, &mut min_blocked).then_some((0, fid))
+        } else if host.prio_mixed {
+            self.pick_by_priority(h, held, pid, &mut min_blocked)
         } else {
             RoundRobin::new(&host.active, host.rr_next)
                 .map(|i| (i, host.flows[i]))
@@ -224,6 +232,24 @@ impl Network {
         };
         self.hosts[h].rr_next = if pick + 1 == n { 0 } else { pick + 1 };
         self.host_send_data(h, pid, fid);
+    }
+
+    /// The round robin of a host whose queues have several priorities: strict 802.1p priority
+    /// between classes (the highest that may send), round robin within a class from `rr_next`.
+    /// Every queue with a frame is looked at, so `min_blocked` covers them all.
+    fn pick_by_priority(&self, h: usize, held: u8, pid: PortId, min_blocked: &mut SimTime) -> Option<(usize, FlowId)> {
+        let host = &self.hosts[h];
+        let mut best: Option<(usize, FlowId, u8)> = None;
+        for i in RoundRobin::new(&host.active, host.rr_next) {
+            let fid = host.flows[i];
+            if self.flow_may_send(fid, held, pid, min_blocked) {
+                let prio = self.flows[fid.idx()].prio;
+                if best.is_none_or(|b| prio > b.2) {
+                    best = Some((i, fid, prio));
+                }
+            }
+        }
+        best.map(|(i, fid, _)| (i, fid))
     }
 
     /// The round robin's test of flow `fid` (which has a frame) on a NIC free now, with the PFC
@@ -355,6 +381,7 @@ impl Network {
         } else {
             false
         };
+        self.queue_frame_sent(fid);
         {
             let f = &mut self.flows[fid.idx()];
             f.sent_frames += 1;
@@ -428,7 +455,12 @@ impl Network {
             (f.kind, f.size, f.flow, f.transfer, f.quanta, f.seq, f.tag.flags)
         };
         match kind {
-            FrameKind::Ack => self.tcp_ack_arrived(fr, flow, seq, flags & tag::ECE != 0),
+            FrameKind::Ack => {
+                self.tcp_ack_arrived(fr, flow, seq, flags & tag::ECE != 0);
+                if self.is_transfer_queue(flow) {
+                    self.queue_frame_gone(flow);
+                }
+            }
             FrameKind::Pause => {
                 let cev = self.frames.get(fr).prio;
                 self.frames.free(fr);
@@ -462,14 +494,15 @@ impl Network {
         if warm {
             f.delivered_bytes_window += size as u64;
         }
-        self.flow_bins.on_delivery(flow, t, size);
+        self.flow_bins.on_delivery(self.stat_flow(flow), t, size, self.ports[self.hosts[h].port.idx()].tx_ps(size as u64));
+        let mut settled = false;
         if transfer != NONE_U32 {
             let tr = &mut self.transfers[transfer];
             tr.delivered += 1;
             if tr.delivered == tr.frames {
                 tr.end = t;
             }
-            self.transfers.settle(transfer, t);
+            settled = self.transfers.settle(transfer, t);
         }
         if self.flows[flow.idx()].tcp.is_some() {
             self.tcp_on_data(h, flow, seq, size, flags & tag::CE != 0);
@@ -484,6 +517,12 @@ impl Network {
             self.set_int_current(None);
         }
         self.frames.free(fr);
+        if self.is_transfer_queue(flow) {
+            if settled {
+                self.queue_settling(flow);
+            }
+            self.queue_frame_gone(flow);
+        }
     }
 
     /// Frame `fr`, leaving a switch port toward `peer`, arrives there at `t`. A data frame for a
@@ -510,6 +549,15 @@ impl Network {
             return false;
         }
         let (size, flow, transfer) = (f.size, f.flow, f.transfer);
+        if self.is_transfer_queue(flow) && transfer != NONE_U32 && {
+            let tr = &self.transfers[transfer];
+            tr.delivered + tr.dropped + 1 == tr.frames
+        } {
+            // the frame that completes a transfer closes its queue, which frees the slot for the
+            // next transfer: at its own time, not at its sending event's, so that which slot (and
+            // ECMP path) a later transfer gets does not depend on how the run is cut into steps
+            return false;
+        }
         // no reflector, or one whose on_data ignores this frame (a no-op left out)
         self.host_deliver_data(h as usize, fr, t, size, flow, transfer, 0, 0, false);
         self.folded_events += 1;
@@ -521,6 +569,12 @@ impl Network {
         let h = self.host_of[host.idx()] as usize;
         let msg = self.frames.msg(frame);
         self.c.ctrl_delivered += 1;
+        if self.queue_stale(msg.flow, msg.gen) {
+            // about a transfer's queue that has closed since (its slot perhaps reused)
+            self.c.ctrl_stale += 1;
+            self.frames.free(frame);
+            return;
+        }
         self.set_int_current(Some(frame));
         self.rp_call(h, |rp, ctx| rp.on_feedback(ctx, &msg));
         self.set_int_current(None);
@@ -568,18 +622,23 @@ impl Network {
         }
         self.timers.clear();
         let mut changed = false;
+        // (a local index without a queue: a transfer's queue that has closed; nothing to change)
         for k in 0..self.rate_changes.len() {
             let rc = self.rate_changes[k];
-            let fid = self.hosts[h].flows[rc.local as usize];
-            self.flows[fid.idx()].set_rate(rc.rate_bps, now);
-            changed = true;
+            let fid = self.hosts[h].flows.get(rc.local as usize).copied().unwrap_or(FlowId::NONE);
+            if !fid.is_none() {
+                self.flows[fid.idx()].set_rate(rc.rate_bps, now);
+                changed = true;
+            }
         }
         self.rate_changes.clear();
         for k in 0..self.limit_changes.len() {
             let (local, limit) = self.limit_changes[k];
-            let fid = self.hosts[h].flows[local as usize];
-            self.flows[fid.idx()].send_limit = limit.unwrap_or(u64::MAX);
-            changed = true;
+            let fid = self.hosts[h].flows.get(local as usize).copied().unwrap_or(FlowId::NONE);
+            if !fid.is_none() {
+                self.flows[fid.idx()].send_limit = limit.unwrap_or(u64::MAX);
+                changed = true;
+            }
         }
         self.limit_changes.clear();
         let had_emits = !self.emits.is_empty();
@@ -606,8 +665,11 @@ impl Network {
     }
 
     /// A control frame from `src` (a host or a switch), counted as overhead at its origin.
-    pub(crate) fn new_control_frame(&mut self, src: NodeId, e: Emit) -> FrameId {
+    pub(crate) fn new_control_frame(&mut self, src: NodeId, mut e: Emit) -> FrameId {
         let size = if e.bytes > 0 { e.bytes } else { self.cfg.control_frame_bytes };
+        if !e.msg.flow.is_none() {
+            e.msg.gen = self.queue_gen(e.msg.flow); // the queue the message is about, now
+        }
         // the priority of the flow the message is about (CNP, CNM, BCN...), else 0
         let prio = if e.msg.flow.is_none() { 0 } else { self.flows[e.msg.flow.idx()].prio };
         self.c.ctrl_generated.0 += 1;

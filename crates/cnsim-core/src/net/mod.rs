@@ -11,6 +11,7 @@
 //! | [`flow`] | flows (FIFO + rate limiter), transfers, and the traffic sources that feed them |
 //! | [`tcp`] | TCP flows: segments from the window, ACK frames, RTO and delayed-ACK timers |
 //! | [`transfers`] | the transfers by id; with FCT rows off, folded into statistics as they settle |
+//! | [`queues`] | a send queue per transfer (`nic.queues = "transfer"`): opened, closed, folded into its flow |
 //! | [`routing`] | shortest-path routes |
 //! | [`dynamics`] | links failing and recovering, routes recomputed after detection, pinned paths |
 //! | [`crate::flowctl`] | link-level flow control (802.3x PAUSE, 802.1Qbb PFC), a port/buffer policy |
@@ -23,6 +24,7 @@ pub mod dynamics;
 pub mod flow;
 pub mod host;
 pub mod port;
+pub mod queues;
 pub mod routing;
 pub mod switch;
 pub mod tcp;
@@ -32,7 +34,7 @@ pub use buffer::{DropReason, CLASSIC_DROP_REASONS, DROP_REASONS};
 pub use flow::{Chunk, Flow, Transfer};
 pub use host::Host;
 pub use port::{Port, HIST_BUCKET};
-pub use routing::{adjacency, compute_ecmp, compute_routes, ecmp_index, ecmp_salt, flow_paths};
+pub use routing::{adjacency, compute_ecmp, compute_routes, ecmp_index, ecmp_salt, flow_paths, pair_paths};
 pub use switch::Switch;
 
 use crate::cm::{CongestionPoint, Emit, HostInfo, RateChange, Scheme};
@@ -62,6 +64,8 @@ pub struct Counters {
     /// dropped + in flight + absorbed).
     pub ctrl_replicated: u64,
     pub ctrl_absorbed: u64,
+    /// Control frames delivered about a transfer's send queue that had closed meanwhile (ignored).
+    pub ctrl_stale: u64,
     pub ctrl_by_kind: Vec<u64>,
     /// Control bytes generated after warm-up (overhead), plus extra tag bytes.
     pub ctrl_bytes_window: u64,
@@ -118,7 +122,25 @@ pub struct Network {
     pub(crate) host_nodes: Vec<NodeId>,
     /// Hosts with at least one flow (reaction points), in host order.
     pub(crate) source_nodes: Vec<NodeId>,
+    /// Send queues: the declared flows (`0..n_flows`), then the transfers' own queues
+    /// ([`queues`]; slots reused).
     pub flows: Vec<Flow>,
+    /// Declared flows (the IR's).
+    pub n_flows: usize,
+    /// Each transfer gets a send queue of its own (`nic.queues = "transfer"`, `rate_limiters =
+    /// "queue"`).
+    pub per_transfer: bool,
+    /// A flow's FIFO is served round robin across its transfers (`nic.queues = "transfer"`,
+    /// `rate_limiters = "flow"`).
+    pub(crate) rotate: bool,
+    /// Free transfer-queue slots, reused first in, first out.
+    pub(crate) free_queues: std::collections::VecDeque<u32>,
+    /// What only a transfer's queue has (its flow, generation, frames in flight), by `q - n_flows`.
+    pub(crate) queue_meta: Vec<queues::QueueMeta>,
+    /// TCP parameters of each declared TCP flow (its transfers' connections are made from them).
+    pub(crate) flow_tcp: Vec<Option<crate::ir::TcpIr>>,
+    /// Per declared flow: the TCP connections of its closed transfer queues.
+    pub tcp_closed: Vec<queues::TcpTotals>,
     pub(crate) sources: Vec<Source>,
     pub transfers: transfers::Transfers,
     /// Some Pareto source has a NIC buffer or RL release (checked as its frames are taken).
@@ -166,7 +188,7 @@ pub struct Network {
 
 impl Network {
     /// Schedule `ev` at `t`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn schedule(&mut self, t: SimTime, ev: Event) {
         self.q.push(t, ev);
     }

@@ -4,7 +4,7 @@
 //! A frame is serialised at the line rate and reaches the peer after the propagation delay (plus
 //! the peer switch's latency): store and forward. Under an output-generated hotspot the port keeps
 //! serialising at line rate but waits until `start + size / service_rate` before the next *data*
-//! frame (the receiver drains slowly); MAC-control frames may use the gaps (spec §1.6, OG-LINK).
+//! frame (the receiver drains slowly); MAC-control frames may use the gaps (model reference §1.6, OG-LINK).
 
 use super::{Network, NONE_U32};
 use crate::cm::cp_hooks;
@@ -68,7 +68,10 @@ pub struct Port {
     pub pfc: Option<Box<PfcPort>>,
     // statistics
     pub q_last_t: SimTime,
+    /// Largest occupancy since the start of the run (the queue-series watch, [`crate::probe::QueueWatch`]).
     pub q_max: u64,
+    /// Largest occupancy held at some instant of the statistics window `[warm-up, end]` (`queues[].max_bytes`).
+    pub q_max_window: u64,
     pub q_area: u128,
     /// Time at each occupancy, in [`HIST_BUCKET`]-byte buckets (switch egress queues only; grows
     /// with the largest occupancy seen, so every buffer policy gets exact percentiles).
@@ -124,6 +127,7 @@ impl Port {
             q_last_t: 0,
             q_area: 0,
             q_max: 0,
+            q_max_window: 0,
             q_hist: Vec::new(),
             #[cfg(debug_assertions)]
             little: (0, 0),
@@ -133,9 +137,14 @@ impl Port {
     }
 
     /// Time-weighted queue statistics: account the interval since the last change up to `now`
-    /// (only the part after the warm-up `w`).
+    /// (only the part after the warm-up `w`), and the occupancy held over it toward the window's
+    /// largest when the interval reaches into the window (a peak during the warm-up is not one of
+    /// the window's; the occupancy at its start is).
     #[inline]
     pub fn account_queue(&mut self, now: SimTime, w: SimTime) {
+        if now >= w {
+            self.q_max_window = self.q_max_window.max(self.q_bytes);
+        }
         let from = self.q_last_t.max(w);
         if now > from {
             let dt = now - from;
@@ -164,7 +173,7 @@ impl Port {
 
 impl Network {
     /// Time-weighted queue statistics before an occupancy change of `port`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn queue_change(&mut self, port: PortId) {
         let (now, w) = (self.now, self.cfg.warmup_ps);
         self.ports[port.idx()].account_queue(now, w);

@@ -1,4 +1,4 @@
-//! Routing: static shortest paths (spec §0), computed once at build time.
+//! Routing: static shortest paths (model reference §0), computed once at build time.
 
 use crate::ids::{NodeId, PortId};
 use crate::ir::{Ir, NodeIr};
@@ -100,7 +100,9 @@ pub fn ecmp_index(salt: u64, node: u32, key: u64, k: u32) -> u32 {
 /// tools, so nothing routes a second time. A host sends on its first link. An unreachable
 /// destination gives an empty path.
 pub fn flow_paths(ir: &Ir) -> Vec<Vec<u32>> {
-    let mut paths = routed_paths(ir);
+    let t = PathTables::new(ir, ir.ecmp);
+    let mut paths: Vec<Vec<u32>> =
+        ir.flows.iter().enumerate().map(|(fi, f)| f.dst.map_or_else(Vec::new, |d| t.path(ir, f.src, d, fi as u64))).collect();
     for p in &ir.routing.pinned {
         if let Some(slot) = paths.get_mut(p.flow as usize) {
             *slot = p.path.clone();
@@ -109,46 +111,62 @@ pub fn flow_paths(ir: &Ir) -> Vec<Vec<u32>> {
     paths
 }
 
-/// [`flow_paths`] without the pinned paths.
-fn routed_paths(ir: &Ir) -> Vec<Vec<u32>> {
-    let (is_switch, adj) = adjacency(ir);
-    let routes = compute_routes(ir.nodes.len(), &is_switch, &adj);
-    let ecmp = if ir.ecmp { compute_ecmp(ir.nodes.len(), &is_switch, &adj, &routes) } else { Vec::new() };
-    let salt = ecmp_salt(ir.seed);
-    let peer = |port: PortId| {
-        let l = &ir.links[(port.0 / 2) as usize];
-        if port.0 % 2 == 0 { l.b } else { l.a }
-    };
-    ir.flows
-        .iter()
-        .enumerate()
-        .map(|(fi, f)| {
-            let mut path = vec![f.src];
-            let Some(&(first, _)) = adj[f.src as usize].first() else { return Vec::new() };
-            let mut node = first.0;
-            for _ in 0..ir.nodes.len() {
-                path.push(node);
-                if node == f.dst {
-                    return path;
-                }
-                if !is_switch[node as usize] {
-                    break;
-                }
-                let mut p = routes[node as usize][f.dst as usize];
-                if p == PortId::NONE {
-                    break;
-                }
-                if let Some((offs, ports)) = ecmp.get(node as usize).filter(|(o, _)| !o.is_empty()) {
-                    let (a, b) = (offs[f.dst as usize], offs[f.dst as usize + 1]);
-                    if b - a > 1 {
-                        p = ports[(a + ecmp_index(salt, node, fi as u64, b - a)) as usize];
-                    }
-                }
-                node = peer(p);
+/// The path of a frame from host `src` to host `dst` for each pair, on the single route (ECMP's
+/// hash depends on the send queue a transfer gets during the run; on the fabrics cnsim builds the
+/// equal-cost paths have the same links, so the single route's latency and rates are theirs).
+pub fn pair_paths(ir: &Ir, pairs: &[(u32, u32)]) -> Vec<Vec<u32>> {
+    let t = PathTables::new(ir, false);
+    pairs.iter().map(|&(s, d)| t.path(ir, s, d, 0)).collect()
+}
+
+/// Routes (and ECMP choices) of an IR, for walking paths outside a run.
+pub(crate) struct PathTables {
+    is_switch: Vec<bool>,
+    adj: Vec<Vec<(NodeId, PortId)>>,
+    routes: Vec<Vec<PortId>>,
+    ecmp: Vec<(Vec<u32>, Vec<PortId>)>,
+    salt: u64,
+}
+
+impl PathTables {
+    pub(crate) fn new(ir: &Ir, ecmp: bool) -> Self {
+        let (is_switch, adj) = adjacency(ir);
+        let routes = compute_routes(ir.nodes.len(), &is_switch, &adj);
+        let ecmp = if ecmp { compute_ecmp(ir.nodes.len(), &is_switch, &adj, &routes) } else { Vec::new() };
+        PathTables { is_switch, adj, routes, ecmp, salt: ecmp_salt(ir.seed) }
+    }
+
+    /// Nodes from `src` to `dst` for ECMP key `key` (empty: unreachable).
+    pub(crate) fn path(&self, ir: &Ir, src: u32, dst: u32, key: u64) -> Vec<u32> {
+        let peer = |port: PortId| {
+            let l = &ir.links[(port.0 / 2) as usize];
+            if port.0 % 2 == 0 { l.b } else { l.a }
+        };
+        let mut path = vec![src];
+        let Some(&(first, _)) = self.adj[src as usize].first() else { return Vec::new() };
+        let mut node = first.0;
+        for _ in 0..ir.nodes.len() {
+            path.push(node);
+            if node == dst {
+                return path;
             }
-            Vec::new()
-        })
-        .collect()
+            if !self.is_switch[node as usize] {
+                break;
+            }
+            let mut p = self.routes[node as usize][dst as usize];
+            if p == PortId::NONE {
+                break;
+            }
+            if let Some((offs, ports)) = self.ecmp.get(node as usize).filter(|(o, _)| !o.is_empty()) {
+                let (a, b) = (offs[dst as usize], offs[dst as usize + 1]);
+                if b - a > 1 {
+                    p = ports[(a + ecmp_index(self.salt, node, key, b - a)) as usize];
+                }
+            }
+            node = peer(p);
+        }
+        Vec::new()
+    }
 }
 
 /// Shortest-hop routes: for every switch, the egress port toward every node. BFS from each

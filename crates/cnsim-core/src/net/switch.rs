@@ -1,4 +1,4 @@
-//! Switches: output-queued, shared memory, one traffic class (spec §1.3) — or 8 under PFC. An
+//! Switches: output-queued, shared memory, one traffic class (model reference §1.3) — or 8 under PFC. An
 //! arriving frame is looked up, admitted or dropped by the buffer policy ([`super::buffer`], or PFC's
 //! per-(input, priority) accounting, [`crate::flowctl::pfc`]), enqueued FIFO at its egress port (the
 //! queue of its priority under PFC) — the congestion point, whose hooks run here — and the port is
@@ -126,6 +126,16 @@ impl Network {
 
     #[inline]
     pub(crate) fn drop_frame(&mut self, s: usize, port: PortId, fr: FrameId, reason: DropReason) {
+        self.switches[s].drops += 1;
+        if !port.is_none() {
+            self.ports[port.idx()].drops[reason as usize] += 1;
+        }
+        self.frame_lost(fr);
+    }
+
+    /// Count and free frame `fr`, lost in the network (dropped by a switch or on a dead link): its
+    /// flow's, transfer's and send queue's counters.
+    pub(crate) fn frame_lost(&mut self, fr: FrameId) {
         let (kind, size, flow, transfer) = {
             let f = self.frames.get(fr);
             (f.kind, f.size as u64, f.flow, f.transfer)
@@ -133,10 +143,6 @@ impl Network {
         // a data frame's bytes without its INT header
         let size = if self.int.is_some() && kind == FrameKind::Data { self.int_strip(fr) as u64 } else { size };
         self.frames.free(fr);
-        self.switches[s].drops += 1;
-        if !port.is_none() {
-            self.ports[port.idx()].drops[reason as usize] += 1;
-        }
         match kind {
             FrameKind::Data => {
                 self.c.data_dropped.0 += 1;
@@ -144,13 +150,25 @@ impl Network {
                 let fl = &mut self.flows[flow.idx()];
                 fl.dropped_frames += 1;
                 fl.dropped_bytes += size;
+                let mut settled = false;
                 if transfer != NONE_U32 {
                     self.transfers[transfer].dropped += 1;
-                    self.transfers.settle(transfer, self.now);
+                    settled = self.transfers.settle(transfer, self.now);
+                }
+                if self.is_transfer_queue(flow) {
+                    if settled {
+                        self.queue_settling(flow);
+                    }
+                    self.queue_frame_gone(flow);
                 }
             }
             FrameKind::Control => self.c.ctrl_dropped += 1,
-            FrameKind::Ack => self.c.ack_dropped += 1,
+            FrameKind::Ack => {
+                self.c.ack_dropped += 1;
+                if self.is_transfer_queue(flow) {
+                    self.queue_frame_gone(flow);
+                }
+            }
             FrameKind::Pause => {}
         }
     }

@@ -103,7 +103,7 @@ impl Network {
         if let Some(d) = t.sender.rto_deadline() {
             if t.rto_event.is_none_or(|e| e > d) {
                 t.rto_event = Some(d);
-                self.schedule(d, Event::TcpTimer { flow: fid, which: RTO });
+                self.schedule(d, Event::TcpTimer { flow: fid, which: RTO, gen: self.queue_gen(fid) });
             }
         }
     }
@@ -177,7 +177,7 @@ impl Network {
         if let Some(at) = out.delack_at {
             if t.delack_event.is_none_or(|e| e > at) {
                 t.delack_event = Some(at);
-                self.schedule(at, Event::TcpTimer { flow: fid, which: DELACK });
+                self.schedule(at, Event::TcpTimer { flow: fid, which: DELACK, gen: self.queue_gen(fid) });
             }
         }
         for ack in out.acks.into_iter().flatten() {
@@ -193,6 +193,7 @@ impl Network {
         let (src, dst, prio) = (f.dst, f.src, f.prio);
         self.c.ack_generated.0 += 1;
         self.c.ack_generated.1 += size as u64;
+        self.queue_frame_sent(fid);
         let fr = self.frames.alloc(Frame {
             kind: FrameKind::Ack,
             size,
@@ -240,6 +241,11 @@ impl Network {
             tr.delivered = tr.frames;
             let src = tr.source as usize;
             self.transfers.settle(tid, now);
+            if self.is_transfer_queue(fid) {
+                // its only transfer: the connection closes once nothing of it is in flight (this
+                // ACK is, until its arrival has been handled)
+                self.queue_settling(fid);
+            }
             // closed-loop sources draw their OFF period when the transfer is complete
             if let Some(next) = self.sources[src].transfer_done(tid, now) {
                 self.schedule(next, Event::SourceFire { source: src as u32 });
@@ -251,10 +257,13 @@ impl Network {
         self.host_try_send(h);
     }
 
-    /// A TCP timer event of flow `fid`.
-    pub(crate) fn tcp_timer(&mut self, fid: FlowId, which: u8) {
+    /// A TCP timer event of flow `fid` (generation `gen` of its send queue).
+    pub(crate) fn tcp_timer(&mut self, fid: FlowId, which: u8, gen: u32) {
         let now = self.now;
-        let t = self.flows[fid.idx()].tcp.as_mut().expect("tcp flow");
+        if self.queue_gen(fid) != gen {
+            return; // a transfer's connection that has closed since
+        }
+        let Some(t) = self.flows[fid.idx()].tcp.as_mut() else { return };
         if which == RTO {
             if t.rto_event != Some(now) {
                 return; // superseded by an earlier re-arm
@@ -281,7 +290,7 @@ impl Network {
                 self.tcp_send_ack(h, fid, ack.ack, ack.ece, SackBlocks::default());
             } else if let Some(d) = t.receiver.delack_deadline().filter(|&d| d > now) {
                 t.delack_event = Some(d); // re-armed later than this event: wait for it
-                self.schedule(d, Event::TcpTimer { flow: fid, which: DELACK });
+                self.schedule(d, Event::TcpTimer { flow: fid, which: DELACK, gen: self.queue_gen(fid) });
             }
         }
     }

@@ -110,11 +110,12 @@ impl Transfers {
 
     /// Transfer `id` may just have settled at `at` (a frame of it was delivered or dropped, or TCP
     /// acknowledged its last byte): count it, keep its row if recording, and free its slot.
+    /// Returns whether it settled.
     #[inline]
-    pub fn settle(&mut self, id: u32, at: SimTime) {
+    pub fn settle(&mut self, id: u32, at: SimTime) -> bool {
         let t = &self.slots[id as usize];
         if t.delivered + t.dropped < t.frames {
-            return;
+            return false;
         }
         if t.start >= self.warmup {
             if t.bad() {
@@ -127,6 +128,7 @@ impl Transfers {
             self.rows.push((at, *t));
         }
         self.free.push(id);
+        true
     }
 
     /// Whether a row is kept for every transfer (`observe.fct`).

@@ -42,7 +42,7 @@ fn late_fan_in() -> Ir {
     for i in 0..3u32 {
         nodes.push(host(&format!("s{i}")));
         links.push(link(2 + i, 0));
-        flows.push(FlowIr { src: 2 + i, dst: 1, frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
+        flows.push(FlowIr { src: 2 + i, dst: Some(1), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
         sources.push(SourceIr {
             stream_id: i as u64,
             flows: vec![i],
@@ -50,6 +50,7 @@ fn late_fan_in() -> Ir {
             stop_ps: u64::MAX,
             gate: None,
             process: ProcessIr::Cbr { interval_ps: 2_400_000, phase_ps: 0, random_phase: true },
+            dst_set: None,
         });
     }
     Ir {
@@ -70,6 +71,8 @@ fn late_fan_in() -> Ir {
         ecmp: false,
         pause_watchdog: None,
         routing: Default::default(),
+        nic: Default::default(),
+        dst_sets: Vec::new(),
     }
 }
 

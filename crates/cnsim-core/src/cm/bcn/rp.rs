@@ -1,4 +1,4 @@
-//! BCN / ECM reaction point: one rate limiter per flow (spec §2.3–§2.6, §3, §4).
+//! BCN / ECM reaction point: one rate limiter per flow (model reference §2.3–§2.6, §3, §4).
 
 use super::*;
 
@@ -15,7 +15,7 @@ pub(super) fn untoken(t: u64) -> (u64, u32, u32) {
     (t >> 56, ((t >> 32) & 0xFF_FFFF) as u32, t as u32)
 }
 
-/// One rate limiter (spec §2.3).
+/// One rate limiter (model reference §2.3).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rl {
     pub rate: f64,
@@ -27,7 +27,7 @@ pub struct Rl {
 }
 
 /// Per-flow RP state; the back-off level survives the deletion of the RL (policy NEVER
-/// accumulates "for the whole run", spec §12 B2).
+/// accumulates "for the whole run", model reference §12 B2).
 /// `repr(C)`: what every transmission reads and writes (the RL, the last frame's time) leads the
 /// record.
 #[derive(Debug, Clone, Default)]
@@ -109,7 +109,7 @@ impl Rp {
         self.arm_periodic(ctx);
     }
 
-    /// ECM (spec §3): every BCN reaching an RL re-arms its timeout.
+    /// ECM (model reference §3): every BCN reaching an RL re-arms its timeout.
     fn touch(&mut self, ctx: &mut HostCtx, local: u32) {
         let fs = &mut self.flows[local as usize];
         if let Some(rl) = fs.rl.as_mut() {
@@ -131,7 +131,7 @@ impl Rp {
         }
     }
 
-    /// Delete the RL when its rate reached the line rate (spec §2.3 "RL released"); under
+    /// Delete the RL when its rate reached the line rate (model reference §2.3 "RL released"); under
     /// `reset_event = released` that is when the BCN(0,0) back-off may return to level 0.
     fn release_if_line(&mut self, local: u32, now: SimTime) {
         let fs = &mut self.flows[local as usize];
@@ -143,7 +143,7 @@ impl Rp {
         }
     }
 
-    /// BCN(0,0) at the RP (spec §2.5).
+    /// BCN(0,0) at the RP (model reference §2.5).
     fn bcn00(&mut self, ctx: &mut HostCtx, local: u32, cpid: u32) {
         let p = self.p.clone();
         let fs = &mut self.flows[local as usize];
@@ -166,7 +166,7 @@ impl Rp {
 
 impl ReactionPoint for Rp {
     fn on_feedback(&mut self, ctx: &mut HostCtx, msg: &CmMsg) {
-        let Some(local) = ctx.info.local_of(msg.flow) else { return };
+        let Some(local) = ctx.local_of(msg.flow) else { return };
         if msg.kind == MSG_ZERO {
             self.bcn00(ctx, local, msg.cpid);
             self.push_rate(ctx, local);
@@ -208,7 +208,7 @@ impl ReactionPoint for Rp {
     fn on_transmit(&mut self, ctx: &mut HostCtx, local: u32, frame: &mut Frame) {
         self.flows[local as usize].last_tx = ctx.now;
         if self.fb_at_cp {
-            return; // decrease-only mode needs no RL tags (spec §4.1)
+            return; // decrease-only mode needs no RL tags (model reference §4.1)
         }
         if let Some(rl) = self.flows[local as usize].rl {
             if !rl.stopped {
@@ -261,6 +261,9 @@ impl ReactionPoint for Rp {
             T_TIMEOUT if self.p.rl_timeout_event == TimeoutEvent::Idle => {
                 let t = self.p.rl_timeout_ps.unwrap_or(u64::MAX / 4);
                 let fs = &mut self.flows[local as usize];
+                if fs.timeout_gen != gen {
+                    return; // armed for the flow's state before a restart
+                }
                 fs.timeout_pending = false;
                 let Some(rl) = fs.rl else { return };
                 let idle_until = fs.last_tx.saturating_add(t);
@@ -299,15 +302,34 @@ impl ReactionPoint for Rp {
     /// `rl_per_transfer`: a new transfer on an idle pair is a new flow, with no RL and fresh state;
     /// the generations move on so the former RL's timers are ignored.
     fn on_flow_start(&mut self, ctx: &mut HostCtx, local: u32) {
-        let Some(fs) = self.flows.get_mut(local as usize) else { return };
+        if self.restart(local) {
+            self.push_rate(ctx, local);
+        }
+    }
+
+    /// A transfer's own queue: no RL, fresh state (its record starts without a limiter).
+    fn on_queue_open(&mut self, _ctx: &mut HostCtx, local: u32) {
+        if local as usize >= self.flows.len() {
+            self.flows.resize(local as usize + 1, FlowState::default());
+        }
+        self.restart(local);
+    }
+    fn on_queue_close(&mut self, _ctx: &mut HostCtx, local: u32) {
+        self.restart(local);
+    }
+}
+
+impl Rp {
+    /// Forget local flow `local`'s RL and state; the generations move on so that its pending timers
+    /// are ignored. Returns whether it had an RL.
+    fn restart(&mut self, local: u32) -> bool {
+        let Some(fs) = self.flows.get_mut(local as usize) else { return false };
         let had_rl = fs.rl.is_some();
         *fs = FlowState {
             restart_gen: fs.restart_gen.wrapping_add(1),
             timeout_gen: fs.timeout_gen.wrapping_add(1),
             ..FlowState::default()
         };
-        if had_rl {
-            self.push_rate(ctx, local);
-        }
+        had_rl
     }
 }

@@ -1,4 +1,4 @@
-//! One test per clause of the control law (spec §2.2–§2.6, §3, §4, §10), on the CP and RP
+//! One test per clause of the control law (model reference §2.2–§2.6, §3, §4, §10), on the CP and RP
 //! state machines driven through hand-made contexts.
 use super::*;
 use crate::cm::testkit::TestHost;
@@ -12,7 +12,7 @@ use serde_json::json;
 const LINE: f64 = 10e9;
 const CPID: u32 = 7;
 
-/// [A] baseline (spec §9.1) as IR JSON; tests patch fields.
+/// [A] baseline (model reference §9.1) as IR JSON; tests patch fields.
 fn base_json() -> serde_json::Value {
     json!({
         "sampling": "random_bytes", "sample_p": 0.01, "sample_interval_bytes": 150000,
@@ -110,7 +110,7 @@ impl RpH {
         f(&mut self.rp, &mut self.env.ctx())
     }
     fn msg(&mut self, kind: u8, flow: u32, cpid: u32, fb: f64) {
-        let m = CmMsg { kind, flow: FlowId(flow), cpid, v: [0.0, fb, 1e6] };
+        let m = CmMsg { gen: 0, kind, flow: FlowId(flow), cpid, v: [0.0, fb, 1e6] };
         self.with(|rp, ctx| rp.on_feedback(ctx, &m));
     }
     /// Fire every pending timer due at or before `t`, in time order (and those they arm).
@@ -161,7 +161,7 @@ fn the_reported_rate_is_always_the_limiter_rate() {
         crate::cm::testkit::check_rate_is_limiter(&mut rp, &mut env, 20_000, |rng| {
             let kind = [MSG_POSITIVE, MSG_NEGATIVE, MSG_NEGATIVE, MSG_MAX, MSG_ZERO][rng.below(5) as usize];
             let fb = rng.below(64) as f64 * if kind == MSG_POSITIVE { 1.0 } else { -1.0 };
-            CmMsg { kind, flow: FlowId(0), cpid: CPID, v: [0.0, fb, 1e6] }
+            CmMsg { gen: 0, kind, flow: FlowId(0), cpid: CPID, v: [0.0, fb, 1e6] }
         });
     }
 }
@@ -196,7 +196,7 @@ fn qdelta_is_in_pages_and_clamped_to_plus_minus_two_qeq() {
 
 #[test]
 fn fb_zero_sends_nothing() {
-    // Q = Qeq and unchanged since the last sample: Qoff = Qdelta = 0 ⇒ Fb = 0 (spec §10)
+    // Q = Qeq and unchanged since the last sample: Qoff = Qdelta = 0 ⇒ Fb = 0 (model reference §10)
     let p = base();
     assert_eq!(cp_decide(&p, 24_000, 24_000, true), Verdict::Nothing);
     assert_eq!(cp_decide(&p, 24_000, 24_000, false), Verdict::Nothing);
@@ -207,7 +207,7 @@ fn fb_zero_sends_nothing() {
 #[test]
 fn legacy_encoding_turns_a_sample_at_equilibrium_into_bcn00() {
     // [C] §8: Qoff and Qdelta in whole pages; both 0 at a sample of a frame this CP tagged is the
-    // original code point of BCN(0,0) (spec §12 C4's explicit type avoids it)
+    // original code point of BCN(0,0) (model reference §12 C4's explicit type avoids it)
     let p = params_with(json!({"zero_legacy": true}));
     assert_eq!(cp_decide(&p, 24_000, 24_000, true), Verdict::Send(MSG_ZERO, [0.0, 0.0]));
     // within half a page of Qeq and of the last sample the fields still read 0 (−0.31 and +0.31 pages)
@@ -363,7 +363,7 @@ fn refused_frames_are_sampled_only_with_sample_refused() {
     // every frame sampled (p = 1) so the rule, not the sampler, decides
     let p = json!({"sampling": "bernoulli", "sample_p": 1.0, "severe": "max", "qsc_bytes": 83_200});
     let mut h = CpH::new(params_with(p.clone()));
-    assert!(h.offer(0, 140_000, &mut data_frame(1, 1, 1500), true).is_empty(), "spec §2.2: not sampled");
+    assert!(h.offer(0, 140_000, &mut data_frame(1, 1, 1500), true).is_empty(), "model reference §2.2: not sampled");
     let mut patch = p.clone();
     patch["sample_refused"] = json!(true);
     let mut h = CpH::new(params_with(patch));
@@ -487,7 +487,7 @@ fn slow_cp_uses_its_own_pm_and_ru() {
     // the RP increases by Gi·fb·Ru of the message
     let mut h = RpH::new(base(), 1);
     h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
-    let m = CmMsg { kind: MSG_POSITIVE, flow: FlowId(0), cpid: CPID, v: [0.0, 1875.0, 0.8e6] };
+    let m = CmMsg { gen: 0, kind: MSG_POSITIVE, flow: FlowId(0), cpid: CPID, v: [0.0, 1875.0, 0.8e6] };
     h.with(|rp, ctx| rp.on_feedback(ctx, &m));
     assert!(close(h.rate(0).unwrap(), 5e9 + 0.8e9));
 }

@@ -14,7 +14,7 @@ fn new_host() -> Host {
 }
 
 fn cnp() -> CmMsg {
-    CmMsg { kind: MSG_CNP, flow: FlowId(3), cpid: 0, v: [0.0; 3] }
+    CmMsg { gen: 0, kind: MSG_CNP, flow: FlowId(3), cpid: 0, v: [0.0; 3] }
 }
 
 fn data() -> Frame {

@@ -143,7 +143,7 @@ fn bcn00_reset_policies_and_backoff_cap() {
 
 #[test]
 fn bcn00_reset_event_positive_and_released() {
-    // reset_event = positive (spec §12 R8): episodes accumulate through negative BCNs; the first
+    // reset_event = positive (model reference §12 R8): episodes accumulate through negative BCNs; the first
     // positive BCN reaching the running RL applies the policy.
     let mk = |reset: &str, ev: &str| {
         RpH::new(params_with(json!({"severe": "zero", "reset": reset, "reset_event": ev})), 1)
