@@ -816,6 +816,7 @@ class Compiler:
         flows, sources = self.traffic_ir()
         hotspots = self.hotspot_ir()
         routing = self.routing_ir()
+        self.check_rdma()
         if self.problems:
             raise ConfigError(self.problems)
         index = self.net.index()
@@ -852,8 +853,33 @@ class Compiler:
             {"timeout_ps": sc.flow_control.watchdog, "recovery_ps": sc.flow_control.watchdog_recovery},
             **({"routing": routing} if routing else {}),
             **self.nic_ir(),
+            **self.rdma_ir(),
             **({"dst_sets": [list(k) for k in self.dst_sets]} if self.dst_sets else {}),
         }
+
+    def rdma_ir(self) -> dict[str, Any]:
+        """The IR's ``rdma`` (absent without loss recovery, so that other scenarios keep their IR)."""
+        r = self.sc.rdma
+        if r.loss_recovery == "none":
+            return {}
+        return {"rdma": {"loss_recovery": r.loss_recovery, "timeout_ps": r.timeout}}
+
+    def check_rdma(self) -> None:
+        """Loss recovery needs transfers in queues of their own (queue pairs) and no source released by
+        its NIC backlog."""
+        if self.sc.rdma.loss_recovery == "none":
+            return
+        path = "rdma.loss_recovery"
+        if not self.sc.nic.per_transfer():
+            self.error(path, "needs a send queue per transfer (nic.queues = 'transfer', nic.rate_limiters = "
+                       "'queue')", self.sc.rdma.loss_recovery)
+        if not any(isinstance(g, TRANSFER_KINDS) and g.transport == "udp" for g in self.sc.traffic):
+            self.error(path, "no traffic makes RDMA transfers (a workload, incast or pareto generator with "
+                       "transport = 'udp')", self.sc.rdma.loss_recovery)
+        for i, g in enumerate(self.sc.traffic):
+            if isinstance(g, ParetoOnOff) and (g.loop == "rl_queue" or g.nic_buffer is not None):
+                self.error(f"traffic[{i}].loop", "a source released by its NIC backlog cannot be combined with "
+                           "rdma.loss_recovery (its retransmissions would count as backlog)", g.loop)
 
     def nic_ir(self) -> dict[str, Any]:
         """The IR's ``nic``, written only where it can matter and differs from the engine's default

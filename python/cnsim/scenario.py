@@ -476,6 +476,26 @@ class NicSection(Strict):
         return self.resolved() == ("transfer", "queue")
 
 
+class RdmaSection(Strict):
+    """``[rdma]``: loss recovery of RDMA transfers (UDP-transport workload, incast and Pareto traffic, each
+    transfer a queue pair) on fabrics without PFC (docs/rdma.md)."""
+
+    loss_recovery: Literal["none", "go_back_n", "selective_repeat"] = Field(
+        "none", description="none: a lost frame stays lost (the transfer never completes); go_back_n: the receiver "
+        "discards a frame beyond the one it expects and NACKs that one, the sender resends everything from it (RoCE "
+        "NICs, the HPCC authors' simulator); selective_repeat: the receiver keeps frames beyond a hole and the sender "
+        "resends only the missing one (IRN)")
+    timeout: Time = Field(
+        10**9, description="retransmission timeout: with frames unacknowledged and no ACK for this long, the sender "
+        "resends from its oldest unacknowledged frame (a lost tail, a lost NACK)")
+
+    @model_validator(mode="after")
+    def _timeout(self):
+        if self.timeout <= 0:
+            raise ValueError("timeout must be > 0")
+        return self
+
+
 class TcpSection(Strict):
     """``[tcp]``: parameters of every TCP / DCTCP flow (transport = "tcp" or "dctcp" in [[traffic]])."""
 
@@ -521,6 +541,8 @@ class Scenario(Strict):
     events: list[LinkEvent] = Field(default_factory=list, description="timed link failures and recoveries "
                                     "([[events]])")
     nic: NicSection = Field(default_factory=NicSection, description="host NIC: transfer queues, rate limiters")
+    rdma: RdmaSection = Field(default_factory=RdmaSection, description="RDMA loss recovery (go-back-N, selective "
+                              "repeat)")
 
 
 SECTIONS: dict[str, type[Strict]] = {
@@ -541,5 +563,6 @@ SECTIONS: dict[str, type[Strict]] = {
     "events": LinkEvent,
     "tcp": TcpSection,
     "nic": NicSection,
+    "rdma": RdmaSection,
 }
 """Every section model by its TOML path (for `cnsim describe` and the docs)."""

@@ -61,6 +61,7 @@ pub fn fanin_ir(n: u32, rate_gbps: f64, ms: f64, seed: u64) -> Ir {
         ecmp: false,
         pause_watchdog: None,
         routing: Default::default(),
+        rdma: None,
         nic: Default::default(),
         dst_sets: Vec::new(),
     }

@@ -87,6 +87,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         int: scheme_wants_int.then(|| IntTable::new(n_ports, int_wire)),
         pcap: None,
         dynamics: None,
+        rdma: crate::net::rdma::Rdma::new(&ir.rdma),
         tx_hook: false,
         arrive_hook: false,
         egress_hook: false,

@@ -30,6 +30,8 @@ pub enum Event {
     /// A TCP timer of a flow: `which` = 0 retransmission timeout (sender), 1 delayed ACK (receiver);
     /// `gen`: the generation of the flow's send queue (a transfer's queue closed since: stale).
     TcpTimer { flow: FlowId, which: u8, gen: u32 },
+    /// The retransmission timeout of an RDMA send queue ([`crate::net::rdma`]; `gen` as `TcpTimer`'s).
+    RdmaTimer { queue: FlowId, gen: u32 },
     /// A congestion point's periodic tick.
     CpTick { port: PortId },
     /// Re-send XOFF if still asserted (generation counter `gen`).
@@ -51,6 +53,7 @@ impl Event {
             Event::Feedback { .. }
             | Event::RpTimer { .. }
             | Event::TcpTimer { .. }
+            | Event::RdmaTimer { .. }
             | Event::CpTick { .. }
             | Event::PauseRefresh { .. }
             | Event::ServiceRate { .. }

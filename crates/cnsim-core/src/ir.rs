@@ -61,6 +61,27 @@ pub struct Ir {
     /// per flow, limiters per flow).
     #[serde(default)]
     pub nic: NicIr,
+    /// RDMA loss recovery of transfers on a lossy fabric ([`crate::net::rdma`]); absent = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdma: Option<RdmaIr>,
+}
+
+/// How RDMA transfers recover lost frames (issue 36).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RdmaIr {
+    pub loss_recovery: LossRecoveryIr,
+    /// Retransmission timeout, ps (> 0).
+    pub timeout_ps: u64,
+}
+
+/// Go-back-N, selective repeat, or none (a lost frame stays lost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossRecoveryIr {
+    None,
+    GoBackN,
+    SelectiveRepeat,
 }
 
 /// Timed link events and per-flow pinned paths (issue 36).

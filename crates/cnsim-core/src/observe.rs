@@ -705,6 +705,20 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
             })
             .collect();
     }
+    if let Some(r) = net.rdma.as_ref() {
+        let st = r.stats;
+        summary["rdma"] = json!({
+            "loss_recovery": if r.selective { "selective_repeat" } else { "go_back_n" },
+            "timeout_s": to_s(r.timeout_ps),
+            "retransmitted_frames": st.retransmitted_frames,
+            "retransmitted_bytes": st.retransmitted_bytes,
+            "acks": st.acks,
+            "nacks": st.nacks,
+            "timeouts": st.timeouts,
+            "discarded_frames": st.discarded_frames,
+            "transfers_in_progress": net.transfers.in_progress().len(),
+        });
+    }
     if let Some(int) = net.int.as_ref() {
         let wire = int.wire();
         summary["int"] = json!({ "source_bytes": wire.source_bytes, "hop_bytes": wire.hop_bytes,

@@ -200,6 +200,7 @@ impl Simulation {
             Event::Feedback { host, frame } => net.host_feedback(host, frame),
             Event::RpTimer { host, token } => net.rp_timer(host, token),
             Event::TcpTimer { flow, which, gen } => net.tcp_timer(flow, which, gen),
+            Event::RdmaTimer { queue, gen } => net.rdma_timer(queue, gen),
             Event::CpTick { port } => net.cp_tick(port),
             Event::PauseRefresh { port, gen } => net.pause_refresh(port, gen),
             Event::ServiceRate { hotspot, step } => net.service_rate_step(hotspot, step),

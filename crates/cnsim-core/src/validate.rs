@@ -36,6 +36,7 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
         validate_source(ir, i, s)?;
     }
     validate_observe(ir)?;
+    validate_rdma(ir)?;
     validate_routing(ir, &is_host, &adj)?;
     validate_pcap(ir, &adj)?;
     validate_hotspots(ir, &is_host, &adj)
@@ -384,6 +385,22 @@ fn validate_routing(ir: &Ir, is_host: &[bool], adj: &[Vec<usize>]) -> Result<(),
                 return Err(err(path("path"), format!("node {v}: inner nodes must be distinct switches")));
             }
         }
+    }
+    Ok(())
+}
+
+/// RDMA loss recovery: a send queue per transfer (the queue pair its PSNs and timer belong to), a
+/// timeout, and no source released by its NIC backlog (retransmissions would count as its backlog).
+fn validate_rdma(ir: &Ir) -> Result<(), ScenarioError> {
+    let Some(r) = ir.rdma.as_ref().filter(|r| r.loss_recovery != crate::ir::LossRecoveryIr::None) else { return Ok(()) };
+    if !ir.nic.per_transfer() {
+        return Err(err("rdma.loss_recovery".into(), "needs a send queue per transfer (nic.queues = 'transfer', nic.rate_limiters = 'queue')"));
+    }
+    if r.timeout_ps == 0 {
+        return Err(err("rdma.timeout_ps".into(), "must be > 0"));
+    }
+    if ir.sources.iter().any(|s| matches!(s.process, ProcessIr::ParetoOnOff { nic_buffer_frames: Some(_), .. } | ProcessIr::ParetoOnOff { rl_release: true, .. })) {
+        return Err(err("rdma.loss_recovery".into(), "not with a Pareto source released by its NIC buffer or rate limiter"));
     }
     Ok(())
 }

@@ -44,6 +44,7 @@ fn base(nodes: Vec<NodeIr>, links: Vec<LinkIr>, flows: Vec<FlowIr>, sources: Vec
         ecmp: false,
         pause_watchdog: None,
         routing: Default::default(),
+        rdma: None,
         nic: Default::default(),
         dst_sets: Vec::new(),
     }

@@ -153,6 +153,7 @@ fn random_ir(r: &mut Stream) -> Ir {
         ecmp: false,
         pause_watchdog: None,
         routing: Default::default(),
+        rdma: None,
         nic: Default::default(),
         dst_sets: Vec::new(),
     }

@@ -64,6 +64,7 @@ fn incast(n: u32, cc: CcIr, buffer: u64, pause: PauseIr, ecn: Option<u64>, dur: 
         ecmp: false,
         pause_watchdog: None,
         routing: Default::default(),
+        rdma: None,
         nic: Default::default(),
         dst_sets: Vec::new(),
     }

@@ -339,7 +339,13 @@ impl Network {
             (NONE_U32, size, false, seg.seq, if ecn { tag::ECT } else { 0 })
         } else {
             let (transfer, size, last) = self.take_frame(h, fid);
-            (transfer, size, last, 0, 0)
+            if self.rdma.is_some() && transfer != NONE_U32 && self.rdma_on(fid) {
+                // RDMA loss recovery: the frame's PSN (crate::net::rdma)
+                let (psn, last) = self.rdma_psn(fid, transfer, size, last);
+                (transfer, size, last, psn, 0)
+            } else {
+                (transfer, size, last, 0, 0)
+            }
         };
         self.host_start_frame(h, pid, fid, taken)
     }
@@ -455,6 +461,13 @@ impl Network {
             (f.kind, f.size, f.flow, f.transfer, f.quanta, f.seq, f.tag.flags)
         };
         match kind {
+            FrameKind::Ack if self.flows[flow.idx()].tcp.is_none() => {
+                // an RDMA ACK or NACK (crate::net::rdma)
+                self.frames.free(fr);
+                self.c.ack_delivered += 1;
+                self.rdma_ack_arrived(flow, seq, flags & crate::net::rdma::NACK != 0);
+                self.queue_frame_gone(flow);
+            }
             FrameKind::Ack => {
                 self.tcp_ack_arrived(fr, flow, seq, flags & tag::ECE != 0);
                 if self.is_transfer_queue(flow) {
@@ -496,7 +509,17 @@ impl Network {
         }
         self.flow_bins.on_delivery(self.stat_flow(flow), t, size, self.ports[self.hosts[h].port.idx()].tx_ps(size as u64));
         let mut settled = false;
-        if transfer != NONE_U32 {
+        if transfer != NONE_U32 && self.rdma.is_some() && self.rdma_on(flow) {
+            // in order or kept beyond a hole: new data; the transfer settles at the sender's final
+            // ACK (crate::net::rdma)
+            if self.rdma_receive(h, flow, seq) {
+                let tr = &mut self.transfers[transfer];
+                tr.delivered += 1;
+                if tr.delivered == tr.frames {
+                    tr.end = t;
+                }
+            }
+        } else if transfer != NONE_U32 {
             let tr = &mut self.transfers[transfer];
             tr.delivered += 1;
             if tr.delivered == tr.frames {
@@ -551,11 +574,12 @@ impl Network {
         let (size, flow, transfer) = (f.size, f.flow, f.transfer);
         if self.is_transfer_queue(flow) && transfer != NONE_U32 && {
             let tr = &self.transfers[transfer];
-            tr.delivered + tr.dropped + 1 == tr.frames
+            tr.delivered + tr.dropped + 1 == tr.frames || self.rdma.is_some()
         } {
             // the frame that completes a transfer closes its queue, which frees the slot for the
             // next transfer: at its own time, not at its sending event's, so that which slot (and
-            // ECMP path) a later transfer gets does not depend on how the run is cut into steps
+            // ECMP path) a later transfer gets does not depend on how the run is cut into steps;
+            // under RDMA loss recovery every frame of a transfer, as any may be answered
             return false;
         }
         // no reflector, or one whose on_data ignores this frame (a no-op left out)

@@ -27,6 +27,7 @@ pub mod port;
 pub mod queues;
 pub mod routing;
 pub mod switch;
+pub mod rdma;
 pub mod tcp;
 pub mod transfers;
 
@@ -172,6 +173,8 @@ pub struct Network {
     pub pcap: Option<Box<crate::pcap::PcapSet>>,
     /// Link events and pinned paths ([`dynamics`]), only when the scenario has some.
     pub dynamics: Option<Box<dynamics::Dynamics>>,
+    /// RDMA loss recovery ([`rdma`]), only when `[rdma] loss_recovery` asks for it.
+    pub rdma: Option<Box<rdma::Rdma>>,
     /// One flag per hot path for the optional mechanisms, so that a run without them tests one
     /// bool there: a frame starts at a host (`tx_hook`: captures, link events), arrives at a switch
     /// (`arrive_hook`: INT bytes, link events and pinned paths), leaves a switch port (`egress_hook`:

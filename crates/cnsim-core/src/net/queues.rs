@@ -205,6 +205,9 @@ impl Network {
         if self.hosts[h].rp.is_some() {
             self.rp_call(h, |rp, ctx| rp.on_queue_open(ctx, local));
         }
+        if self.rdma.is_some() {
+            self.rdma_open(q);
+        }
         q
     }
 
@@ -371,6 +374,7 @@ mod tests {
             ecmp: false,
             pause_watchdog: None,
             routing: Default::default(),
+            rdma: None,
             nic,
         }
     }

@@ -151,7 +151,8 @@ impl Network {
                 fl.dropped_frames += 1;
                 fl.dropped_bytes += size;
                 let mut settled = false;
-                if transfer != NONE_U32 {
+                // a frame under RDMA loss recovery is sent again: its transfer is not bad (crate::net::rdma)
+                if transfer != NONE_U32 && !(self.rdma.is_some() && self.rdma_on(flow)) {
                     self.transfers[transfer].dropped += 1;
                     settled = self.transfers.settle(transfer, self.now);
                 }

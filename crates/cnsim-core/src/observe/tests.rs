@@ -71,6 +71,7 @@ fn late_fan_in() -> Ir {
         ecmp: false,
         pause_watchdog: None,
         routing: Default::default(),
+        rdma: None,
         nic: Default::default(),
         dst_sets: Vec::new(),
     }
