@@ -335,11 +335,23 @@ fn encode(net: &Network, fr: FrameId, size: u32, ip_id: u16, b: &mut Vec<u8>) ->
             } else if set.wire.roce() {
                 ipv4(b, ip_len, ip_id, 17, ecn_bits(f, true), ip(src), ip(dst));
                 udp(b, 0xC000 | (f.flow.0 as u16 & 0x3FFF), ROCE_PORT, ip_len - 20);
-                bth(b, 0x04, f.flow.0, (f.tag.rate as u64) as u32);
+                // the PSN under RDMA loss recovery (crate::net::rdma)
+                let psn = if net.rdma.is_some() { f.seq as u32 } else { (f.tag.rate as u64) as u32 };
+                bth(b, 0x04, f.flow.0, psn);
             } else {
                 ipv4(b, ip_len, ip_id, 17, ecn_bits(f, false), ip(src), ip(dst));
                 udp(b, port_of(f.flow.0), 5001, ip_len - 20);
             }
+        }
+        FrameKind::Ack if net.flows[f.flow.idx()].tcp.is_none() => {
+            // an RDMA ACK or NACK (crate::net::rdma): RoCEv2 Acknowledge, AETH syndrome ACK or NACK
+            // (PSN sequence error), the expected PSN in the BTH
+            l2(b, mac(dst), mac(src), f.prio, ETH_P_IP);
+            let ip_len = size as u16;
+            ipv4(b, ip_len, ip_id, 17, 0, ip(src), ip(dst));
+            udp(b, 0xC000 | (f.flow.0 as u16 & 0x3FFF), ROCE_PORT, ip_len - 20);
+            bth(b, 0x11, f.flow.0, f.seq as u32);
+            put32(b, if f.tag.flags & crate::net::rdma::NACK != 0 { 0x60 << 24 } else { 0x1F << 24 });
         }
         FrameKind::Ack => {
             l2(b, mac(dst), mac(src), f.prio, ETH_P_IP);
