@@ -296,6 +296,38 @@ fn random_transfer_queue_networks_run_and_conserve() {
     assert!(ran > 100 && opened > 1_000, "too few valid random cases ({ran}) or transfer queues ({opened})");
 }
 
+/// Random transfer-queue networks with RDMA loss recovery (go-back-N or selective repeat, random timeouts),
+/// half of them with failing links: every run conserves frames (retransmissions included), and no transfer
+/// under recovery counts a dropped frame (issue 36).
+#[test]
+fn random_rdma_networks_recover_and_conserve() {
+    let (mut r, mut extra) = (Stream::new(2026, 0, 9), Stream::new(2026, 0, 10));
+    let (mut ran, mut retransmitted) = (0, 0);
+    for case in 0..120 {
+        let mut ir = random_transfer_ir(&mut r);
+        ir.nic.rate_limiters = RateLimitersIr::Queue;
+        let loss_recovery = if extra.bernoulli(0.5) { LossRecoveryIr::GoBackN } else { LossRecoveryIr::SelectiveRepeat };
+        ir.rdma = Some(RdmaIr { loss_recovery, timeout_ps: *pick(&mut extra, &[20 * US, 200 * US, 1_000 * US]) });
+        if extra.bernoulli(0.5) {
+            ir = with_dynamics(ir, &mut extra);
+        }
+        let Ok(mut sim) = Simulation::new(ir.clone()) else { continue };
+        sim.run_until(u64::MAX);
+        let net = sim.network();
+        for t in net.transfers.in_progress() {
+            if t.queue.idx() >= net.n_flows && net.flows[t.queue.idx()].tcp.is_none() {
+                assert!(t.dropped == 0 && t.delivered <= t.frames, "case {case}: a recovered transfer's counts");
+            }
+        }
+        let res = sim.finish().unwrap_or_else(|e| panic!("case {case}: {e}\n{}", serde_json::to_string(&ir).unwrap()));
+        assert_eq!(res.summary["conservation"]["ok"], Value::Bool(true), "case {case}");
+        retransmitted += res.summary["rdma"]["retransmitted_frames"].as_u64().unwrap_or(0);
+        ran += 1;
+    }
+    eprintln!("{ran} runs, {retransmitted} frames retransmitted");
+    assert!(ran > 60 && retransmitted > 100, "too few valid random cases ({ran}) or retransmissions ({retransmitted})");
+}
+
 /// A random network of [`random_ir`] turned to PFC: every switch with a shared buffer, random lossless
 /// priorities, static or dynamic thresholds, strict or DWRR, random headroom (often too small, so the
 /// headroom-drop path runs) and sometimes a watchdog; flows at random priorities.

@@ -224,6 +224,11 @@ impl Network {
         let moved = self.take_queued(s, pid);
         for fr in moved {
             let f = self.frames.get(fr);
+            if f.dst.is_none() {
+                // a broadcast's copy for the neighbour behind the dead link: lost with it
+                self.link_drop(pid, fr);
+                continue;
+            }
             let ingress = f.ingress;
             let out = self.forward_port(s, fr);
             self.dynamics.as_mut().expect("dynamics").rerouted += 1;
