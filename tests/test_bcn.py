@@ -79,7 +79,7 @@ def test_describe_documents_every_parameter():
 
 def test_ir_is_complete_and_accepted_by_the_engine():
     ir = bcn.to_ir(bcn.Params())
-    assert ir["qeq_bytes"] == 24_000 and ir["tmax0_ps"] == 100_000_000 and ir["initial_rate_bps"] is None
+    assert ir["qeq_bytes"] == 24_000 and ir["tmax_ps"] == 100_000_000 and ir["initial_rate_bps"] is None
     core = cnsim.api.core()
     assert {"bcn", "ecm"} <= set(core.schemes())
 

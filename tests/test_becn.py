@@ -29,7 +29,7 @@ def test_defaults_are_seed000():
     assert ir == {"switch": {"interval_ps": 30 * 10**6, "qeq_bytes": 24_000.0, "a": 1.05, "b": 1.2, "c": 0.5,
                              "beta": 0.5, "n0": 1.0, "limit_increase": False, "capacity_estimation": True,
                              "variable_capacity": True},
-                  "expiry_intervals": 2.0, "message_bytes": 1526, "announce": "flood_per_rp"}
+                  "expiry": 2.0, "message_size_bytes": 1526, "announce": "flood_per_rp"}
 
 
 def test_describe_documents_every_parameter():

@@ -55,7 +55,7 @@ def test_defaults_are_seed003_and_ir_is_in_base_units():
     assert ir["switch"] == {"interval_ps": 10**9, "qeq_bytes": 24_000.0, "a": 1.1, "b": 1.02, "c": 0.1,
                             "beta": 0.5, "n0": 200.0, "limit_increase": False, "capacity_estimation": True,
                             "variable_capacity": True}
-    assert ir["tag_probability"] is None and ir["rl_timeout_ps"] == 2 * 10**9
+    assert ir["tagging_rate"] is None and ir["rl_timeout_ps"] == 2 * 10**9
     assert ir["efecn"] is False and ir["qsc_bytes"] == 1300 * 64 and ir["tag_bytes"] == 0
 
 

@@ -51,14 +51,14 @@ def test_the_hpcc_presets_state_max_stage_and_w_ai():
     paper, ref = s.to_ir(s.params()), s.to_ir(s.params(preset="reference"))
     # the paper: Algorithm 1 with maxStage 5, W_AI = W_init (1 - eta) / N, INT 2 + 8 per hop
     assert (paper["max_stage"], paper["w_ai_bytes"], paper["min_rate_bps"]) == (5, 0.0, 100e6)
-    assert (paper["int_source_bytes"], paper["int_hop_bytes"]) == (2, 8) and "rate_ai_bps" not in paper
+    assert (paper["int_base_bytes"], paper["int_hop_bytes"]) == (2, 8) and "rate_ai_bps" not in paper
     # the reference simulation: MI_THRESH 0, RATE_AI 10 Mb/s per 25 Gb/s, MIN_RATE 1 Gb/s, the 42-B IntHeader
     assert (ref["max_stage"], ref["rate_ai_bps"], ref["rate_reference_bps"], ref["min_rate_bps"]) == (0, 10e6, 25e9, 1e9)
-    assert (ref["int_source_bytes"], ref["int_hop_bytes"]) == (42, 0)
+    assert (ref["int_base_bytes"], ref["int_hop_bytes"]) == (42, 0)
     # a user's rate_ai is absolute; int_header = 'off' puts no INT bytes on the wire
     mine = s.to_ir(s.params(rate_ai="40Mbps", int_header="off"))
     assert mine["rate_ai_bps"] == 40e6 and "rate_reference_bps" not in mine
-    assert (mine["int_source_bytes"], mine["int_hop_bytes"]) == (0, 0)
+    assert (mine["int_base_bytes"], mine["int_hop_bytes"]) == (0, 0)
 
 
 @needs_core

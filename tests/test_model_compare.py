@@ -150,7 +150,7 @@ def test_plots_are_written(park_table, tmp_path):
 
 
 def test_params_from_bcn_ir():
-    ir = parking_lot_ir({"scheme": "bcn", "params": {"sampling": "random_bytes", "sample_p": 0.01,
+    ir = parking_lot_ir({"scheme": "bcn", "params": {"sampling": "random_bytes", "sample_probability": 0.01,
                                                       "sample_interval_bytes": 25_000, "qeq_bytes": 24_000, "w": 2.0,
                                                       "gi": 0.5, "gd": 1e-4, "ru_bps": 8e6}})
     p = params_from_ir(ir)

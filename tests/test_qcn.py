@@ -40,7 +40,7 @@ def bottleneck(summary: dict) -> dict:
 
 def test_defaults_are_the_standard_values():
     ir = schemes.get("qcn").to_ir(schemes.get("qcn").params())
-    assert ir["q_eq_bytes"] == 26_000 and ir["w"] == 2.0 and ir["fb_bits"] == 6
+    assert ir["qeq_bytes"] == 26_000 and ir["w"] == 2.0 and ir["fb_bits"] == 6
     assert ir["mark_table_bytes"] == [150e3, 75e3, 50e3, 37.5e3, 30e3, 25e3, 21.5e3, 18.5e3]
     assert ir["gd"] == 1 / 128 and ir["min_dec_factor"] == 0.5 and ir["min_rate_bps"] == 10e6
     assert ir["bc_limit_bytes"] == 150e3 and ir["fast_recovery_th"] == 5
@@ -52,7 +52,7 @@ def test_defaults_are_the_standard_values():
 def test_units_and_bad_values_are_reported_with_paths():
     p = schemes.get("qcn").params(qeq="34KB", timer_period="1.5ms", r_ai="8Mbps")
     ir = schemes.get("qcn").to_ir(p)
-    assert (ir["q_eq_bytes"], ir["timer_period_ps"], ir["r_ai_bps"]) == (34_000, 1_500_000_000, 8e6)
+    assert (ir["qeq_bytes"], ir["timer_period_ps"], ir["r_ai_bps"]) == (34_000, 1_500_000_000, 8e6)
     for key, value in [("bogus", 1), ("gd", 0), ("mark_table", ["150KB"]), ("stage_boundary", "lt"),
                        ("timer_period", "15")]:
         with pytest.raises(ConfigError) as e:

@@ -51,6 +51,14 @@ def main() -> None:
             path = out / f"{case}.ir.json"
             path.write_text(json.dumps(compile_ir(sc), sort_keys=True, separators=(",", ":")) + "\n")
             print(f"wrote {path.relative_to(ROOT)}")
+    # every scheme's default parameters as the engine reads them (net/queues.rs tests build IRs with them)
+    from cnsim import schemes
+
+    params = {name: {"scheme": name, "params": s.to_ir(s.params())} for name, s in sorted(schemes.SCHEMES.items())
+              if name != "none"}
+    path = out / "cm-params.json"
+    path.write_text(json.dumps(params, sort_keys=True, indent=1) + "\n")
+    print(f"wrote {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

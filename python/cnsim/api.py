@@ -100,16 +100,12 @@ _SCENARIO_TIMES = {"observe.sample_interval_ps": "observe.sample_interval",
 
 def _scheme_names(scheme: str | None) -> dict[str, str]:
     """The engine's name of each of ``scheme``'s parameters (a scenario field ``kmin`` is ``kmin_bytes``
-    in base units) → the scenario's name."""
+    in base units) → the scenario's name, by the one naming rule (:func:`cnsim.schemes.engine_names`)."""
     from cnsim import schemes
 
     if scheme is None or scheme not in schemes.SCHEMES:
         return {}
-    names = {}
-    for field in schemes.SCHEMES[scheme].params.model_fields:
-        for suffix in ("", "_bytes", "_ps", "_bps"):
-            names[field + suffix] = field
-    return names
+    return schemes.SCHEMES[scheme].engine_names()
 
 
 def _scenario_error(exc: Exception, ir: Mapping[str, Any] | None = None) -> ConfigError:
@@ -129,7 +125,8 @@ def _scenario_error(exc: Exception, ir: Mapping[str, Any] | None = None) -> Conf
             message = message.replace("observe.series", "observe.queue_ts / rp_rate / tcp_ts / pause_ts = false")
             problems.append(Problem(_SCENARIO_TIMES[path], message))
         elif sep and path.startswith("cm.params.") and path[len("cm.params."):] in params:
-            message = re.sub(r"\b\w+\b", lambda m: params.get(m.group(0), m.group(0)), message)
+            words = {k.rpartition(".")[2]: v for k, v in params.items()}
+            message = re.sub(r"\b\w+\b", lambda m: words.get(m.group(0), m.group(0)), message)
             problems.append(Problem("cm.params." + params[path[len("cm.params."):]], message))
         else:
             problems.append(Problem("ir." + path if sep else "ir", message if sep else line))

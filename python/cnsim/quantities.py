@@ -8,6 +8,7 @@ loads into the same values. The JSON Schema of each type is a string pattern so 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from pydantic import BeforeValidator, Field, PlainSerializer, WithJsonSchema
@@ -22,6 +23,18 @@ def _pattern(units: dict[str, int]) -> str:
     return f"{_NUMBER}({alternatives})\\s*$"
 
 
+@dataclass(frozen=True)
+class QuantityKind:
+    """The kind of a quantity field ("size", "time", "rate"), in its annotation: the engine receives the
+    field in base units under the field's name plus the kind's suffix (:data:`ENGINE_SUFFIX`)."""
+
+    kind: str
+
+
+ENGINE_SUFFIX = {"size": "_bytes", "time": "_ps", "rate": "_bps"}
+"""The one naming rule from a scenario field to the engine's parameter: ``qeq`` (a size) is ``qeq_bytes``."""
+
+
 def _quantity(kind: str, units: dict[str, int], allow_zero: bool, what: str):
     def validate(value: object) -> int:
         return parse_quantity(value, kind, allow_zero=allow_zero)
@@ -34,6 +47,7 @@ def _quantity(kind: str, units: dict[str, int], allow_zero: bool, what: str):
         schema = {"anyOf": [schema, {"const": 0}], "description": what}
     return Annotated[
         int,
+        QuantityKind(kind),
         BeforeValidator(validate),
         PlainSerializer(dump, return_type=str),
         WithJsonSchema(schema),

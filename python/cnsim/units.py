@@ -23,6 +23,9 @@ RATE_UNITS: Final[dict[str, int]] = {
     "Gbps": 10**9,
     "Tbps": 10**12,
 }
+PAGE_BYTES: Final[int] = 64
+"""One page, the unit of the 802.1Qau studies' queue offsets and gains (model reference §0; the engine's
+``cm::bcn::PAGE``)."""
 SIZE_UNITS: Final[dict[str, int]] = {
     "B": 1,
     "KB": 10**3,
@@ -31,7 +34,7 @@ SIZE_UNITS: Final[dict[str, int]] = {
     "KiB": 2**10,
     "MiB": 2**20,
     "GiB": 2**30,
-    "pages": 64,
+    "pages": PAGE_BYTES,
 }
 TIME_UNITS: Final[dict[str, int]] = {
     "ps": 1,

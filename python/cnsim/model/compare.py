@@ -33,7 +33,7 @@ ALL_TYPES = ("positive",) + NEGATIVE_TYPES
 def params_from_ir(ir: dict[str, Any]) -> BcnParams:
     """BcnParams of a BCN scenario IR (``cm.params`` of ``cm/bcn.rs``); §2.1 defaults otherwise.
 
-    Pm is ``sample_p`` for Bernoulli sampling, else frame/``sample_interval_bytes`` (one sample per
+    Pm is ``sample_probability`` for Bernoulli sampling, else frame/``sample_interval_bytes`` (one sample per
     interval of bytes, i.e. per frame L/I, model reference §2.2). Frame size and line rate are the first
     flow's frame and the largest link rate.
     """
@@ -44,7 +44,7 @@ def params_from_ir(ir: dict[str, Any]) -> BcnParams:
     if cm.get("scheme") != "bcn":
         return base
     p = cm["params"]
-    pm = p["sample_p"] if p["sampling"] == "bernoulli" else frame / p["sample_interval_bytes"]
+    pm = p["sample_probability"] if p["sampling"] == "bernoulli" else frame / p["sample_interval_bytes"]
     return base.with_(gi=p["gi"], gd=p["gd"], ru_bps=p["ru_bps"], w=p["w"], qeq_pages=p["qeq_bytes"] / PAGE_BYTES,
                       pm=pm)
 

@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic import BaseModel
@@ -33,6 +33,11 @@ class Scheme:
         """IR parameters (base units) of validated ``params``."""
         return self.module.to_ir(params)
 
+    def engine_names(self) -> dict[str, str]:
+        """The engine's name of every parameter → the scenario's field: one rule, no exceptions
+        (:func:`engine_names`)."""
+        return engine_names(self.params, getattr(self.module, "IR_GROUPS", {}))
+
     def queue_thresholds(self, params: BaseModel) -> list[tuple[str, int, str, str]]:
         """The parameters of validated ``params`` that a congestion point compares with its egress queue and
         that act only while the queue exceeds them: ``(field, bytes, what it is, what never happens if the
@@ -40,6 +45,41 @@ class Scheme:
         A module lists them in an optional ``queue_thresholds(params)``; none = no such parameter."""
         fn = getattr(self.module, "queue_thresholds", None)
         return [] if fn is None else fn(params)
+
+
+def _quantity_kind(metadata: tuple | list, annotation: Any) -> str | None:
+    """The quantity kind ("size", "time", "rate") of a field from its metadata or annotation, through
+    ``X | None`` and unions."""
+    from cnsim.quantities import QuantityKind
+
+    for part in (*metadata, *getattr(annotation, "__metadata__", ())):
+        if isinstance(part, QuantityKind):
+            return part.kind
+    for arg in get_args(annotation):
+        kind = _quantity_kind((), arg)
+        if kind is not None:
+            return kind
+    return None
+
+
+def engine_names(model: type[BaseModel], groups: Mapping[str, type[BaseModel]] | None = None) -> dict[str, str]:
+    """Engine parameter → scenario field, by the one naming rule: a field's engine name is its own, with the
+    unit suffix of its quantity kind when it is a size, time or rate (``qeq`` → ``qeq_bytes``, base units);
+    a field that is a quantity or a word (HPCC's ``base_rtt``: a time, ``network`` or ``path``) has both
+    names. A module's ``IR_GROUPS`` nests fields in an object of the IR (``switch.qeq_bytes``). Every key a
+    scheme's ``to_ir`` writes is in this map (tests/test_registries.py), so an engine error always names
+    the user's field."""
+    from cnsim.quantities import ENGINE_SUFFIX
+
+    names: dict[str, str] = {}
+    for prefix, fields in [("", model), *((f"{g}.", m) for g, m in (groups or {}).items())]:
+        for name, info in fields.model_fields.items():
+            kind = _quantity_kind(info.metadata, info.annotation)
+            if kind is not None:
+                names[prefix + name + ENGINE_SUFFIX[kind]] = name
+            if kind is None or get_args(info.annotation):
+                names[prefix + name] = name
+    return names
 
 
 _MODULES: tuple[str, ...] = (

@@ -14,9 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cnsim.quantities import Duration, Size
 
-PAGE = 64
-"""Bytes per page (model reference §0)."""
-
 
 class SwitchFields(BaseModel):
     """The per-port explicit-rate computation (model reference §5.3); defaults are overridden per scheme."""

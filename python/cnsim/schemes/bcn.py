@@ -15,15 +15,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cnsim.quantities import Duration, Rate, RateOrZero, Size, Time
+from cnsim.units import PAGE_BYTES
 
 TAG = "bcn"
 FLOOR = ("gi", "gd", "ru", "max_increase", "max_decrease", "rate_floor")
 """The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
 SUMMARY = ("BCN v2.0 (Cisco): sampled Qoff/Qdelta feedback, AIMD rate limiters with RL tags; BCN-MAX, "
            "BCN(0,0) back-off, drift, oversampling, and the Kwan/Matthews QCN enhancements (model reference §2, §4).")
-
-PAGE = 64
-"""Bytes per page; Qoff, Qdelta and Fb are in pages (real-valued, model reference §0)."""
 
 
 class Params(BaseModel):
@@ -142,7 +140,7 @@ class Params(BaseModel):
 
 def qeq_pages(p: Params) -> float:
     """Qeq in (real-valued) pages."""
-    return p.qeq / PAGE
+    return p.qeq / PAGE_BYTES
 
 
 def fb_max(p: Params) -> float:
@@ -178,11 +176,11 @@ def to_ir(params: Params) -> dict[str, Any]:
     gi, gd = gains(p)
     return {
         "sampling": p.sampling,
-        "sample_p": p.sample_probability,
+        "sample_probability": p.sample_probability,
         "sample_interval_bytes": p.sample_interval,
         "sample_jitter_bytes": p.sample_jitter or 0,
         "oversampling": p.oversampling,
-        "os_factor": p.oversampling_factor,
+        "oversampling_factor": p.oversampling_factor,
         "qeq_bytes": p.qeq,
         "w": p.w,
         "severe": p.severe,
@@ -192,16 +190,16 @@ def to_ir(params: Params) -> dict[str, Any]:
         "sample_refused": p.sample_refused,
         "fb_at_cp": p.fb_at_cp,
         "quant_bits": p.quant_bits,
-        "slow_cp_max_rate_bps": p.slow_cp_rate,
-        "slow_cp_sample_p": p.slow_cp_sample_probability,
+        "slow_cp_rate_bps": p.slow_cp_rate,
+        "slow_cp_sample_probability": p.slow_cp_sample_probability,
         "slow_cp_ru_bps": float(p.slow_cp_ru),
         "gi": gi,
         "gd": gd,
         "ru_bps": float(p.ru),
         "rate_floor_bps": float(p.rate_floor),
         "initial_rate_bps": None if p.initial_rate is None else float(p.initial_rate),
-        "tmax0_ps": p.tmax,
-        "rmin0_bps": float(p.rmin),
+        "tmax_ps": p.tmax,
+        "rmin_bps": float(p.rmin),
         "backoff_cap": p.backoff_cap,
         "reset": p.reset,
         "reset_delay_ps": p.reset_delay,
@@ -211,11 +209,10 @@ def to_ir(params: Params) -> dict[str, Any]:
         "drift_random_phase": p.drift_random_phase,
         "rl_timeout_ps": p.rl_timeout,
         "rl_timeout_event": p.rl_timeout_event,
-        "rl_per_transfer": p.rl_scope == "transfer",
+        "rl_scope": p.rl_scope,
         "self_increase": p.self_increase,
         "self_increase_interval_ps": p.self_increase_interval,
-        # only when set: the IRs (and config hashes) of every scenario with the default stay as they were
-        **({"zero_legacy": True} if p.zero_encoding == "legacy" else {}),
+        "zero_encoding": p.zero_encoding,
     }
 
 

@@ -20,6 +20,8 @@ from cnsim.schemes._explicit_rate import SwitchFields, switch_ir
 TAG = "becn"
 FLOOR = ("interval", "a", "b", "c")
 """The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
+IR_GROUPS = {"switch": SwitchFields}
+"""The IR's ``switch`` object holds the explicit-rate switch fields (engine names: :func:`cnsim.schemes.engine_names`)."""
 SUMMARY = ("BECN (Jain et al.): every port carrying data broadcasts its advertised rate (load factor + "
            "hyperbolic f(q)) to every host each T; hosts use the minimum (model reference §5.5).")
 
@@ -46,7 +48,7 @@ class Params(SwitchFields):
 
 def to_ir(params: Params) -> dict[str, Any]:
     """Every engine parameter in base units (see ``cm/becn.rs`` ``Params``)."""
-    return {"switch": switch_ir(params), "expiry_intervals": params.expiry, "message_bytes": params.message_size,
+    return {"switch": switch_ir(params), "expiry": params.expiry, "message_size_bytes": params.message_size,
             "announce": params.announce}
 
 

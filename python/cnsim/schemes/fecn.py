@@ -22,6 +22,8 @@ from cnsim.schemes._explicit_rate import SwitchFields, switch_ir
 TAG = "fecn"
 FLOOR = ("interval", "a", "b", "c")
 """The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
+IR_GROUPS = {"switch": SwitchFields}
+"""The IR's ``switch`` object holds the explicit-rate switch fields (engine names: :func:`cnsim.schemes.engine_names`)."""
 SUMMARY = ("FECN (Jain et al.): switches stamp the minimum advertised rate (load factor + hyperbolic f(q)) "
            "into forward probes, the destination reflects it; optional E-FECN (model reference §5).")
 
@@ -69,13 +71,13 @@ def to_ir(params: Params) -> dict[str, Any]:
     p = params
     return {
         "switch": switch_ir(p),
-        "tag_probability": p.tagging_rate,
+        "tagging_rate": p.tagging_rate,
         "probe_rule": p.probe_rule,
         "rl_timeout_ps": p.rl_timeout,
         "tag_bytes": p.tag_bytes,
         "efecn": p.efecn,
         "qsc_bytes": p.qsc,
-        "rl_per_transfer": p.rl_scope == "transfer",
+        "rl_scope": p.rl_scope,
     }
 
 

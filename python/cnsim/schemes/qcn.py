@@ -68,7 +68,7 @@ def to_ir(params: Params) -> dict[str, Any]:
     """Base units: bytes, bit/s, ps (field names end in their unit)."""
     p = params
     return {
-        "q_eq_bytes": p.qeq,
+        "qeq_bytes": p.qeq,
         "w": p.w,
         "fb_bits": p.fb_bits,
         "mark_table_bytes": [float(b) for b in p.mark_table],

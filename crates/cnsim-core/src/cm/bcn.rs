@@ -25,7 +25,7 @@
 //! this equals qoff − W·qdelta; qdelta = (qoff − fb)/W) and the CP's Ru, which lets the 1 Gb/s CP
 //! of [C]'s "enhanced" asymmetric run use its own (Pm, Ru) — see `slow_cp_*`.
 
-use super::{parse_params, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, Scheme};
+use super::{parse_params, RlScope, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, Scheme};
 use crate::error::ScenarioError;
 use crate::frame::{tag, CmMsg, Frame};
 use crate::ids::NodeId;
@@ -46,7 +46,7 @@ const MESSAGE_TYPES: &[&str] = &["positive", "negative", "max", "zero"];
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Sampling {
-    /// Each data frame with probability `sample_p` ([C] Pm).
+    /// Each data frame with probability `sample_probability` ([C] Pm).
     Bernoulli,
     /// Each data frame with probability L / `sample_interval_bytes` ([A], [B], model reference §12 S1).
     RandomBytes,
@@ -59,7 +59,7 @@ pub enum Sampling {
 #[serde(rename_all = "snake_case")]
 pub enum Oversampling {
     None,
-    /// OS-THRESH: sampling rate × `os_factor` while Q > Qeq.
+    /// OS-THRESH: sampling rate × `oversampling_factor` while Q > Qeq.
     Thresh,
     /// OS-QCN: next interval = I / (1 + floor(q6 / 8)), q6 = 6-bit quantised |Fb| of a negative Fb.
     Qcn,
@@ -126,6 +126,15 @@ pub enum ResetEvent {
     Released,
 }
 
+/// How BCN(0,0) is coded (`Params::zero_encoding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ZeroEncoding {
+    #[default]
+    Explicit,
+    Legacy,
+}
+
 /// Parameters in base units. Every field is required in the IR (the Python side holds defaults).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -133,14 +142,14 @@ pub struct Params {
     // --- congestion point ---
     pub sampling: Sampling,
     /// Bernoulli sampling probability (used by `bernoulli`).
-    pub sample_p: f64,
+    pub sample_probability: f64,
     /// Mean bytes between samples (used by `random_bytes` and `periodic`).
     pub sample_interval_bytes: u64,
     /// Half-width of the uniform jitter of the periodic interval, bytes.
     pub sample_jitter_bytes: u64,
     pub oversampling: Oversampling,
     /// OS-THRESH multiplier of the sampling rate.
-    pub os_factor: f64,
+    pub oversampling_factor: f64,
     /// Equilibrium queue Qeq, bytes (converted to pages internally).
     pub qeq_bytes: u64,
     /// Derivative weight W (used at the CP and at the RP: W_rp = W).
@@ -157,17 +166,17 @@ pub struct Params {
     pub sample_refused: bool,
     /// Fb computed at the CP, decrease-only messages, no RL tags (model reference §4.1).
     pub fb_at_cp: bool,
-    /// BCN(0,0) coded as the original message with Qoff = Qdelta = 0 ([C] §8) instead of an explicit
-    /// type (model reference §12 C4): the CP reports Qoff and Qdelta in whole pages, and a sample whose two
-    /// fields are both 0 — likely at equilibrium — reaches its (tagged) source as BCN(0,0).
+    /// How BCN(0,0) is coded: an explicit type (model reference §12 C4), or `legacy`, the original
+    /// message with Qoff = Qdelta = 0 ([C] §8): the CP reports Qoff and Qdelta in whole pages, and a
+    /// sample whose two fields are both 0 — likely at equilibrium — reaches its (tagged) source as BCN(0,0).
     #[serde(default)]
-    pub zero_legacy: bool,
+    pub zero_encoding: ZeroEncoding,
     /// Quantise the reported Fb to sign + n-bit magnitude (model reference §4.2, §12 E5); null = exact.
     pub quant_bits: Option<u32>,
-    /// [C] §4 "enhanced" setting: CPs whose port rate is ≤ this use `slow_cp_sample_p`
+    /// [C] §4 "enhanced" setting: CPs whose port rate is ≤ this use `slow_cp_sample_probability`
     /// (Bernoulli) and ask for `slow_cp_ru_bps`; null = every CP alike.
-    pub slow_cp_max_rate_bps: Option<u64>,
-    pub slow_cp_sample_p: f64,
+    pub slow_cp_rate_bps: Option<u64>,
+    pub slow_cp_sample_probability: f64,
     pub slow_cp_ru_bps: f64,
     // --- reaction point ---
     /// Additive-increase gain (per page, times Ru).
@@ -181,8 +190,8 @@ pub struct Params {
     /// Rate of a new rate limiter before the first decrease; null = the host's line rate.
     pub initial_rate_bps: Option<f64>,
     /// BCN(0,0): Tmax0 (ps), Rmin0 (bit/s), back-off cap K, reset policy and DELAYED's delay.
-    pub tmax0_ps: u64,
-    pub rmin0_bps: f64,
+    pub tmax_ps: u64,
+    pub rmin_bps: f64,
     pub backoff_cap: u32,
     pub reset: Reset,
     pub reset_delay_ps: u64,
@@ -200,11 +209,9 @@ pub struct Params {
     /// What "without activity" means: no BCN received (§12 D4) or no frame sent (§12 R4, FECN's
     /// meaning of the same words in [D]).
     pub rl_timeout_event: TimeoutEvent,
-    /// What one rate limiter belongs to: the (source, destination) pair, kept across its transfers
-    /// (`false`, model reference §3), or one transfer — [D]'s "flow" — so each transfer starts unregulated
-    /// with fresh state (`true`, issue 11).
+    /// What one rate limiter belongs to (`RlScope`).
     #[serde(default)]
-    pub rl_per_transfer: bool,
+    pub rl_scope: RlScope,
     /// Self-increase factor I (1/s): R += R·I·τ every τ; null = off (model reference §4.3).
     pub self_increase: Option<f64>,
     pub self_increase_interval_ps: u64,
@@ -228,8 +235,8 @@ impl Params {
         if !finite_nonneg(self.w) {
             return bad("w", "must be a finite number >= 0");
         }
-        if self.sampling == Sampling::Bernoulli && !(self.sample_p > 0.0 && self.sample_p <= 1.0) {
-            return bad("sample_p", "must be in (0, 1]");
+        if self.sampling == Sampling::Bernoulli && !(self.sample_probability > 0.0 && self.sample_probability <= 1.0) {
+            return bad("sample_probability", "must be in (0, 1]");
         }
         if self.sampling != Sampling::Bernoulli && self.sample_interval_bytes == 0 {
             return bad("sample_interval_bytes", "must be > 0");
@@ -237,8 +244,8 @@ impl Params {
         if self.sample_jitter_bytes >= self.sample_interval_bytes.max(1) && self.sampling == Sampling::Periodic {
             return bad("sample_jitter_bytes", "must be < sample_interval_bytes");
         }
-        if !(self.os_factor.is_finite() && self.os_factor >= 1.0) {
-            return bad("os_factor", "must be >= 1");
+        if !(self.oversampling_factor.is_finite() && self.oversampling_factor >= 1.0) {
+            return bad("oversampling_factor", "must be >= 1");
         }
         if !finite_nonneg(self.gi) {
             return bad("gi", "must be a finite number >= 0");
@@ -249,9 +256,9 @@ impl Params {
         if !(self.ru_bps.is_finite() && self.ru_bps > 0.0) {
             return bad("ru_bps", "must be > 0");
         }
-        if self.slow_cp_max_rate_bps.is_some() {
-            if !(self.slow_cp_sample_p > 0.0 && self.slow_cp_sample_p <= 1.0) {
-                return bad("slow_cp_sample_p", "must be in (0, 1]");
+        if self.slow_cp_rate_bps.is_some() {
+            if !(self.slow_cp_sample_probability > 0.0 && self.slow_cp_sample_probability <= 1.0) {
+                return bad("slow_cp_sample_probability", "must be in (0, 1]");
             }
             if !(self.slow_cp_ru_bps.is_finite() && self.slow_cp_ru_bps > 0.0) {
                 return bad("slow_cp_ru_bps", "must be > 0");
@@ -271,11 +278,11 @@ impl Params {
             }
         }
         if self.severe == Severe::Zero {
-            if self.tmax0_ps == 0 {
-                return bad("tmax0_ps", "must be > 0");
+            if self.tmax_ps == 0 {
+                return bad("tmax_ps", "must be > 0");
             }
-            if !(self.rmin0_bps.is_finite() && self.rmin0_bps > 0.0) {
-                return bad("rmin0_bps", "must be > 0");
+            if !(self.rmin_bps.is_finite() && self.rmin_bps > 0.0) {
+                return bad("rmin_bps", "must be > 0");
             }
             if self.backoff_cap > 40 {
                 return bad("backoff_cap", "must be <= 40");
@@ -409,7 +416,7 @@ pub enum Verdict {
 pub fn cp_decide(p: &Params, q_bytes: u64, q_last_bytes: u64, tagged_by_me: bool) -> Verdict {
     let mut qoff = qoff_pages(p.qeq_bytes, q_bytes);
     let mut qdelta = qdelta_pages(p.qeq_bytes, q_bytes, q_last_bytes);
-    if p.zero_legacy {
+    if p.zero_encoding == ZeroEncoding::Legacy {
         // [C] §8: the message's Qoff and Qdelta fields are whole pages
         qoff = qoff.round();
         qdelta = qdelta.round();
@@ -426,7 +433,7 @@ pub fn cp_decide(p: &Params, q_bytes: u64, q_last_bytes: u64, tagged_by_me: bool
     }
     if fb < 0.0 {
         Verdict::Send(MSG_NEGATIVE, [qoff, fb]) // negative: always
-    } else if p.zero_legacy && qoff == 0.0 && qdelta == 0.0 && !p.fb_at_cp && tagged_by_me {
+    } else if (p.zero_encoding == ZeroEncoding::Legacy) && qoff == 0.0 && qdelta == 0.0 && !p.fb_at_cp && tagged_by_me {
         // the original code point of BCN(0,0): the RP cannot tell this sample from a stop order
         Verdict::Send(MSG_ZERO, [0.0, 0.0])
     } else if fb > 0.0 && !p.fb_at_cp && tagged_by_me {
@@ -449,7 +456,7 @@ pub fn increase(p: &Params, rate: f64, fb: f64, ru_bps: f64) -> f64 {
 /// BCN(0,0) back-off (model reference §2.5): (Tmax, Rmin) for back-off level k.
 pub fn backoff(p: &Params, k: u32) -> (SimTime, f64) {
     let f = (1u64 << k) as f64;
-    ((p.tmax0_ps as f64 * f) as SimTime, p.rmin0_bps / f)
+    ((p.tmax_ps as f64 * f) as SimTime, p.rmin_bps / f)
 }
 
 /// Whether `event` resets the back-off level (model reference §2.5, §12 B2): the `reset` policy is applied
@@ -480,7 +487,7 @@ pub struct Cp {
     p: Arc<Params>,
     cpid: u32,
     /// Bernoulli probability and Ru of this CP (differ at a slow CP, `slow_cp_*`).
-    sample_p: f64,
+    sample_probability: f64,
     ru: f64,
     /// Queue bytes at the previous sample.
     q_last: u64,
@@ -495,9 +502,9 @@ pub struct Cp {
 
 impl Cp {
     fn new(p: Arc<Params>, cpid: u32, port_rate_bps: u64) -> Self {
-        let slow = p.slow_cp_max_rate_bps.is_some_and(|r| port_rate_bps <= r);
-        let (sample_p, ru) = if slow { (p.slow_cp_sample_p, p.slow_cp_ru_bps) } else { (p.sample_p, p.ru_bps) };
-        Cp { p, cpid, sample_p, ru, q_last: 0, ctr: 0.0, os_div: 1.0, primed: false, last_severe: Default::default() }
+        let slow = p.slow_cp_rate_bps.is_some_and(|r| port_rate_bps <= r);
+        let (sample_probability, ru) = if slow { (p.slow_cp_sample_probability, p.slow_cp_ru_bps) } else { (p.sample_probability, p.ru_bps) };
+        Cp { p, cpid, sample_probability, ru, q_last: 0, ctr: 0.0, os_div: 1.0, primed: false, last_severe: Default::default() }
     }
 
     /// Current oversampling multiplier of the sampling rate.
@@ -506,7 +513,7 @@ impl Cp {
             Oversampling::None => 1.0,
             Oversampling::Thresh => {
                 if q > self.p.qeq_bytes {
-                    self.p.os_factor
+                    self.p.oversampling_factor
                 } else {
                     1.0
                 }
@@ -527,7 +534,7 @@ impl Cp {
     /// The sampler's decision for one arriving data frame of `l` bytes at queue `q`.
     fn sample(&mut self, ctx: &mut CpCtx, l: f64, q: u64) -> bool {
         match self.p.sampling {
-            Sampling::Bernoulli => ctx.rng.bernoulli((self.sample_p * self.os_mult(q)).min(1.0)),
+            Sampling::Bernoulli => ctx.rng.bernoulli((self.sample_probability * self.os_mult(q)).min(1.0)),
             Sampling::RandomBytes => {
                 ctx.rng.bernoulli((l * self.os_mult(q) / self.p.sample_interval_bytes as f64).min(1.0))
             }

@@ -7,14 +7,14 @@
 //!   silent; idle ports stay silent (their start-up rate would throttle everyone, §12 A1). How it
 //!   announces is [`Announce`]:
 //!   - `FloodPerRp` (default, model reference §12 R1): a port whose advertised rate restricts (r_i below its
-//!     capacity C_i) sends one Ethernet-broadcast frame of `message_bytes` per reaction point (host
+//!     capacity C_i) sends one Ethernet-broadcast frame of `message_size_bytes` per reaction point (host
 //!     with a flow) every T; the switches flood each one, so every host receives it. In S-SYM and
 //!     S-ASYM this is [A]'s four full-size messages per interval (1.63 Gb/s at 30 µs), and the
 //!     whole overhead crosses the 1 Gb/s link to h5 ((1000 − 163)/2 = 418 Mb/s at 300 µs).
-//!   - `EveryHost` (model reference §12 A1, the first reading): one `message_bytes` unicast message to every
+//!   - `EveryHost` (model reference §12 A1, the first reading): one `message_size_bytes` unicast message to every
 //!     host from every port that carried data.
 //! * **RP** (source host): keeps the latest value heard from every CP, each expiring
-//!   `expiry_intervals`·T after it was heard (2T), and sets every one of its flows to the minimum of
+//!   `expiry`·T after it was heard (2T), and sets every one of its flows to the minimum of
 //!   the live values (no limiter when none is live). Hence "the most severe CP dominates all RPs"
 //!   (seed 000): a flow is limited by CPs it does not even cross.
 
@@ -35,9 +35,9 @@ pub struct Params {
     /// Switch computation (T, Qeq, a, b, c, β, N0, helper-routine switches).
     pub switch: SwitchParams,
     /// A host forgets a CP's value this many intervals T after hearing it (2).
-    pub expiry_intervals: f64,
+    pub expiry: f64,
     /// Size of a BECN message frame, bytes.
-    pub message_bytes: u32,
+    pub message_size_bytes: u32,
     pub announce: Announce,
 }
 
@@ -64,12 +64,12 @@ impl Scheme for Becn {
         Some(Box::new(BecnCp {
             pr: PortRate::new(self.p.switch.clone(), port.rate_bps as f64),
             cpid: port.cpid,
-            bytes: self.p.message_bytes,
+            bytes: self.p.message_size_bytes,
             announce: self.p.announce,
         }))
     }
     fn reaction_point(&self, host: &HostInfo) -> Option<Box<dyn ReactionPoint>> {
-        let expiry = (self.p.expiry_intervals * self.p.switch.interval_ps as f64).round() as u64;
+        let expiry = (self.p.expiry * self.p.switch.interval_ps as f64).round() as u64;
         Some(Box::new(BecnRp {
             n_flows: host.flows.len() as u32,
             line: host.line_rate_bps as f64,
@@ -83,11 +83,11 @@ impl Scheme for Becn {
 pub fn build(params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioError> {
     let p: Params = parse_params("becn", params)?;
     p.switch.check("cm.params.switch")?;
-    if !(p.expiry_intervals > 0.0 && p.expiry_intervals.is_finite()) {
-        return Err(ScenarioError::field("cm.params.expiry_intervals", "must be > 0"));
+    if !(p.expiry > 0.0 && p.expiry.is_finite()) {
+        return Err(ScenarioError::field("cm.params.expiry", "must be > 0"));
     }
-    if !(64..=9216).contains(&p.message_bytes) {
-        return Err(ScenarioError::field("cm.params.message_bytes", format!("must be in 64..=9216, got {}", p.message_bytes)));
+    if !(64..=9216).contains(&p.message_size_bytes) {
+        return Err(ScenarioError::field("cm.params.message_size_bytes", format!("must be in 64..=9216, got {}", p.message_size_bytes)));
     }
     Ok(Box::new(Becn { p }))
 }
@@ -232,8 +232,8 @@ mod tests {
                 capacity_estimation: true,
                 variable_capacity: true,
             },
-            expiry_intervals: 2.0,
-            message_bytes: 64,
+            expiry: 2.0,
+            message_size_bytes: 64,
             announce: Announce::EveryHost,
         }
     }
@@ -267,7 +267,7 @@ mod tests {
 
     #[test]
     fn flood_per_rp_broadcasts_full_size_frames_only_while_the_rate_restricts() {
-        let p = Params { message_bytes: 1526, announce: Announce::FloodPerRp, ..params() };
+        let p = Params { message_size_bytes: 1526, announce: Announce::FloodPerRp, ..params() };
         let scheme = Becn { p };
         let info = PortInfo { port: PortId(0), switch: NodeId(0), index: 0, rate_bps: 10_000_000_000, buffer_bytes: 150_000, cpid: 3 };
         let mut cp = scheme.congestion_point(&info).unwrap();

@@ -17,7 +17,7 @@
 //!   docs/schemes/fecn.md) is deleted, so the next frame starts again at R0.
 
 use super::explicit_rate::{PortRate, SwitchParams};
-use super::{parse_params, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, Reflector, Scheme};
+use super::{parse_params, RlScope, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, Reflector, Scheme};
 use crate::error::ScenarioError;
 use crate::frame::{tag, CmMsg, Frame};
 use crate::time::SimTime;
@@ -34,8 +34,8 @@ pub struct Params {
     /// Switch computation (T, Qeq, a, b, c, β, N0, helper-routine switches).
     pub switch: SwitchParams,
     /// Tagging probability per data frame (seed 000); `None` = one probe per T (seed 003).
-    pub tag_probability: Option<f64>,
-    /// Which frames probe when `tag_probability` is `None` (model reference §12 R7).
+    pub tagging_rate: Option<f64>,
+    /// Which frames probe when `tagging_rate` is `None` (model reference §12 R7).
     pub probe_rule: ProbeRule,
     /// RL deleted after this long without a frame sent and nothing waiting, ps.
     pub rl_timeout_ps: u64,
@@ -45,10 +45,10 @@ pub struct Params {
     pub efecn: bool,
     /// E-FECN threshold Qsc, bytes.
     pub qsc_bytes: u64,
-    /// One RL per transfer ([D]'s "flow"): each transfer starts again at R0 with a probe, instead
-    /// of inheriting the (source, destination) pair's RL (issue 11).
+    /// What one RL belongs to: the (source, destination) pair, or one transfer ([D]'s "flow"), each
+    /// starting again at R0 with a probe (issue 11).
     #[serde(default)]
-    pub rl_per_transfer: bool,
+    pub rl_scope: RlScope,
 }
 
 /// Probe rule of the one-probe-per-T mode (model reference §12 R7: which rule [D]'s overhead column supports).
@@ -93,12 +93,12 @@ impl Scheme for Fecn {
             r0: host.line_rate_bps as f64 / self.p.switch.n0,
             line: host.line_rate_bps as f64,
             probe_interval: self.p.switch.interval_ps,
-            tag_probability: self.p.tag_probability,
+            tagging_rate: self.p.tagging_rate,
             probe_rule: self.p.probe_rule,
             last_source_probe: None,
             timeout: self.p.rl_timeout_ps,
             tag_bytes: self.p.tag_bytes,
-            per_transfer: self.p.rl_per_transfer,
+            per_transfer: self.p.rl_scope == RlScope::Transfer,
             rl: vec![Rl::default(); n],
         }))
     }
@@ -110,9 +110,9 @@ impl Scheme for Fecn {
 pub fn build(params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioError> {
     let p: Params = parse_params("fecn", params)?;
     p.switch.check("cm.params.switch")?;
-    if let Some(x) = p.tag_probability {
+    if let Some(x) = p.tagging_rate {
         if !(x > 0.0 && x <= 1.0) {
-            return Err(ScenarioError::field("cm.params.tag_probability", "must be in (0, 1]"));
+            return Err(ScenarioError::field("cm.params.tagging_rate", "must be in (0, 1]"));
         }
     }
     if p.rl_timeout_ps == 0 {
@@ -217,7 +217,7 @@ pub struct FecnRp {
     r0: f64,
     line: f64,
     probe_interval: u64,
-    tag_probability: Option<f64>,
+    tagging_rate: Option<f64>,
     probe_rule: ProbeRule,
     /// `per_source`: the host's last probe.
     last_source_probe: Option<SimTime>,
@@ -251,7 +251,7 @@ impl ReactionPoint for FecnRp {
             rl.rate = self.r0;
             ctx.set_rate(local, Some(self.r0));
         }
-        let probe = match (self.tag_probability, self.probe_rule) {
+        let probe = match (self.tagging_rate, self.probe_rule) {
             (Some(p), _) => p >= 1.0 || ctx.rng.bernoulli(p),
             (None, ProbeRule::PerFlow) => new_rl || now >= self.rl[l].last_probe + self.probe_interval,
             (None, ProbeRule::PerSource) => {
@@ -321,7 +321,7 @@ impl ReactionPoint for FecnRp {
         self.per_transfer
     }
 
-    /// `rl_per_transfer`: a transfer on an idle pair is a new flow; its first frame creates a new RL
+    /// `rl_scope = transfer`: a transfer on an idle pair is a new flow; its first frame creates a new RL
     /// at R0 and probes (the former RL's timer is ignored by its generation).
     fn on_flow_start(&mut self, ctx: &mut HostCtx, local: u32) {
         if self.rl.get(local as usize).is_some_and(|rl| rl.active) {
@@ -373,8 +373,8 @@ mod tests {
         }
     }
 
-    fn params(tag_probability: Option<f64>) -> Params {
-        Params { switch: sw(1000, 200.0), tag_probability, probe_rule: ProbeRule::PerFlow, rl_timeout_ps: 2 * MS, tag_bytes: 0, efecn: false, qsc_bytes: 83_200, rl_per_transfer: false }
+    fn params(tagging_rate: Option<f64>) -> Params {
+        Params { switch: sw(1000, 200.0), tagging_rate, probe_rule: ProbeRule::PerFlow, rl_timeout_ps: 2 * MS, tag_bytes: 0, efecn: false, qsc_bytes: 83_200, rl_scope: RlScope::Pair }
     }
 
     fn data(src: u32, dst: u32, flow: u32) -> Frame {
@@ -439,7 +439,7 @@ mod tests {
     #[test]
     fn rl_per_transfer_restarts_each_transfer_at_r0_with_a_probe() {
         let mut env = host_env();
-        let p = Params { rl_per_transfer: true, ..params(None) };
+        let p = Params { rl_scope: RlScope::Transfer, ..params(None) };
         let mut rp = Fecn { p }.reaction_point(&env.info).unwrap();
         assert!(rp.wants_flow_start());
         let mut f = data(1, 2, 7);

@@ -39,6 +39,15 @@ use serde::Deserialize;
 /// `CmMsg::kind` of an ACK.
 pub const MSG_ACK: u8 = 0;
 
+/// The base RTT T of `hpcc` (`Params::base_rtt`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BaseRtt {
+    Fixed,
+    Network,
+    Path,
+}
+
 /// Parameters of `hpcc`, base units (bytes, bit/s, ps). Every field is required in the IR; the
 /// Python front end fills the paper's defaults ([`Params::paper`]).
 #[derive(Debug, Clone, Deserialize)]
@@ -52,11 +61,11 @@ pub struct Params {
     pub w_ai_bytes: f64,
     /// N of the W_AI rule (100).
     pub expected_flows: u32,
-    /// T, ps; 0 = derived from the paths (see `path_rtt`).
+    /// Where T comes from: `base_rtt_ps` (`fixed`), the network's largest base RTT (`network`, the
+    /// reference code's default) or each flow's own (`path`).
+    pub base_rtt: BaseRtt,
+    /// T, ps, with `base_rtt = fixed` (0 otherwise).
     pub base_rtt_ps: u64,
-    /// With `base_rtt_ps` = 0: each flow's own base RTT (true) or the network's largest (false,
-    /// the reference code's default).
-    pub path_rtt: bool,
     /// Window floor as a rate, bit/s (W ≥ min_rate·T; reference 100 Mb/s).
     pub min_rate_bps: f64,
     /// The receiver acknowledges every n-th data frame of a flow (1).
@@ -68,7 +77,7 @@ pub struct Params {
     /// source NIC and by each switch (paper §5 / reference `IntHeader`: 2 + 8 per hop; absent = 0,
     /// no INT bytes).
     #[serde(default)]
-    pub int_source_bytes: u32,
+    pub int_base_bytes: u32,
     #[serde(default)]
     pub int_hop_bytes: u32,
     /// When > 0 (and `w_ai_bytes` is 0): W_AI = this rate × T, the reference code's `RATE_AI`
@@ -89,12 +98,12 @@ impl Params {
             max_stage: 5,
             w_ai_bytes: 0.0,
             expected_flows: 100,
+            base_rtt: BaseRtt::Network,
             base_rtt_ps: 0,
-            path_rtt: false,
             min_rate_bps: 100e6,
             ack_every: 1,
             loss_timeout_ps: 1_000_000_000,
-            int_source_bytes: 2,
+            int_base_bytes: 2,
             int_hop_bytes: 8,
             rate_ai_bps: 0.0,
             rate_reference_bps: 0.0,
@@ -121,6 +130,9 @@ impl Params {
         }
         if self.expected_flows == 0 {
             return bad("expected_flows", "must be >= 1");
+        }
+        if self.base_rtt == BaseRtt::Fixed && self.base_rtt_ps == 0 {
+            return bad("base_rtt_ps", "must be > 0 with base_rtt = fixed");
         }
         if !(self.min_rate_bps.is_finite() && self.min_rate_bps > 0.0) {
             return bad("min_rate_bps", "must be > 0");
@@ -162,7 +174,7 @@ impl Scheme for Hpcc {
         true
     }
     fn int_wire(&self) -> crate::int::IntWire {
-        crate::int::IntWire { source_bytes: self.p.int_source_bytes, hop_bytes: self.p.int_hop_bytes }
+        crate::int::IntWire { source_bytes: self.p.int_base_bytes, hop_bytes: self.p.int_hop_bytes }
     }
 }
 
@@ -237,10 +249,10 @@ pub struct FlowHp {
 impl FlowHp {
     /// A flow (a send queue) at local index `i` of `host` starting at line rate, of generation `gen`.
     fn fresh(p: &Params, line: f64, host: &HostInfo, i: usize, gen: u32) -> Self {
-        let t_ps = match (p.base_rtt_ps, p.path_rtt) {
-            (0, true) => host.flow_base_rtt_ps[i],
-            (0, false) => host.max_base_rtt_ps,
-            (t, _) => t,
+        let t_ps = match p.base_rtt {
+            BaseRtt::Path => host.flow_base_rtt_ps[i],
+            BaseRtt::Network => host.max_base_rtt_ps,
+            BaseRtt::Fixed => p.base_rtt_ps,
         }
         .max(1);
         // bytes sent in T at a rate (bit/s), T in ps
@@ -669,7 +681,7 @@ mod tests {
     fn parameters_are_checked_with_their_path() {
         let bad = |v: serde_json::Value| build(&v).err().map(|e| e.to_string()).unwrap_or_default();
         let ok = serde_json::json!({"eta": 0.95, "max_stage": 5, "w_ai_bytes": 0.0, "expected_flows": 100,
-            "base_rtt_ps": 0, "path_rtt": false, "min_rate_bps": 1e8, "ack_every": 1, "loss_timeout_ps": 1});
+            "base_rtt": "network", "base_rtt_ps": 0, "min_rate_bps": 1e8, "ack_every": 1, "loss_timeout_ps": 1});
         assert!(build(&ok).is_ok());
         let mut v = ok.clone();
         v["eta"] = 1.5.into();

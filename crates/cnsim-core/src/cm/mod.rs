@@ -162,6 +162,17 @@ impl Backlog for Vec<bool> {
     }
 }
 
+/// What one rate limiter of a per-flow scheme (BCN/ECM, FECN) belongs to: the (source, destination)
+/// pair, kept across its transfers (model reference §3), or one transfer — [D]'s "flow" — so each
+/// transfer starts unregulated with fresh state (issue 11). The scenario's `rl_scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RlScope {
+    #[default]
+    Pair,
+    Transfer,
+}
+
 /// A rate-limiter update requested by an RP.
 #[derive(Debug, Clone, Copy)]
 pub struct RateChange {

@@ -50,7 +50,7 @@ pub enum StageBoundary {
 pub struct Params {
     // --- CP (model reference §6.1) ---
     /// Equilibrium queue length Qeq, bytes (26 KB, §12 Q3).
-    pub q_eq_bytes: u64,
+    pub qeq_bytes: u64,
     /// Weight w of Qdelta in Fb (2).
     pub w: f64,
     /// Bits of the quantised |Fb| (6 → q in 0..=63).
@@ -85,7 +85,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Self {
         Params {
-            q_eq_bytes: 26_000,
+            qeq_bytes: 26_000,
             w: 2.0,
             fb_bits: 6,
             mark_table_bytes: [150_000.0, 75_000.0, 50_000.0, 37_500.0, 30_000.0, 25_000.0, 21_500.0, 18_500.0],
@@ -107,8 +107,8 @@ impl Default for Params {
 impl Params {
     fn check(&self) -> Result<(), ScenarioError> {
         let bad = |f: &str, m: &str| Err(ScenarioError::field(format!("cm.params.{f}"), m.to_string()));
-        if self.q_eq_bytes == 0 {
-            return bad("q_eq_bytes", "must be > 0");
+        if self.qeq_bytes == 0 {
+            return bad("qeq_bytes", "must be > 0");
         }
         if !(self.w.is_finite() && self.w >= 0.0) {
             return bad("w", "must be a finite number >= 0");
@@ -224,7 +224,7 @@ impl QcnCp {
     pub fn new(p: &Params, cpid: u32) -> Self {
         QcnCp {
             cpid,
-            q_eq: p.q_eq_bytes as f64,
+            q_eq: p.qeq_bytes as f64,
             w: p.w,
             q_max: p.q_max(),
             table: p.mark_table_bytes,
@@ -731,7 +731,7 @@ mod tests {
     #[test]
     fn sampling_interval_follows_quantised_fb() {
         let p = Params::default();
-        let qeq = p.q_eq_bytes as f64;
+        let qeq = p.qeq_bytes as f64;
         let mut rng = Stream::new(3, 0, 5);
         // hold the queue at a fixed length so that Fb = −Qoff (Qdelta = 0 after the first sample)
         for (qlen, expect_q) in [(qeq * 1.4, 5u32), (qeq * 2.0, 12), (qeq * 3.0, 25), (qeq * 4.7, 46), (qeq * 6.0, 63)] {
@@ -771,7 +771,7 @@ mod tests {
     #[test]
     fn params_reject_bad_values() {
         let ok = serde_json::json!({
-            "q_eq_bytes": 26000, "w": 2.0, "fb_bits": 6,
+            "qeq_bytes": 26000, "w": 2.0, "fb_bits": 6,
             "mark_table_bytes": [150000.0, 75000.0, 50000.0, 37500.0, 30000.0, 25000.0, 21500.0, 18500.0],
             "sample_jitter": 0.15, "gd": 0.0078125, "min_dec_factor": 0.5, "min_rate_bps": 1e7,
             "bc_limit_bytes": 150000.0, "fast_recovery_th": 5, "r_ai_bps": 5e6, "r_hai_bps": 5e7,

@@ -296,10 +296,10 @@ impl ReactionPoint for Rp {
     }
 
     fn wants_flow_start(&self) -> bool {
-        self.p.rl_per_transfer
+        self.p.rl_scope == RlScope::Transfer
     }
 
-    /// `rl_per_transfer`: a new transfer on an idle pair is a new flow, with no RL and fresh state;
+    /// `rl_scope = transfer`: a new transfer on an idle pair is a new flow, with no RL and fresh state;
     /// the generations move on so the former RL's timers are ignored.
     fn on_flow_start(&mut self, ctx: &mut HostCtx, local: u32) {
         if self.restart(local) {

@@ -15,14 +15,14 @@ const CPID: u32 = 7;
 /// [A] baseline (model reference §9.1) as IR JSON; tests patch fields.
 fn base_json() -> serde_json::Value {
     json!({
-        "sampling": "random_bytes", "sample_p": 0.01, "sample_interval_bytes": 150000,
-        "sample_jitter_bytes": 0, "oversampling": "none", "os_factor": 10.0,
+        "sampling": "random_bytes", "sample_probability": 0.01, "sample_interval_bytes": 150000,
+        "sample_jitter_bytes": 0, "oversampling": "none", "oversampling_factor": 10.0,
         "qeq_bytes": 24000, "w": 2.0, "severe": "none", "qsc_bytes": 112500,
         "severe_trigger": "sample", "severe_holdoff_ps": 0, "sample_refused": false,
         "fb_at_cp": false, "quant_bits": null,
-        "slow_cp_max_rate_bps": null, "slow_cp_sample_p": 0.1, "slow_cp_ru_bps": 0.8e6,
+        "slow_cp_rate_bps": null, "slow_cp_sample_probability": 0.1, "slow_cp_ru_bps": 0.8e6,
         "gi": 1000.0 / 1875.0, "gd": 0.5 / 1875.0, "ru_bps": 1e6, "rate_floor_bps": 1e6,
-        "initial_rate_bps": null, "tmax0_ps": 100 * PS_PER_US, "rmin0_bps": 1e9,
+        "initial_rate_bps": null, "tmax_ps": 100 * PS_PER_US, "rmin_bps": 1e9,
         "backoff_cap": 10, "reset": "always", "reset_delay_ps": PS_PER_MS, "reset_event": "new_episode",
         "drift_bps": 0.0, "drift_interval_ps": 100 * PS_PER_US, "rl_timeout_ps": null, "rl_timeout_event": "no_feedback",
         "self_increase": null, "self_increase_interval_ps": PS_PER_MS
@@ -208,7 +208,7 @@ fn fb_zero_sends_nothing() {
 fn legacy_encoding_turns_a_sample_at_equilibrium_into_bcn00() {
     // [C] §8: Qoff and Qdelta in whole pages; both 0 at a sample of a frame this CP tagged is the
     // original code point of BCN(0,0) (model reference §12 C4's explicit type avoids it)
-    let p = params_with(json!({"zero_legacy": true}));
+    let p = params_with(json!({"zero_encoding": "legacy"}));
     assert_eq!(cp_decide(&p, 24_000, 24_000, true), Verdict::Send(MSG_ZERO, [0.0, 0.0]));
     // within half a page of Qeq and of the last sample the fields still read 0 (−0.31 and +0.31 pages)
     assert_eq!(cp_decide(&p, 24_020, 24_000, true), Verdict::Send(MSG_ZERO, [0.0, 0.0]));
@@ -231,7 +231,7 @@ fn legacy_encoding_turns_a_sample_at_equilibrium_into_bcn00() {
 fn legacy_bcn00_stops_the_source_like_the_severe_message() {
     // the whole path: every frame sampled (random_bytes with I = L); the first sample at Qeq sees the
     // queue grow from 0 (negative), the second an unchanged queue at Qeq (the (0, 0) code point)
-    let p = params_with(json!({"zero_legacy": true, "sample_interval_bytes": 1500, "rmin0_bps": 1e8}));
+    let p = params_with(json!({"zero_encoding": "legacy", "sample_interval_bytes": 1500, "rmin_bps": 1e8}));
     let mut cp = CpH::new(p.clone());
     let mut f = data_frame(0, 0, 1500);
     f.tag = Tag { flags: tag::RL, cpid: CPID, rate: 0.0 };
@@ -341,7 +341,7 @@ fn severe_trigger_every_arrival_with_per_source_holdoff() {
     assert_eq!(sent, [10, 10]);
     // a sampled frame above Qsc within the holdoff sends nothing (no second message)
     let mut h = CpH::new(params_with(json!({"severe": "max", "severe_trigger": "every_arrival",
-        "sampling": "bernoulli", "sample_p": 1.0, "severe_holdoff_ps": PS_PER_MS})));
+        "sampling": "bernoulli", "sample_probability": 1.0, "severe_holdoff_ps": PS_PER_MS})));
     assert_eq!(h.offer(0, 140_000, &mut data_frame(1, 1, 1500), false).len(), 1);
     assert_eq!(h.offer(PS_PER_US, 140_000, &mut data_frame(1, 1, 1500), false).len(), 0);
     // the sample still updated Q_last: the next normal sample sees Qdelta from 140 000 B
@@ -354,14 +354,14 @@ fn severe_trigger_every_arrival_with_per_source_holdoff() {
     let want = qoff_pages(24_000, 100_000) - 2.0 * qdelta_pages(24_000, 100_000, 140_000);
     assert!(close(out[0].msg.v[1], want));
     // default trigger = sample: unsampled arrivals above Qsc send nothing
-    let mut h = CpH::new(params_with(json!({"severe": "zero", "sampling": "bernoulli", "sample_p": 1e-9})));
+    let mut h = CpH::new(params_with(json!({"severe": "zero", "sampling": "bernoulli", "sample_probability": 1e-9})));
     assert!(h.offer(0, 140_000, &mut data_frame(1, 1, 1500), false).is_empty());
 }
 
 #[test]
 fn refused_frames_are_sampled_only_with_sample_refused() {
     // every frame sampled (p = 1) so the rule, not the sampler, decides
-    let p = json!({"sampling": "bernoulli", "sample_p": 1.0, "severe": "max", "qsc_bytes": 83_200});
+    let p = json!({"sampling": "bernoulli", "sample_probability": 1.0, "severe": "max", "qsc_bytes": 83_200});
     let mut h = CpH::new(params_with(p.clone()));
     assert!(h.offer(0, 140_000, &mut data_frame(1, 1, 1500), true).is_empty(), "model reference §2.2: not sampled");
     let mut patch = p.clone();
@@ -423,7 +423,7 @@ fn random_and_bernoulli_sampling_rates() {
     // 150 KB with 1500-B frames: 1 %; Bernoulli p = 0.05
     for (patch, want) in [
         (json!({}), 0.01),
-        (json!({"sampling": "bernoulli", "sample_p": 0.05}), 0.05),
+        (json!({"sampling": "bernoulli", "sample_probability": 0.05}), 0.05),
         (json!({"sample_interval_bytes": 25000}), 0.06),
     ] {
         let mut h = CpH::new(params_with(patch));
@@ -466,8 +466,8 @@ fn oversampling_thresh_and_qcn() {
 #[test]
 fn slow_cp_uses_its_own_pm_and_ru() {
     // [C] §4 enhanced: Pm 0.1, Ru 0.8 Mb/s at the 1 Gb/s CP; Pm 0.01, Ru 8 Mb/s elsewhere
-    let p = params_with(json!({"sampling": "bernoulli", "sample_p": 0.01, "ru_bps": 8e6,
-                               "slow_cp_max_rate_bps": 1_000_000_000u64}));
+    let p = params_with(json!({"sampling": "bernoulli", "sample_probability": 0.01, "ru_bps": 8e6,
+                               "slow_cp_rate_bps": 1_000_000_000u64}));
     let p = Arc::new(p);
     let mut rng = Stream::new(1, 0, 3);
     for (rate, want_p, want_ru) in [(1_000_000_000u64, 0.1, 0.8e6), (10_000_000_000, 0.01, 8e6)] {

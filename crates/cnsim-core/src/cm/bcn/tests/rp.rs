@@ -332,7 +332,7 @@ fn rl_per_transfer_starts_each_transfer_unregulated_and_ignores_the_old_timer() 
     let h = RpH::new(params_with(json!({"rl_timeout_ps": 2 * PS_PER_MS})), 1);
     assert!(!h.rp.wants_flow_start());
     // transfer scope: a new transfer on the idle pair deletes the RL and tells the host
-    let mut h = RpH::new(params_with(json!({"rl_timeout_ps": 2 * PS_PER_MS, "rl_per_transfer": true})), 2);
+    let mut h = RpH::new(params_with(json!({"rl_timeout_ps": 2 * PS_PER_MS, "rl_scope": "transfer"})), 2);
     assert!(h.rp.wants_flow_start());
     h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
     h.msg(MSG_NEGATIVE, 1, CPID, -1875.0);
