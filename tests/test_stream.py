@@ -14,7 +14,7 @@ import pytest
 import cnsim
 from cnsim import stream
 from cnsim.exceptions import RunInterrupted
-from cnsim.results import TABLES
+from cnsim.results import TABLES, read_table
 
 from conftest import ROOT, needs_core
 
@@ -77,13 +77,66 @@ def test_streamed_files_equal_the_in_memory_ones(case, tmp_path, small_chunks):
     # the throughput bins are drained with the series, as they become final
     assert pq.ParquetFile(tmp_path / "streamed" / "flow_tp.parquet").metadata.num_row_groups > 1
     assert pq.ParquetFile(tmp_path / "streamed" / "throughput_ts.parquet").metadata.num_row_groups > 1
-    if case == "cnsim-1hop-pause":  # series that started late were filled in with their zeros
-        assert set(small_chunks) == {"queue_ts", "pause_ts"}
+    if case == "cnsim-1hop-pause":  # a queue that started late was filled in with its zeros
+        assert set(small_chunks) == {"queue_ts"}
         assert (memory.tables["pause_ts"]["paused"] == 1).any()
     if case == "dcqcn":
         assert len(memory.tables["rp_rate"]) > 0 and len(memory.tables["fct"]) > 0
     if case == "tcp":
         assert len(memory.tables["tcp_ts"]) > 0
+
+
+@pytest.mark.parametrize("case", ["dcqcn", "cnsim-1hop-pause"])
+def test_change_rows_read_back_as_every_sample(case, tmp_path, small_chunks):
+    """``rp_rate`` and ``pause_ts`` are written as change rows (a series' value where it differs from its
+    previous sample's; every flow's first rate), their files marked so with the sample grid; read_table and a
+    Result's tables give every series at every sample: the last change at or before it, 0 before the first."""
+    import numpy as np
+
+    path, overrides = CASES[case]
+    r = cnsim.run(path, seed=3, overrides=overrides, out=tmp_path / "r", plots=False)
+    for name, (key, value) in stream.CHANGE_ROWS.items():
+        f = tmp_path / "r" / f"{name}.parquet"
+        changes = pd.read_parquet(f)
+        if changes.empty:
+            assert name == "rp_rate" and case == "cnsim-1hop-pause" and read_table(f).empty
+            continue
+        meta = pq.read_metadata(f).metadata
+        assert meta[b"cnsim.rows"] == b"changes"
+        iv, samples = int(meta[b"cnsim.sample_interval_ps"]), int(meta[b"cnsim.samples"])
+        assert samples == 200  # 2 ms of 10 us
+        ids = sorted(changes[key].unique())
+        # a forward fill over the grid, one sample at a time
+        state, names, rows, i = dict.fromkeys(ids, 0), {}, [], 0
+        for k in range(samples):
+            t = float(np.uint64(k) * np.uint64(iv)) / 1e12
+            while i < len(changes) and changes["t_s"].iat[i] == t:
+                row = changes.iloc[i]
+                assert row[value] != state[row[key]] or k == 0, "a row that changes nothing"
+                state[row[key]] = row[value]
+                names.setdefault(row[key], row)
+                i += 1
+            rows += [(t, j, state[j]) for j in ids]
+        assert i == len(changes)
+        dense = read_table(f)
+        assert len(dense) == len(rows) > len(changes)
+        want = pd.DataFrame(rows, columns=["t_s", key, value])
+        for c in ("t_s", key, value):
+            np.testing.assert_array_equal(dense[c].to_numpy(), want[c].to_numpy().astype(dense[c].dtype), err_msg=c)
+        for c in dense.columns.difference(["t_s", key, value]):  # names: those of the id
+            assert list(dense[c].astype(str)) == [str(names[j][c]) for _, j, _ in rows]
+            assert list(dense[c].cat.categories) == list(changes[c].cat.categories)
+        pd.testing.assert_frame_equal(r.tables[name], dense, check_exact=True)
+        pd.testing.assert_frame_equal(cnsim.Result.load(tmp_path / "r").tables[name], dense, check_exact=True)
+    # the engine's in-memory tables (docs/engine-contract.md) through frames_from_core: the same
+    from cnsim import api
+    from cnsim.results import frames_from_core
+
+    summary_json, tables = api.core().run(json.dumps(api.compile_ir_once(api.resolve(path, 3, overrides))), None, 0)
+    assert "series_grid" in tables
+    frames = frames_from_core(tables, json.loads(summary_json))
+    for name in stream.CHANGE_ROWS:
+        pd.testing.assert_frame_equal(frames[name], r.tables[name], check_exact=True)
 
 
 def test_default_chunks_equal_small_chunks(tmp_path, monkeypatch):

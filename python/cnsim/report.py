@@ -61,7 +61,9 @@ def _first_ok_run(sweep_dir: Path) -> Path | None:
 def _read(run: Path | None, table: str) -> pd.DataFrame:
     if run is None or not (run / f"{table}.parquet").exists():
         return pd.DataFrame()
-    return pd.read_parquet(run / f"{table}.parquet")
+    from cnsim.results import read_table
+
+    return read_table(run / f"{table}.parquet")  # rp_rate, pause_ts: the value at every sample
 
 
 def _label(study: dict, name: str) -> str:

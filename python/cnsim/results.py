@@ -40,10 +40,19 @@ def _column(value: Any) -> Any:
 
 
 def frames_from_core(tables: Mapping[str, Mapping[str, Any]], summary: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """Engine tables → DataFrames, with id columns joined to names (see docs/metrics.md)."""
+    """Engine tables → DataFrames, with id columns joined to names (see docs/metrics.md); the change rows
+    of ``rp_rate`` and ``pause_ts`` as the value of each series at every sample."""
     import pandas as pd
 
+    from cnsim.stream import CHANGE_ROWS
+
     raw = {name: pd.DataFrame({c: _column(v) for c, v in cols.items()}) for name, cols in tables.items()}
+    grid = raw.get("series_grid")
+    if grid is not None and len(grid):
+        interval, samples = int(grid["sample_interval_ps"].iloc[0]), int(grid["samples"].iloc[0])
+        for name, (key, value) in CHANGE_ROWS.items():
+            if name in raw:
+                raw[name] = every_sample(raw[name], key, value, interval, samples)
     empty = pd.DataFrame()
     flows = raw.get("flows", empty)
     per_flow = pd.DataFrame(summary.get("flows", []))
@@ -79,6 +88,57 @@ def queue_cdf_table(summary: Mapping[str, Any]) -> Any:
         return schema.empty_table()
     cols = [_plain_column([r[k] for r in rows]) for k in range(4)]
     return pa.Table.from_arrays(cols, schema=schema)
+
+
+def every_sample(changes: pd.DataFrame, key: str, value: str, interval_ps: int, samples: int) -> pd.DataFrame:
+    """The rows of a change-row series (``rp_rate``, ``pause_ts``: a row where an id's value differs from its
+    previous sample's, in time order) at every sample ``k · interval_ps``, ``k < samples``, of every id that
+    has a row: time-major, ids ascending, each id's value that of its last change (0 before its first), its
+    other columns (names) those of its rows. Exactly the table of a row per id and sample."""
+    import numpy as np
+    import pandas as pd
+
+    ids, first = np.unique(changes[key].to_numpy(), return_index=True)
+    n = len(ids)
+    if n == 0 or samples == 0:
+        return changes.iloc[:0].reset_index(drop=True)
+    k = np.rint(changes["t_s"].to_numpy() * 1e12 / interval_ps).astype(np.int64)
+    # the row in force at each (sample, id): its change there, else the latest before (rows are in
+    # time order, so the latest is the largest row number); -1 before the first
+    at = np.full((samples, n), -1, dtype=np.int64)
+    at[k, np.searchsorted(ids, changes[key].to_numpy())] = np.arange(len(changes))
+    np.maximum.accumulate(at, axis=0, out=at)
+    at = at.reshape(-1)
+    t = (np.arange(samples, dtype=np.uint64) * np.uint64(interval_ps)).astype(np.float64) / 1e12
+    values = changes[value].to_numpy()
+    out = {}
+    for c in changes.columns:
+        if c == "t_s":
+            out[c] = np.repeat(t, n)
+        elif c == key:
+            out[c] = np.tile(ids, samples)
+        elif c == value:
+            out[c] = np.where(at >= 0, values[np.maximum(at, 0)], values.dtype.type(0))
+        else:  # names of the id: those of its first row
+            out[c] = changes[c].iloc[np.tile(first, samples)].reset_index(drop=True)
+    return pd.DataFrame(out)
+
+
+def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """One table of a result folder as pandas, a change-row series (``rp_rate``, ``pause_ts``, marked in
+    the file's metadata) as its value at every sample (:func:`every_sample`)."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from cnsim.stream import CHANGE_ROWS
+
+    df = pd.read_parquet(path)
+    meta = pq.read_metadata(path).metadata or {}  # the file's key-value metadata
+    name = Path(path).name.removesuffix(".parquet")
+    if meta.get(b"cnsim.rows") == b"changes" and name in CHANGE_ROWS:
+        key, value = CHANGE_ROWS[name]
+        df = every_sample(df, key, value, int(meta[b"cnsim.sample_interval_ps"]), int(meta[b"cnsim.samples"]))
+    return df
 
 
 def _join(series: pd.DataFrame, names: pd.DataFrame, key: str) -> pd.DataFrame:
@@ -220,13 +280,11 @@ class Result:
 
     @classmethod
     def load(cls, d: str | os.PathLike[str]) -> "Result":
-        """Read a saved result back (tables as pandas)."""
-        import pandas as pd
-
+        """Read a saved result back (tables as pandas; change-row series at every sample)."""
         d = Path(d)
         manifest = json.loads((d / "manifest.json").read_text())
         summary = json.loads((d / "summary.json").read_text())
-        tables = {n: pd.read_parquet(d / f"{n}.parquet") for n in TABLES if (d / f"{n}.parquet").exists()}
+        tables = {n: read_table(d / f"{n}.parquet") for n in TABLES if (d / f"{n}.parquet").exists()}
         return cls(summary, manifest, tables, (d / "resolved-config.toml").read_text())
 
 
@@ -241,9 +299,7 @@ class TablesOnDisk(Mapping[str, "pd.DataFrame"]):
         if name not in self._cache:
             if name not in TABLES or not (self.folder / f"{name}.parquet").exists():
                 raise KeyError(name)
-            import pandas as pd
-
-            self._cache[name] = pd.read_parquet(self.folder / f"{name}.parquet")
+            self._cache[name] = read_table(self.folder / f"{name}.parquet")
         return self._cache[name]
 
     def __iter__(self) -> Iterator[str]:

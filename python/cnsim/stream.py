@@ -11,11 +11,13 @@ the rows, columns and types that :meth:`cnsim.results.Result.save` writes for an
   ``src``, ``dst``; ``link`` → ``from``, ``to``), as dictionary columns whose categories are the sorted
   names and whose index width follows pandas' rule, so that pandas reads them back as the same
   categoricals;
-* ``queue_ts`` and ``pause_ts`` are sparse: a queue (a link) gets rows from the first sample only once it
-  has been seen holding a data frame (paused), with zeros before. A queue first seen in a later chunk
-  is missing from the chunks already written; :meth:`SeriesWriter.close` then rewrites that file once,
-  chunk by chunk, filling in the zeros (the sample instants are ``k · sample_interval``, as the engine
-  takes them).
+* ``queue_ts`` is sparse: a queue gets rows from the first sample only once it has been seen holding a
+  data frame, with zeros before. A queue first seen in a later chunk is missing from the chunks already
+  written; :meth:`SeriesWriter.close` then rewrites that file once, chunk by chunk, filling in the zeros
+  (the sample instants are ``k · sample_interval``, as the engine takes them);
+* ``rp_rate`` and ``pause_ts`` hold change rows (:data:`CHANGE_ROWS`): a flow's rate (a link's paused
+  state) at a sample where it differs from the previous sample's. Their files say so in their metadata,
+  with the sample grid, and :func:`cnsim.results.read_table` gives the value at every sample.
 
 Only pyarrow and numpy are imported here: a short run does not pay for pandas.
 """
@@ -44,11 +46,24 @@ STEP_SAMPLES = 64
 drain never waits for more than ``STEP_SAMPLES`` samples' rows beyond ``CHUNK_ROWS``."""
 
 SERIES = {"queue_ts": ("queues", "queue", "bytes"), "rp_rate": ("flows", "flow", None),
-          "tcp_ts": ("flows", "flow", None), "pause_ts": ("links", "link", "paused"),
+          "tcp_ts": ("flows", "flow", None), "pause_ts": ("links", "link", None),
           "throughput_ts": (None, None, None), "flow_tp": ("flows", "flow", None), "fct": ("flows", "flow", None)}
 """Streamed tables: (table naming the ids or None, id column, value column of an id-sparse series or
 None). ``fct`` holds the rows of the transfers settled since the last drain (``observe.fct``), with
 their FCT slowdown added here."""
+
+CHANGE_ROWS = {"rp_rate": ("flow", "rate_bps"), "pause_ts": ("link", "paused")}
+"""Series the engine records as change rows: (id column, value column). A series' value before its first
+row is 0 (a link never paused has no row; every flow has a row at the first sample)."""
+
+
+def change_metadata(interval_ps: int, samples: int | None = None) -> dict[str, str]:
+    """Parquet key-value metadata of a change-row table: ``cnsim.rows = changes``, the sample interval (ps)
+    and, once the run is over, the number of samples (the instants are ``k · interval``, ``k < samples``)."""
+    meta = {"cnsim.rows": "changes", "cnsim.sample_interval_ps": str(interval_ps)}
+    if samples is not None:
+        meta["cnsim.samples"] = str(samples)
+    return meta
 
 def column(value: Any) -> Any:
     """An engine column as numpy (``(dtype, array)``, read without a copy) or a list of names."""
@@ -221,14 +236,22 @@ class SeriesWriter:
                 table = table.append_column(c, _numbers(values))
         writer = self.writers.get(name)
         if writer is None:
-            writer = self.writers[name] = pq.ParquetWriter(self.folder / f"{name}.parquet", table.schema,
-                                                           **_encoding(table.schema))
+            schema = table.schema
+            if name in CHANGE_ROWS:
+                schema = schema.with_metadata({**(schema.metadata or {}), **change_metadata(self.interval)})
+                table = table.replace_schema_metadata(schema.metadata)
+            writer = self.writers[name] = pq.ParquetWriter(self.folder / f"{name}.parquet", schema,
+                                                           **_encoding(schema))
+        elif name in CHANGE_ROWS:
+            table = table.replace_schema_metadata(writer.schema.metadata)
         writer.write_table(table)
 
     def close(self) -> None:
         """Close every file (a table that never had a row is written empty) and fill in the zeros of
         sparse series that started after the first chunks."""
-        for writer in self.writers.values():
+        for name, writer in self.writers.items():
+            if name in CHANGE_ROWS:  # the grid is known now
+                writer.add_key_value_metadata({"cnsim.samples": str(self.samples)})
             writer.close()
         for name in SERIES:
             if name not in self.writers:

@@ -8,7 +8,7 @@ use crate::frame::FrameId;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::time::SimTime;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Every event of the engine.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -146,14 +146,17 @@ const SLICES: usize = 512;
 
 /// A calendar queue for events due soon in no particular order (the link events of many ports:
 /// each port's arrivals and transmission ends come in order, but the ports' interleave). Events
-/// due in the current slice are in `bottom`, sorted (the next one last); those of the next
+/// due in the current slice are in `bottom`, sorted (the next one first); those of the next
 /// `SLICES - 1` slices in unsorted buckets, one per slice; later ones in a binary heap. A bucket is
 /// sorted once, when its slice comes up: a few compares per event instead of a heap's sift down
 /// and up over every pending event (k = 8 fat tree: the binary heap's pops were 24 % of the
 /// engine's instructions). The order is the keys' order, exactly as a heap's.
 struct Calendar {
-    /// Events of slices up to `cur`, sorted by key, descending.
-    bottom: Vec<Entry>,
+    /// Events of slices up to `cur`, sorted by key, ascending, in a ring: a new event due after them
+    /// all (a burst due at one instant — an XOFF or XON sent on every port of a switch at once,
+    /// scheduled in key order) or before them all is added at its end in O(1); in a sorted vector
+    /// one of the two is an insertion before all the others (100 ports' PAUSE frames: 9 % of a run).
+    bottom: VecDeque<Entry>,
     /// `buckets[s % SLICES]`: the events of slice `s`, `cur < s < cur + SLICES`, unsorted.
     buckets: Vec<Vec<Entry>>,
     /// Which buckets hold events (bit `i` of word `i / 64`).
@@ -167,7 +170,7 @@ struct Calendar {
 
 impl Default for Calendar {
     fn default() -> Self {
-        Calendar { bottom: Vec::new(), buckets: (0..SLICES).map(|_| Vec::new()).collect(), filled: [0; SLICES / 64],
+        Calendar { bottom: VecDeque::new(), buckets: (0..SLICES).map(|_| Vec::new()).collect(), filled: [0; SLICES / 64],
                    overflow: BinaryHeap::new(), cur: 0, len: 0 }
     }
 }
@@ -177,14 +180,18 @@ impl Calendar {
     fn slice(key: u128) -> u64 {
         ((key >> 64) as u64) >> SLICE_BITS
     }
-    /// An event of a slice up to `cur`: into `bottom` at its place (usually near the end: it is due
-    /// soon after the events being taken).
+    /// An event of a slice up to `cur`: into `bottom` at its place (usually an end: after the events
+    /// being taken, or before them all).
     #[inline(always)]
     fn insert_bottom(&mut self, e: Entry) {
-        let mut i = self.bottom.len();
-        while i > 0 && self.bottom[i - 1].key < e.key {
-            i -= 1;
+        match self.bottom.back() {
+            Some(last) if last.key > e.key => {}
+            _ => return self.bottom.push_back(e),
         }
+        if self.bottom[0].key > e.key {
+            return self.bottom.push_front(e);
+        }
+        let i = self.bottom.partition_point(|x| x.key < e.key);
         self.bottom.insert(i, e);
     }
     /// `bottom` is empty: move on to the next slice holding events, sort its bucket into `bottom`,
@@ -206,9 +213,12 @@ impl Calendar {
             self.filled[s as usize % SLICES / 64] |= 1 << (s % 64);
         }
         let b = next as usize % SLICES;
-        std::mem::swap(&mut self.bottom, &mut self.buckets[b]);
+        let mut bucket = std::mem::take(&mut self.buckets[b]);
         self.filled[b / 64] &= !(1 << (b % 64));
-        self.bottom.sort_unstable_by(|x, y| y.key.cmp(&x.key));
+        bucket.sort_unstable_by_key(|x| x.key);
+        // the bucket's storage becomes the ring (no copy), the ring's the bucket's
+        let old = std::mem::replace(&mut self.bottom, VecDeque::from(bucket));
+        self.buckets[b] = Vec::from(old);
     }
     /// The first slice after `cur` whose bucket holds events.
     #[inline]
@@ -252,7 +262,7 @@ impl Spill for Calendar {
     }
     #[inline(always)]
     fn pop(&mut self) -> Option<Entry> {
-        let e = self.bottom.pop()?;
+        let e = self.bottom.pop_front()?;
         self.len -= 1;
         if self.bottom.is_empty() {
             self.refill();
@@ -261,7 +271,7 @@ impl Spill for Calendar {
     }
     #[inline(always)]
     fn min_key(&self) -> u128 {
-        self.bottom.last().map_or(NO_KEY, |e| e.key)
+        self.bottom.front().map_or(NO_KEY, |e| e.key)
     }
     fn len(&self) -> usize {
         self.len
@@ -507,8 +517,23 @@ impl EventQueue {
     /// Schedule `ev` at `t`.
     #[inline(always)]
     pub fn push(&mut self, t: SimTime, ev: Event) {
+        let key = self.next_key(t, ev.class());
+        self.push_key(key, ev)
+    }
+    /// The key `ev` would get if it were pushed now to fall due at `t`, without pushing it: an event
+    /// that may turn out not to be needed (a PAUSE refresh superseded before it falls due) keeps its
+    /// place among the events of its instant when it is pushed later with
+    /// [`EventQueue::push_key`], as if it had been pushed now.
+    #[inline]
+    pub fn reserve(&mut self, t: SimTime, ev: &Event) -> u128 {
+        self.next_key(t, ev.class())
+    }
+    /// Push `ev` with a key from [`EventQueue::reserve`] for an event of its class, due after the
+    /// event being processed.
+    #[inline(always)]
+    pub fn push_key(&mut self, key: u128, ev: Event) {
         let class = ev.class();
-        let key = self.next_key(t, class);
+        debug_assert_eq!((key as u64) >> 60, class, "a key of the event's class");
         // the variant is known where an event is made: the compiler folds this choice away
         match class {
             0 | 1 => self.near.push(key, ev),
@@ -691,7 +716,8 @@ mod tests {
     #[test]
     fn the_calendar_pops_in_key_order_across_slices_buckets_and_overflow() {
         // link events due anywhere from the current slice to well past the buckets' span, pushed
-        // and popped in turn: the order of one sorted list, ties by insertion
+        // and popped in turn, a few in bursts due at one instant: the order of one sorted list, ties
+        // by insertion
         let mut rng = crate::rng::Stream::new(23, 0, 0);
         let mut q = EventQueue::default();
         let mut reference: Vec<(u64, u64, Event)> = Vec::new(); // (time, seq, event)
@@ -705,10 +731,14 @@ mod tests {
                     2 => span + rng.below(4 * span),
                     _ => 0,
                 };
-                let ev = if i % 2 == 0 { Event::Arrive { port: PortId(i), frame: FrameId(i) } } else { Event::PortTxDone { port: PortId(i) } };
-                seq += 1;
-                q.push(now + ahead, ev);
-                reference.push((now + ahead, ev.class() << 60 | seq, ev));
+                // now and then a burst due at one instant (a PAUSE frame on each of 100 ports)
+                let burst = if rng.below(100) == 0 { 100 } else { 1 };
+                for b in 0..burst {
+                    let ev = if (i + b) % 2 == 0 { Event::Arrive { port: PortId(i), frame: FrameId(b) } } else { Event::PortTxDone { port: PortId(b) } };
+                    seq += 1;
+                    q.push(now + ahead, ev);
+                    reference.push((now + ahead, ev.class() << 60 | seq, ev));
+                }
             } else if let Some((t, ev)) = q.pop() {
                 let k = (0..reference.len()).min_by_key(|&k| (reference[k].0, reference[k].1)).expect("same length");
                 let r = reference.swap_remove(k);

@@ -40,19 +40,37 @@ pub struct Observer {
     /// One largest data frame: queues that only ever hold control frames (BCN, CNM, ACK) at the
     /// sample instants are not recorded.
     pub q_threshold: u64,
-    /// RP rates: `rp_of.len()` values per sample (flows `0..rp_of.len()`, NaN for a flow without
-    /// a rate limiter), sample after sample since the last drain; the table's `t_s` and `flow`
-    /// columns follow from `sample_t` and are built when the rows are handed over.
+    /// RP rates of flows `0..rp_of.len()` (NaN for a flow without a rate limiter) as change rows
+    /// since the last drain: every flow at the run's first sample, then a flow at a sample only
+    /// when its rate differs (bit for bit) from its previous sample's. A rate is a step function
+    /// that moves at feedback messages, far less often than every sample (a 10-µs grid); the value
+    /// at every sample follows (`cnsim.results.read_table` rebuilds it).
+    pub r_t: Vec<f64>,
+    pub r_flow: Vec<u32>,
     pub r_rate: Vec<f64>,
+    /// Each flow's rate at the previous sample (bits), and this sample's (scratch).
+    r_last: Vec<u64>,
+    r_now: Vec<f64>,
+    /// Samples taken since the run's start (drains do not reset it).
+    pub samples: u64,
     /// (source host, local index) of each flow with an RP-rate series, looked up once: the first
     /// `flow_limit` flows when the network has reaction points, else none.
     rp_of: Vec<(u32, u32)>,
     /// Every RP reports its limiter's rate (`ReactionPoint::rate_is_limiter`): read `Flow::rl_rate`.
     rp_limiter: bool,
-    /// Paused state per port at each sample, kept only for ports seen paused at a sample (the
-    /// others stayed unpaused: one bit per sample each, allocated when first paused, with the
-    /// earlier samples as zeros — memory grows with the ports that pause, not with every port).
-    pub p_samples: Vec<Option<Vec<u8>>>,
+    /// Paused state of the ports as change rows since the last drain: a port at a sample where its
+    /// state differs from the previous sample's (unpaused before the first sample), so a port
+    /// never seen paused has no row. Under a global PAUSE every sender's link is paused at almost
+    /// every sample: one row per link and sample was 10 M rows per simulated second on fan-in-100.
+    pub p_t: Vec<f64>,
+    pub p_link: Vec<u32>,
+    pub p_on: Vec<u32>,
+    /// Each port's state at the previous sample.
+    p_last: Vec<u8>,
+    /// The ports a PAUSE or PFC frame can reach, ascending: those whose peer is a switch (only a
+    /// switch port sends MAC-control frames), so the others, never paused, are not looked at (a
+    /// fan-in's switch ports: half of its links, at every sample).
+    p_ports: Vec<u32>,
     /// TCP flows (within the first `observe.flow_series` flows): window, threshold, DCTCP α.
     pub tcp_t: Vec<f64>,
     pub tcp_flow: Vec<u32>,
@@ -71,10 +89,6 @@ impl Observer {
         let series = ir.observe.series;
         let sample_interval = if series.any() { ir.observe.sample_interval_ps } else { 0 };
         let rp_flows = if net.has_rp && sample_interval > 0 && series.rp_rate { net.n_flows.min(flow_limit) } else { 0 };
-        // RP-rate rows of the whole run (or of one streamed chunk), reserved once instead of grown
-        // by doubling: with CM on, the default observation's largest series
-        let samples = ir.duration_ps / ir.observe.sample_interval_ps.max(1) + 1;
-        let rp_rows = (samples * rp_flows as u64).min(1 << 19) as usize;
         let queue_ports: Vec<PortId> = (0..net.ports.len())
             .filter(|&i| net.is_switch(net.ports[i].node))
             .map(|i| PortId(i as u32))
@@ -87,10 +101,19 @@ impl Observer {
             q_threshold: net.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(1).max(1),
             queue_ports,
             sample_t: Vec::new(),
-            r_rate: Vec::with_capacity(rp_rows),
+            r_t: Vec::new(),
+            r_flow: Vec::new(),
+            r_rate: Vec::new(),
+            r_last: vec![0; rp_flows],
+            r_now: Vec::with_capacity(rp_flows),
+            samples: 0,
             rp_of: net.flows[..rp_flows].iter().map(|f| (net.host_of[f.src.idx()], f.local)).collect(),
             rp_limiter: net.hosts.iter().filter_map(|h| h.rp.as_ref()).all(|rp| rp.rate_is_limiter()),
-            p_samples: Vec::new(),
+            p_t: Vec::new(),
+            p_link: Vec::new(),
+            p_on: Vec::new(),
+            p_last: Vec::new(),
+            p_ports: Vec::new(),
             tcp_t: Vec::new(),
             tcp_flow: Vec::new(),
             tcp_cwnd: Vec::new(),
@@ -110,7 +133,6 @@ impl Observer {
     /// limiter's when lower, NaN when none is limited.
     fn transfer_queue_rates(&mut self, net: &Network) {
         let n = self.rp_of.len();
-        let row = self.r_rate.len() - n;
         for (q, m) in net.flows[net.n_flows..].iter().zip(&net.queue_meta) {
             let p = m.parent.idx();
             if m.parent.is_none() || p >= n {
@@ -123,7 +145,7 @@ impl Observer {
                 net.hosts[h].rp.as_ref().and_then(|rp| rp.rate_bps(q.local))
             };
             if let Some(r) = r {
-                let cell = &mut self.r_rate[row + p];
+                let cell = &mut self.r_now[p];
                 *cell = if cell.is_nan() { r } else { cell.min(r) };
             }
         }
@@ -138,14 +160,8 @@ impl Observer {
             let queue_bytes = |p: PortId| net.ports[p.idx()].q_bytes;
             self.q_track.sample(k, self.q_threshold, &self.queue_ports, &net.q_watch, queue_bytes, &mut self.q_samples);
         }
-        if self.rp_limiter {
-            self.r_rate.extend(net.flows[..self.rp_of.len()].iter().map(|f| f.rl_rate.unwrap_or(f64::NAN)));
-        } else {
-            let rate = |&(h, local): &(u32, u32)| net.hosts[h as usize].rp.as_ref().and_then(|rp| rp.rate_bps(local));
-            self.r_rate.extend(self.rp_of.iter().map(|x| rate(x).unwrap_or(f64::NAN)));
-        }
-        if net.per_transfer && !self.rp_of.is_empty() {
-            self.transfer_queue_rates(net);
+        if !self.rp_of.is_empty() {
+            self.sample_rates(net, t);
         }
         for &fi in &self.tcp_flows {
             let s = &net.flows[fi as usize].tcp.as_ref().expect("tcp flow").sender;
@@ -156,21 +172,42 @@ impl Observer {
             self.tcp_alpha.push(s.alpha());
         }
         if net.pause_enabled && self.series.pause_ts {
-            let k = self.sample_t.len() - 1; // index of this sample (pushed above)
-            if self.p_samples.len() < net.ports.len() {
-                self.p_samples.resize(net.ports.len(), None);
+            if self.p_last.len() < net.ports.len() {
+                self.p_last.resize(net.ports.len(), 0);
+                self.p_ports = (0..net.ports.len() as u32).filter(|&i| net.ports[i as usize].peer_is_switch).collect();
             }
-            for (pi, p) in net.ports.iter().enumerate() {
-                let on = (p.pause.paused_until > net.now) as u8;
-                match &mut self.p_samples[pi] {
-                    Some(v) => v.push(on),
-                    None if on == 1 => {
-                        let mut v = vec![0u8; k];
-                        v.push(1);
-                        self.p_samples[pi] = Some(v);
-                    }
-                    None => {}
+            for &pi in &self.p_ports {
+                let on = (net.ports[pi as usize].pause.paused_until > net.now) as u8;
+                if on != self.p_last[pi as usize] {
+                    self.p_last[pi as usize] = on;
+                    self.p_t.push(t);
+                    self.p_link.push(pi);
+                    self.p_on.push(on as u32);
                 }
+            }
+        }
+        self.samples += 1;
+    }
+
+    /// The RP rates of this sample, recorded where they changed (every flow at the first sample).
+    fn sample_rates(&mut self, net: &Network, t: f64) {
+        self.r_now.clear();
+        if self.rp_limiter {
+            self.r_now.extend(net.flows[..self.rp_of.len()].iter().map(|f| f.rl_rate.unwrap_or(f64::NAN)));
+        } else {
+            let rate = |&(h, local): &(u32, u32)| net.hosts[h as usize].rp.as_ref().and_then(|rp| rp.rate_bps(local));
+            self.r_now.extend(self.rp_of.iter().map(|x| rate(x).unwrap_or(f64::NAN)));
+        }
+        if net.per_transfer {
+            self.transfer_queue_rates(net);
+        }
+        let first = self.samples == 0;
+        for (i, (&r, last)) in self.r_now.iter().zip(self.r_last.iter_mut()).enumerate() {
+            if first || r.to_bits() != *last {
+                *last = r.to_bits();
+                self.r_t.push(t);
+                self.r_flow.push(i as u32);
+                self.r_rate.push(r);
             }
         }
     }
@@ -180,8 +217,8 @@ impl Observer {
     /// Rows of the time-series tables (`queue_ts`, `rp_rate`, `tcp_ts`, `pause_ts`) recorded since
     /// the last drain.
     pub fn buffered_rows(&self) -> usize {
-        let kept = self.q_samples.iter().filter(|s| s.is_some()).count() + self.p_samples.iter().filter(|s| s.is_some()).count();
-        self.sample_t.len() * kept + self.r_rate.len() + self.tcp_t.len()
+        let kept = self.q_samples.iter().filter(|s| s.is_some()).count();
+        self.sample_t.len() * kept + self.r_t.len() + self.p_t.len() + self.tcp_t.len()
     }
 
     /// The time-series rows recorded since the last drain, as the tables `queue_ts`, `rp_rate`,
@@ -194,21 +231,12 @@ impl Observer {
         let tables = self.series_tables();
         self.sample_t.clear();
         self.q_samples.iter_mut().flatten().for_each(Vec::clear);
-        self.p_samples.iter_mut().flatten().for_each(Vec::clear);
         tables
     }
 
     fn series_tables(&mut self) -> Vec<Table> {
         // queues seen holding at least one data frame at a sample (the others stayed near empty)
         let (qt, qid, qb) = sparse_series(&self.sample_t, &self.q_samples, |v: &u64| *v);
-        // pause series of the ports seen paused at a sample, time-major like queue_ts
-        let (pt, pl, pon) = sparse_series(&self.sample_t, &self.p_samples, |v: &u8| *v as u32);
-        // RP rates, time-major: flows 0..n at every sample
-        let n = self.rp_of.len();
-        debug_assert_eq!(self.r_rate.len(), self.sample_t.len() * n);
-        // (its time and flow columns in compact form: n rows per sample)
-        let samples = if n > 0 { self.sample_t.clone() } else { Vec::new() };
-        let times = samples.len();
         vec![
             Table {
                 name: "queue_ts",
@@ -217,8 +245,8 @@ impl Observer {
             Table {
                 name: "rp_rate",
                 columns: vec![
-                    ("t_s", Column::F64Each { values: samples, each: n }),
-                    ("flow", Column::U32Cycle { n: n as u32, times }),
+                    ("t_s", Column::F64(std::mem::take(&mut self.r_t))),
+                    ("flow", Column::U32(std::mem::take(&mut self.r_flow))),
                     ("rate_bps", Column::F64(std::mem::take(&mut self.r_rate))),
                 ],
             },
@@ -234,7 +262,11 @@ impl Observer {
             },
             Table {
                 name: "pause_ts",
-                columns: vec![("t_s", Column::F64(pt)), ("link", Column::U32(pl)), ("paused", Column::U32(pon))],
+                columns: vec![
+                    ("t_s", Column::F64(std::mem::take(&mut self.p_t))),
+                    ("link", Column::U32(std::mem::take(&mut self.p_link))),
+                    ("paused", Column::U32(std::mem::take(&mut self.p_on))),
+                ],
             },
         ]
     }
@@ -839,7 +871,18 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer, bins: BinRows, mut fct
     }
     tables.push(fct_table(net, &fct_rows));
     tables.push(take("flows"));
+    tables.push(series_grid(o));
     tables
+}
+
+/// `series_grid`: the sample instants of the run (one row: `sample_interval_ps`, `samples`; the
+/// instants are `k · sample_interval_ps`, `k < samples`), from which the change rows of `rp_rate`
+/// and `pause_ts` give the value of every series at every sample.
+pub fn series_grid(o: &Observer) -> Table {
+    Table {
+        name: "series_grid",
+        columns: vec![("sample_interval_ps", Column::U64(vec![o.sample_interval])), ("samples", Column::U64(vec![o.samples]))],
+    }
 }
 
 #[cfg(test)]

@@ -39,6 +39,12 @@ pub struct PortPause {
     /// Global mode: this egress queue is ≥ HIGH / > LOW.
     pub above_high: bool,
     pub above_low: bool,
+    /// A `PauseRefresh` event of this port is pending (one at a time: [`Network::send_pause`]).
+    pub refresh_pending: bool,
+    /// The refresh of an XOFF sent while one was pending (the latest such XOFF): its event's
+    /// reserved key, in halves (a `u128` would align this record, and `Port`'s first line with
+    /// it, to 16 bytes), and generation.
+    pub refresh_next: Option<(u64, u64, u32)>,
 }
 
 impl PortPause {
@@ -139,20 +145,41 @@ impl Network {
         p.pause.pending = Some(if xoff { quanta } else { 0 });
         p.pause.gen = p.pause.gen.wrapping_add(1);
         if xoff {
+            // Its refresh. A port has one refresh event pending at a time: each XOFF used to
+            // schedule one, and under a global PAUSE, with a cycle far shorter than the refresh
+            // time, all but the last were stale when they fell due (100 senders: a stale event
+            // per sender per XOFF). An XOFF sent while one is pending (due sooner: a refresh falls
+            // due a fixed time after its XOFF) only notes its own; the pending event moves there
+            // when it falls due, with the key reserved now, so it runs where it would have.
             let dur = tx_time_ps(quanta as u64 * 64, p.rate_bps);
             let t = now + ((dur as f64 * frac) as u64).max(1);
-            let gen = p.pause.gen;
-            self.schedule(t, Event::PauseRefresh { port, gen });
+            let ev = Event::PauseRefresh { port, gen: p.pause.gen };
+            let key = self.q.reserve(t, &ev);
+            let p = &mut self.ports[port.idx()];
+            if p.pause.refresh_pending {
+                p.pause.refresh_next = Some(((key >> 64) as u64, key as u64, p.pause.gen));
+            } else {
+                p.pause.refresh_pending = true;
+                self.q.push_key(key, ev);
+            }
         }
         self.port_try_send(port);
     }
 
     /// Re-send XOFF on `port` if it is still asserted and `gen` is the latest PAUSE sent there.
     pub(crate) fn pause_refresh(&mut self, port: PortId, gen: u32) {
-        let p = &self.ports[port.idx()];
+        let p = &mut self.ports[port.idx()];
         if p.pfc.is_some() {
             return self.pfc_refresh(port, gen);
         }
+        p.pause.refresh_pending = false;
+        if let Some((t, low, next)) = p.pause.refresh_next.take() {
+            // a later XOFF was sent (so `gen` is stale): on to its refresh
+            p.pause.refresh_pending = true;
+            let key = ((t as u128) << 64) | low as u128;
+            return self.q.push_key(key, Event::PauseRefresh { port, gen: next });
+        }
+        let p = &self.ports[port.idx()];
         if p.pause.gen == gen {
             let s = self.switch_of[p.node.idx()] as usize;
             let asserted = match self.switches[s].pause.cfg {

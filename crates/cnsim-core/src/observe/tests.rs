@@ -197,3 +197,61 @@ fn the_observation_bound_counts_only_series_that_can_exist() {
     ir.observe.series.queue_ts = false;
     assert!(crate::validate::validate(&ir).is_ok());
 }
+
+/// The change rows of `rp_rate` and `pause_ts`, each carried forward over the sample grid
+/// (`series_grid`), are the value of every series at every sample: the RP limiter rates and paused
+/// states read from the network right after each sample (the last event of its instant).
+#[test]
+fn change_rows_carried_forward_are_every_sample_of_rates_and_paused_states() {
+    for case in ["fan-in-4-pause", "symmetric-bcn"] {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/golden/");
+        let mut ir: Value = serde_json::from_str(&std::fs::read_to_string(format!("{path}{case}.ir.json")).expect("golden IR")).unwrap();
+        ir["observe"]["sample_interval_ps"] = json!(100_000); // 1 000 / 2 000 samples of 100 ns
+        let json = ir.to_string();
+        let whole = Simulation::from_json(&json).unwrap().run().unwrap();
+        let mut sim = Simulation::from_json(&json).unwrap();
+        let (iv, end) = (sim.sample_interval(), sim.duration());
+        let rp = whole.table("rp_rate").unwrap();
+        let (rt, rf, rr) = match (col(rp, "t_s"), col(rp, "flow"), col(rp, "rate_bps")) {
+            (Column::F64(t), Column::U32(f), Column::F64(r)) => (t.clone(), f.clone(), r.clone()),
+            _ => panic!("column types"),
+        };
+        let ps = whole.table("pause_ts").unwrap();
+        let (pt, pl, pv) = match (col(ps, "t_s"), col(ps, "link"), col(ps, "paused")) {
+            (Column::F64(t), Column::U32(l), Column::U32(v)) => (t.clone(), l.clone(), v.clone()),
+            _ => panic!("column types"),
+        };
+        let n_rp = rt.iter().take_while(|&&t| t == 0.0).count(); // every flow at the first sample
+        let n_ports = sim.network().ports.len();
+        let (mut rate, mut paused) = (vec![0u64; n_rp], vec![0u32; n_ports]);
+        let (mut ri, mut pi, mut k, mut dense_pause) = (0, 0, 0u64, 0usize);
+        while k * iv < end {
+            sim.run_until(k * iv + 1);
+            let net = sim.network();
+            let at_k = |t: f64| (t * 1e12 / iv as f64).round() as u64 == k;
+            while ri < rt.len() && at_k(rt[ri]) {
+                rate[rf[ri] as usize] = rr[ri].to_bits();
+                ri += 1;
+            }
+            while pi < pt.len() && at_k(pt[pi]) {
+                paused[pl[pi] as usize] = pv[pi];
+                pi += 1;
+            }
+            let want: Vec<u64> = net.flows[..n_rp].iter().map(|f| f.rl_rate.unwrap_or(f64::NAN).to_bits()).collect();
+            assert_eq!(rate, want, "{case}: rates at sample {k}");
+            let want: Vec<u32> = net.ports.iter().map(|p| (p.pause.paused_until > k * iv) as u32).collect();
+            assert_eq!(paused, want, "{case}: paused states at sample {k}");
+            dense_pause += paused.iter().filter(|&&v| v == 1).count();
+            k += 1;
+        }
+        assert_eq!((ri, pi), (rt.len(), pt.len()), "{case}: every row at a sample instant");
+        let grid = whole.table("series_grid").unwrap();
+        assert_eq!((col(grid, "sample_interval_ps"), col(grid, "samples")), (&Column::U64(vec![iv]), &Column::U64(vec![k])));
+        // what the change rows save: a row per sample of each flow, of each paused link
+        if case == "symmetric-bcn" {
+            assert!(n_rp > 0 && rt.len() < (k as usize * n_rp) / 4, "{case}: {} rate rows", rt.len());
+        } else {
+            assert!(dense_pause > 0 && pt.len() < dense_pause / 4, "{case}: {} pause rows, {dense_pause} paused samples", pt.len());
+        }
+    }
+}
