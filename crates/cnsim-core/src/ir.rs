@@ -128,6 +128,39 @@ pub struct PinnedIr {
     pub path: Vec<u32>,
 }
 
+impl Ir {
+    /// The one IR builder of the Rust tests and examples (the Python compiler writes every field
+    /// itself): these nodes, links, flows and sources for `duration_ps`, and every other field at
+    /// its neutral value — seed 1, replication 0, no warm-up, 64-B control frames, no wire overhead,
+    /// no congestion management, observation of FCTs only, no ECMP, watchdog, hotspot, link event,
+    /// loss recovery, and the seeds' NIC. Change a field with struct update syntax:
+    /// `Ir { seed: 3, ..Ir::new(...) }`.
+    pub fn new(name: &str, duration_ps: u64, nodes: Vec<NodeIr>, links: Vec<LinkIr>, flows: Vec<FlowIr>, sources: Vec<SourceIr>) -> Ir {
+        Ir {
+            name: name.into(),
+            duration_ps,
+            warmup_ps: 0,
+            seed: 1,
+            replication: 0,
+            control_frame_bytes: 64,
+            wire_overhead_bytes: 0,
+            nodes,
+            links,
+            flows,
+            sources,
+            dst_sets: Vec::new(),
+            hotspots: Vec::new(),
+            cm: CmIr { scheme: "none".into(), params: serde_json::Value::Null },
+            observe: ObserveIr::fct_only(),
+            ecmp: false,
+            pause_watchdog: None,
+            routing: Default::default(),
+            nic: Default::default(),
+            rdma: None,
+        }
+    }
+}
+
 /// The host NIC model (issue 31): how transfers queue, and where rate limiters and congestion
 /// control state live.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -544,6 +577,18 @@ pub struct ObserveIr {
     /// Packet captures ([`crate::pcap`]): absent = none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pcap: Vec<PcapIr>,
+}
+
+impl ObserveIr {
+    /// FCT rows only: no sampled series, no throughput bins, no capture.
+    pub fn fct_only() -> ObserveIr {
+        ObserveIr { sample_interval_ps: 0, throughput_bin_ps: 0, flow_series: None, fct: true, series: Default::default(), pcap: Vec::new() }
+    }
+
+    /// FCT rows, series sampled every `sample_interval_ps` and throughput in bins of `throughput_bin_ps`.
+    pub fn sampled(sample_interval_ps: u64, throughput_bin_ps: u64) -> ObserveIr {
+        ObserveIr { sample_interval_ps, throughput_bin_ps, ..ObserveIr::fct_only() }
+    }
 }
 
 /// One packet capture: the frames the port of node `node` toward `peer` starts transmitting in

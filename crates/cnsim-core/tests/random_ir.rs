@@ -136,26 +136,13 @@ fn random_ir(r: &mut Stream) -> Ir {
         hotspots.push(HotspotIr { switch: sw, toward: h, schedule: vec![(100 * US, 500_000_000), (300 * US, 0), (400 * US, 10_000_000_000)] });
     }
     Ir {
-        name: "random".into(),
         duration_ps: 500 * US + r.below(500 * US),
         warmup_ps: r.below(100 * US),
         seed: r.next_u64(),
-        replication: 0,
-        control_frame_bytes: 64,
         wire_overhead_bytes: *pick(r, &[0u32, 20]),
-        nodes,
-        links,
-        flows,
-        sources,
         hotspots,
-        cm: CmIr { scheme: "none".into(), params: Value::Null },
-        observe: ObserveIr { sample_interval_ps: 50 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default(), pcap: vec![] },
-        ecmp: false,
-        pause_watchdog: None,
-        routing: Default::default(),
-        rdma: None,
-        nic: Default::default(),
-        dst_sets: Vec::new(),
+        observe: ObserveIr::sampled(50 * US, 100 * US),
+        ..Ir::new("random", 0, nodes, links, flows, sources)
     }
 }
 
