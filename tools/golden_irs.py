@@ -56,6 +56,8 @@ def main() -> None:
 
     params = {name: {"scheme": name, "params": s.to_ir(s.params())} for name, s in sorted(schemes.SCHEMES.items())
               if name != "none"}
+    dcqcn = schemes.get("dcqcn")
+    params["dcqcn-mellanox"] = {"scheme": "dcqcn", "params": dcqcn.to_ir(dcqcn.params(variant="mellanox"))}
     path = out / "cm-params.json"
     path.write_text(json.dumps(params, sort_keys=True, indent=1) + "\n")
     print(f"wrote {path.relative_to(ROOT)}")

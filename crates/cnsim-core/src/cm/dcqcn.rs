@@ -61,8 +61,7 @@ pub enum MarkOn {
 }
 
 /// Parameters of `dcqcn`, base units (bytes, bit/s, ps). Every field is required in the IR; the
-/// Python front end fills the defaults of the chosen variant ([`Params::paper`],
-/// [`Params::mellanox`]).
+/// Python front end fills the defaults of the chosen variant (`cnsim.schemes.dcqcn`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -116,43 +115,16 @@ pub struct Params {
 }
 
 impl Params {
-    /// Defaults of the SIGCOMM 2015 paper (model reference §7).
+    /// Defaults of the SIGCOMM 2015 paper (model reference §7): the Python model's, read from
+    /// `tests/golden/cm-params.json`.
+    #[cfg(test)]
     pub fn paper() -> Self {
-        Params {
-            variant: Variant::Paper,
-            kmin_bytes: 5_000,
-            kmax_bytes: 200_000,
-            pmax: 0.01,
-            mark_on: MarkOn::Transmit,
-            cnp_interval_ps: 50_000_000,
-            g: 1.0 / 256.0,
-            alpha_init: 1.0,
-            alpha_resume_ps: 55_000_000,
-            rate_timer_ps: 55_000_000,
-            byte_counter_bytes: 10_000_000,
-            fast_recovery_th: 5,
-            r_ai_bps: 40e6,
-            r_hai_bps: 400e6,
-            min_rate_bps: 10e6,
-            rate_decrease_interval_ps: 4_000_000,
-            clamp_target_rate: false,
-            rate_on_first_cnp: 1.0,
-            new_flow_line_rate: false,
-            rate_reference_bps: 0.0,
-        }
+        super::testkit::defaults("dcqcn")
     }
-    /// Defaults of the ns-3 reference code, "Mellanox version" (model reference §7).
+    /// Defaults of the ns-3 reference code, "Mellanox version" (model reference §7), as `paper`.
+    #[cfg(test)]
     pub fn mellanox() -> Self {
-        Params {
-            variant: Variant::Mellanox,
-            g: 1.0 / 16.0,
-            rate_timer_ps: 1_500_000_000,
-            byte_counter_bytes: 0,
-            r_ai_bps: 5e6,
-            r_hai_bps: 50e6,
-            min_rate_bps: 100e6,
-            ..Params::paper()
-        }
+        super::testkit::defaults("dcqcn-mellanox")
     }
 
     fn check(&self) -> Result<(), ScenarioError> {
@@ -217,6 +189,7 @@ impl Params {
     }
 }
 
+#[cfg(test)]
 impl Default for Params {
     fn default() -> Self {
         Params::paper()

@@ -49,7 +49,7 @@ pub enum BaseRtt {
 }
 
 /// Parameters of `hpcc`, base units (bytes, bit/s, ps). Every field is required in the IR; the
-/// Python front end fills the paper's defaults ([`Params::paper`]).
+/// Python front end fills the paper's defaults (`cnsim.schemes.hpcc`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -91,23 +91,11 @@ pub struct Params {
 }
 
 impl Params {
-    /// The paper's defaults (η = 0.95, maxStage = 5) with the reference code's floor.
+    /// The paper's defaults (η = 0.95, maxStage = 5) with the reference code's floor: the Python
+    /// model's, read from `tests/golden/cm-params.json`.
+    #[cfg(test)]
     pub fn paper() -> Self {
-        Params {
-            eta: 0.95,
-            max_stage: 5,
-            w_ai_bytes: 0.0,
-            expected_flows: 100,
-            base_rtt: BaseRtt::Network,
-            base_rtt_ps: 0,
-            min_rate_bps: 100e6,
-            ack_every: 1,
-            loss_timeout_ps: 1_000_000_000,
-            int_base_bytes: 2,
-            int_hop_bytes: 8,
-            rate_ai_bps: 0.0,
-            rate_reference_bps: 0.0,
-        }
+        super::testkit::defaults("hpcc")
     }
 
     /// The parameters of a host whose NIC runs at `rate_bps`: `rate_ai_bps` scaled from
