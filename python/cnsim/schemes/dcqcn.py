@@ -33,7 +33,7 @@ COMMON: dict[str, Any] = {
     "kmin": 5_000, "kmax": 200_000, "pmax": 0.01, "cnp_interval": 50 * 10**6, "alpha_resume": 55 * 10**6,
     "fast_recovery_th": 5, "rate_decrease_interval": 4 * 10**6,
 }
-"""The defaults every variant shares unless it sets its own (spec §7)."""
+"""The defaults every variant shares unless it sets its own (model reference §7)."""
 HPCC_REFERENCE_BPS = 25 * 10**9
 """The rate the HPCC paper's DCQCN settings are given for: kmin / kmax per port, r_ai / r_hai per NIC of this
 rate, scaled with the actual rate (the reference's KMIN_MAP / KMAX_MAP ``100·bw/25`` / ``400·bw/25`` KB and
