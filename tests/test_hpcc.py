@@ -38,7 +38,8 @@ def test_defaults_and_ir():
     s = schemes.get("hpcc")
     ir = s.to_ir(s.params())
     assert ir == {"eta": 0.95, "max_stage": 5, "w_ai_bytes": 0.0, "expected_flows": 100, "base_rtt": "network",
-                  "base_rtt_ps": 0, "min_rate_bps": 100e6, "ack_every": 1, "loss_timeout_ps": 10**9}
+                  "base_rtt_ps": 0, "min_rate_bps": 100e6, "ack_every": 1, "loss_timeout_ps": 10**9,
+                  "int_base_bytes": 2, "int_hop_bytes": 8}
     ir = s.to_ir(s.params(base_rtt="12us", w_ai="80B", ack_every=2))
     assert (ir["base_rtt_ps"], ir["base_rtt"], ir["w_ai_bytes"], ir["ack_every"]) == (12 * 10**6, "fixed", 80.0, 2)
     assert s.to_ir(s.params(base_rtt="path"))["base_rtt"] == "path"

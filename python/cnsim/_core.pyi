@@ -60,6 +60,9 @@ class Simulation:
         transfers settled since (observe.fct)."""
     def drain_series(self) -> tuple[int, dict[str, dict[str, _Column]]]:
         """(sample instants covered, those seven tables' rows since the last drain), forgotten by the engine."""
+    def take_pcap(self) -> list[tuple[str, bytes]]:
+        """(file name, libpcap bytes written since the last call) per capture of observe.pcap; the file
+        header comes with the first call. [] without captures."""
     def static_tables(self) -> dict[str, dict[str, _Column]]:
         """The tables naming the series' ids: queues, links, flows."""
     def finish(self) -> tuple[str, int, dict[str, dict[str, _Column]]]:

@@ -28,6 +28,8 @@ from cnsim import schemes
 from cnsim.scenario.units import format_quantity
 from cnsim.results.outdir import check, commit_output, open_output, write_failure
 from cnsim.results.result import _write_parquet, queue_cdf_table, TablesOnDisk
+from cnsim.results import notes
+from cnsim.exceptions import ConfigWarning
 
 ScenarioLike = str | os.PathLike[str] | Mapping[str, Any] | Scenario
 Progress = Callable[[float], None]
@@ -163,6 +165,13 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     if sc.cm.scheme not in engine.schemes():
         raise ConfigError.single("cm.scheme", f"not available in this engine build; known: "
                                  f"{', '.join(engine.schemes())}", sc.cm.scheme)
+    if out is None and sc.observe.pcap:
+        import warnings
+
+        warnings.warn("observe.pcap: packet traces are written only into an output directory (cnsim run, or "
+                      "cnsim.run(..., out=...)); this run records none", ConfigWarning, stacklevel=2)
+        sc = sc.model_copy(update={"observe": sc.observe.model_copy(update={"pcap": []})})
+        ir = compile_ir_once(sc)
     # the time series go to Parquet as the run goes, written beside the engine (memory independent of
     # the run's length); without `out`, into a temporary folder the Result reads its tables from
     from cnsim.results import stream  # pyarrow and numpy: imported before the clock of wall_s starts
@@ -190,6 +199,8 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
     provenance = _provenance_in_background()
     summary = json.loads(summary_json)
     summary["wall_s"] = wall
+
+    notes.add(summary, ir, sc.cm.params)
     from cnsim import __version__  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
 
     manifest = {

@@ -60,3 +60,8 @@ class RunInterrupted(CnsimError, KeyboardInterrupt):
 
 class ConfigWarning(UserWarning):
     """A valid configuration that silently disables a mechanism (the message names the fields)."""
+
+
+class RunWarning(ConfigWarning):
+    """A run-end note (summary ``notes``): a result the configuration produced that the user should not
+    miss, e.g. a link offered more than its capacity held far below it by the scheme's parameters."""

@@ -43,26 +43,8 @@ pub fn fanin_ir(n: u32, rate_gbps: f64, ms: f64, seed: u64) -> Ir {
             dst_set: None,
         });
     }
-    Ir {
-        name: format!("fan-in-{n}"),
-        duration_ps: (ms * 1e9) as u64,
-        warmup_ps: 0,
-        seed,
-        replication: 0,
-        control_frame_bytes: 64,
-        wire_overhead_bytes: 0,
-        nodes,
-        links,
-        flows,
-        sources,
-        hotspots: vec![],
-        cm: CmIr { scheme: "none".into(), params: serde_json::Value::Null },
-        observe: ObserveIr { sample_interval_ps: 0, throughput_bin_ps: 0, fct: false, flow_series: None, series: Default::default() },
-        ecmp: false,
-        pause_watchdog: None,
-        nic: Default::default(),
-        dst_sets: Vec::new(),
-    }
+    let observe = ObserveIr { fct: false, ..ObserveIr::fct_only() };
+    Ir { seed, observe, ..Ir::new(&format!("fan-in-{n}"), (ms * 1e9) as u64, nodes, links, flows, sources) }
 }
 
 fn max_rss_kb() -> u64 {

@@ -34,7 +34,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         ir.flows.iter().map(|f| if let TransportIr::Tcp(t) = &f.transport { Some(t.clone()) } else { None }).collect();
     let sources = make_sources(ir);
     let n_kinds = scheme.message_types().len();
-    let (scheme_wants_int, n_ports) = (scheme.wants_int(), ports.len());
+    let (scheme_wants_int, n_ports, int_wire) = (scheme.wants_int(), ports.len(), scheme.int_wire());
     let series = ir.observe.flow_series.map_or(flows.len(), |n| (n as usize).min(flows.len()));
     let flow_bins = FlowBins::new(ir.observe.throughput_bin_ps, ir.duration_ps, series);
     let mut net = Network {
@@ -84,12 +84,26 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         c: Counters { ctrl_by_kind: vec![0; n_kinds], ..Default::default() },
         flow_bins,
         q_watch: Default::default(),
-        int: scheme_wants_int.then(|| IntTable::new(n_ports)),
+        int: scheme_wants_int.then(|| IntTable::new(n_ports, int_wire)),
+        pcap: None,
+        dynamics: None,
+        rdma: crate::net::rdma::Rdma::new(&ir.rdma),
+        tx_hook: false,
+        arrive_hook: false,
+        egress_hook: false,
         emits: Vec::new(),
         rate_changes: Vec::new(),
         limit_changes: Vec::new(),
         timers: Vec::new(),
     };
+    net.pcap = crate::net::pcap::build(ir, &net);
+    net.dynamics = crate::net::dynamics::Dynamics::new(ir, &net.switch_of, net.switches.len());
+    crate::net::dynamics::schedule(&mut net);
+    let (int, dynamics) = (net.int.is_some(), net.dynamics.is_some());
+    let int_source = net.int.as_ref().is_some_and(|t| t.wire().source_bytes > 0);
+    net.tx_hook = net.pcap.is_some() || dynamics || int_source;
+    net.arrive_hook = int || dynamics;
+    net.egress_hook = int || dynamics;
     schedule_initial(&mut net);
     Ok(net)
 }

@@ -30,12 +30,16 @@ pub enum Event {
     /// A TCP timer of a flow: `which` = 0 retransmission timeout (sender), 1 delayed ACK (receiver);
     /// `gen`: the generation of the flow's send queue (a transfer's queue closed since: stale).
     TcpTimer { flow: FlowId, which: u8, gen: u32 },
+    /// The retransmission timeout of an RDMA send queue ([`crate::net::rdma`]; `gen` as `TcpTimer`'s).
+    RdmaTimer { queue: FlowId, gen: u32 },
     /// A congestion point's periodic tick.
     CpTick { port: PortId },
     /// Re-send XOFF if still asserted (generation counter `gen`).
     PauseRefresh { port: PortId, gen: u32 },
     /// Hotspot schedule step `step` of hotspot `hotspot`.
     ServiceRate { hotspot: u32, step: u32 },
+    /// Phase `phase` (on the wire, detected, converged) of link event `index` ([`crate::net::dynamics`]).
+    LinkEvent { index: u32, phase: u8 },
     /// Record the sampled time series.
     Sample,
 }
@@ -49,9 +53,11 @@ impl Event {
             Event::Feedback { .. }
             | Event::RpTimer { .. }
             | Event::TcpTimer { .. }
+            | Event::RdmaTimer { .. }
             | Event::CpTick { .. }
             | Event::PauseRefresh { .. }
-            | Event::ServiceRate { .. } => 2,
+            | Event::ServiceRate { .. }
+            | Event::LinkEvent { .. } => 2,
             Event::SourceFire { .. } => 3,
             Event::Sample => 4,
         }

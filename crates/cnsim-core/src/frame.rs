@@ -2,6 +2,7 @@
 
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::time::SimTime;
+use crate::transport::tcp::SackBlocks;
 
 /// What a frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +102,9 @@ pub struct FramePool {
     slots: Vec<Frame>,
     /// The message of the control frame in the same slot (stale for other frames).
     msgs: Vec<CmMsg>,
+    /// The SACK blocks of the TCP ACK in the same slot (grown on first use: empty unless a flow
+    /// uses SACK; stale for other frames).
+    sacks: Vec<SackBlocks>,
     alive: Vec<bool>,
     free: Vec<u32>,
     live: usize,
@@ -140,6 +144,18 @@ impl FramePool {
     /// The message of control frame `id`.
     pub fn msg(&self, id: FrameId) -> CmMsg {
         self.msgs[id.0 as usize]
+    }
+    /// Attach SACK blocks to ACK frame `id`.
+    pub fn set_sack(&mut self, id: FrameId, blocks: SackBlocks) {
+        let i = id.0 as usize;
+        if i >= self.sacks.len() {
+            self.sacks.resize(i + 1, SackBlocks::default());
+        }
+        self.sacks[i] = blocks;
+    }
+    /// The SACK blocks attached to ACK frame `id` by [`Self::set_sack`].
+    pub fn sack(&self, id: FrameId) -> SackBlocks {
+        self.sacks.get(id.0 as usize).copied().unwrap_or_default()
     }
     /// The message of control frame `id`, to change in the engine's tests.
     #[cfg(test)]

@@ -38,9 +38,11 @@ fn line(out: &mut String, t: u64, ev: &Event) {
         Event::Feedback { host, frame } => writeln!(out, "{t} F {} {}", host.0, frame.0),
         Event::RpTimer { host, token } => writeln!(out, "{t} R {} {token}", host.0),
         Event::TcpTimer { flow, which, .. } => writeln!(out, "{t} C {} {which}", flow.0),
+        Event::RdmaTimer { queue, .. } => writeln!(out, "{t} G {}", queue.0),
         Event::CpTick { port } => writeln!(out, "{t} K {}", port.0),
         Event::PauseRefresh { port, gen } => writeln!(out, "{t} P {} {gen}", port.0),
         Event::ServiceRate { hotspot, step } => writeln!(out, "{t} V {hotspot} {step}"),
+        Event::LinkEvent { index, phase } => writeln!(out, "{t} L {index} {phase}"),
         Event::Sample => writeln!(out, "{t} M"),
     };
 }

@@ -13,8 +13,13 @@
 //! ([`crate::cm::HostCtx::send_int`]) has it copied into the control frame's slot, where the
 //! source's reaction point reads it ([`crate::cm::HostCtx::int`]).
 //!
-//! Not modelled: the INT bytes themselves (the reference adds 2 + 8 per hop to every data frame);
-//! frames keep their size, so byte conservation is untouched.
+//! **INT on the wire** ([`IntWire`], the scheme's choice): the source NIC adds `source_bytes` to every
+//! data frame (HPCC: the 2-byte hop count) and every switch `hop_bytes` (HPCC: 8 per hop — the
+//! paper's 42 B on a 5-switch path), so the frame occupies the link and the buffer with its
+//! telemetry. A switch grows the frame as it admits it (the hop is written at dequeue in the
+//! reference: the buffer holds it 8 B earlier here). The bytes are stripped when the frame leaves its
+//! last switch toward the destination host; the data bytes the outputs count (delivered, dropped,
+//! in flight, throughput) never include them: `summary.int.bytes_added` does.
 
 use crate::frame::FrameId;
 use crate::ids::PortId;
@@ -58,10 +63,20 @@ impl IntStack {
     }
 }
 
+/// INT header bytes a data frame carries on the wire: added by its source NIC and by each switch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IntWire {
+    pub source_bytes: u32,
+    pub hop_bytes: u32,
+}
+
 /// Per-frame-slot INT stacks plus the per-port transmitted-byte counters the hops report.
 #[derive(Debug, Default)]
 pub struct IntTable {
     stacks: Vec<IntStack>,
+    /// INT bytes on the wire of the data frame in each slot ([`IntWire`]).
+    extra: Vec<u32>,
+    pub(crate) wire: IntWire,
     /// Bytes transmitted by each port (all frames, with wire overhead), indexed by port.
     port_tx_bytes: Vec<u64>,
     /// The frame whose stack hooks see through `HostCtx::int` (the data frame being delivered to
@@ -70,8 +85,26 @@ pub struct IntTable {
 }
 
 impl IntTable {
-    pub fn new(ports: usize) -> Self {
-        IntTable { stacks: Vec::new(), port_tx_bytes: vec![0; ports], current: None }
+    pub fn new(ports: usize, wire: IntWire) -> Self {
+        IntTable { stacks: Vec::new(), extra: Vec::new(), wire, port_tx_bytes: vec![0; ports], current: None }
+    }
+
+    /// The INT bytes frames carry on the wire.
+    pub fn wire(&self) -> IntWire {
+        self.wire
+    }
+
+    pub(crate) fn extra_slot(&mut self, fr: FrameId) -> &mut u32 {
+        let i = fr.0 as usize;
+        if i >= self.extra.len() {
+            self.extra.resize(i + 1, 0);
+        }
+        &mut self.extra[i]
+    }
+
+    /// INT bytes data frame `fr` carries now.
+    pub fn extra(&self, fr: FrameId) -> u32 {
+        self.extra.get(fr.0 as usize).copied().unwrap_or(0)
     }
 
     fn slot(&mut self, fr: FrameId) -> &mut IntStack {
@@ -126,7 +159,7 @@ mod tests {
 
     #[test]
     fn stamps_data_frames_counts_every_frame_and_echoes() {
-        let mut t = IntTable::new(4);
+        let mut t = IntTable::new(4, IntWire::default());
         let (a, b, c) = (FrameId(0), FrameId(3), FrameId(5));
         t.reset(a);
         t.reset(b);

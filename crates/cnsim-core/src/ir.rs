@@ -53,10 +53,112 @@ pub struct Ir {
     /// paused without a break for `timeout_ps` ignores PAUSE for `recovery_ps`. None = off.
     #[serde(default)]
     pub pause_watchdog: Option<WatchdogIr>,
+    /// Link failures and recoveries during the run, their detection, and pinned paths
+    /// ([`crate::net::dynamics`]); absent = none.
+    #[serde(default, skip_serializing_if = "RoutingIr::is_static")]
+    pub routing: RoutingIr,
     /// How host NICs queue and rate-limit transfers ([`NicIr`]; absent = the seeds' NIC: a FIFO
     /// per flow, limiters per flow).
     #[serde(default)]
     pub nic: NicIr,
+    /// RDMA loss recovery of transfers on a lossy fabric ([`crate::net::rdma`]); absent = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdma: Option<RdmaIr>,
+}
+
+/// How RDMA transfers recover lost frames (issue 36).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RdmaIr {
+    pub loss_recovery: LossRecoveryIr,
+    /// Retransmission timeout, ps (> 0).
+    pub timeout_ps: u64,
+}
+
+/// Go-back-N, selective repeat, or none (a lost frame stays lost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossRecoveryIr {
+    None,
+    GoBackN,
+    SelectiveRepeat,
+}
+
+/// Timed link events and per-flow pinned paths (issue 36).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingIr {
+    /// Link state changes, time-ordered.
+    #[serde(default)]
+    pub events: Vec<LinkEventIr>,
+    /// Time from a link's failure (or recovery) until the switches at its two ends stop (or start)
+    /// routing over it, ps.
+    #[serde(default)]
+    pub detection_ps: u64,
+    /// Further time until every other switch recomputes its routes, ps (`u64::MAX`: never).
+    #[serde(default)]
+    pub convergence_ps: u64,
+    /// Flows forwarded on a given node path instead of the computed routes.
+    #[serde(default)]
+    pub pinned: Vec<PinnedIr>,
+}
+
+impl RoutingIr {
+    /// No event and no pinned path: the routes never change (the IR then leaves the section out).
+    pub fn is_static(&self) -> bool {
+        self.events.is_empty() && self.pinned.is_empty()
+    }
+}
+
+/// A link (`links[link]`) goes down (`up` false) or comes back up at `t_ps`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkEventIr {
+    pub t_ps: u64,
+    pub link: u32,
+    pub up: bool,
+}
+
+/// Flow `flow` is forwarded along `path` (node indices from its source host to its destination host);
+/// its ACKs (TCP) take the reverse path.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinnedIr {
+    pub flow: u32,
+    pub path: Vec<u32>,
+}
+
+impl Ir {
+    /// The one IR builder of the Rust tests and examples (the Python compiler writes every field
+    /// itself): these nodes, links, flows and sources for `duration_ps`, and every other field at
+    /// its neutral value — seed 1, replication 0, no warm-up, 64-B control frames, no wire overhead,
+    /// no congestion management, observation of FCTs only, no ECMP, watchdog, hotspot, link event,
+    /// loss recovery, and the seeds' NIC. Change a field with struct update syntax:
+    /// `Ir { seed: 3, ..Ir::new(...) }`.
+    pub fn new(name: &str, duration_ps: u64, nodes: Vec<NodeIr>, links: Vec<LinkIr>, flows: Vec<FlowIr>, sources: Vec<SourceIr>) -> Ir {
+        Ir {
+            name: name.into(),
+            duration_ps,
+            warmup_ps: 0,
+            seed: 1,
+            replication: 0,
+            control_frame_bytes: 64,
+            wire_overhead_bytes: 0,
+            nodes,
+            links,
+            flows,
+            sources,
+            dst_sets: Vec::new(),
+            hotspots: Vec::new(),
+            cm: CmIr { scheme: "none".into(), params: serde_json::Value::Null },
+            observe: ObserveIr::fct_only(),
+            ecmp: false,
+            pause_watchdog: None,
+            routing: Default::default(),
+            nic: Default::default(),
+            rdma: None,
+        }
+    }
 }
 
 /// The host NIC model (issue 31): how transfers queue, and where rate limiters and congestion
@@ -284,6 +386,10 @@ pub struct TcpIr {
     pub delayed_ack: bool,
     pub delack_timeout_ps: u64,
     pub cc: CcIr,
+    /// Selective acknowledgements (RFC 2018) and SACK loss recovery (RFC 6675); absent = off
+    /// (NewReno's partial ACKs).
+    #[serde(default)]
+    pub sack: bool,
 }
 
 /// Congestion control of a TCP flow.
@@ -468,6 +574,35 @@ pub struct ObserveIr {
     /// Which sampled series are recorded (all by default).
     #[serde(default)]
     pub series: SeriesIr,
+    /// Packet captures ([`crate::net::pcap`]): absent = none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pcap: Vec<PcapIr>,
+}
+
+impl ObserveIr {
+    /// FCT rows only: no sampled series, no throughput bins, no capture.
+    pub fn fct_only() -> ObserveIr {
+        ObserveIr { sample_interval_ps: 0, throughput_bin_ps: 0, flow_series: None, fct: true, series: Default::default(), pcap: Vec::new() }
+    }
+
+    /// FCT rows, series sampled every `sample_interval_ps` and throughput in bins of `throughput_bin_ps`.
+    pub fn sampled(sample_interval_ps: u64, throughput_bin_ps: u64) -> ObserveIr {
+        ObserveIr { sample_interval_ps, throughput_bin_ps, ..ObserveIr::fct_only() }
+    }
+}
+
+/// One packet capture: the frames the port of node `node` toward `peer` starts transmitting in
+/// `[start_ps, end_ps)`, at most `snaplen` bytes of each kept.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapIr {
+    /// File name (without `.pcap`), unique among the captures.
+    pub name: String,
+    pub node: u32,
+    pub peer: u32,
+    pub start_ps: u64,
+    pub end_ps: u64,
+    pub snaplen: u32,
 }
 
 /// The sampled time series, each a table taken every `sample_interval_ps`; a series that is off

@@ -436,6 +436,8 @@ fn live_frames(net: &Network) -> Live {
             FrameKind::Pause => {}
         }
     }
+    // the INT header bytes of the data frames in flight are not data
+    live_data_bytes -= net.c.int_bytes_added - net.c.int_bytes_removed;
     let host_q: u64 = net.flows.iter().map(|f| f.backlog).sum();
     let host_q_bytes: u64 = net.flows.iter().map(|f| f.queued_bytes(&net.transfers)).sum();
     Live { data: live_data, data_bytes: live_data_bytes, ctrl: live_ctrl, ack: live_ack, host_q, host_q_bytes }
@@ -548,6 +550,7 @@ fn flow_rows(ir: &Ir, net: &Network, totals: &[FlowTotals], window: f64) -> Flow
             tcp_tot.fast_retransmits += s.fast_retransmits;
             tcp_tot.ecn_reductions += s.ecn_reductions;
             row["transport"] = json!(if t.ecn { "dctcp" } else { "tcp" });
+            row["sack"] = json!(t.sender.config().sack);
             row["goodput_bps"] = json!(all.goodput_bytes_window as f64 * 8.0 / window);
             row["acked_bytes"] = json!(all.acked_bytes);
             if tot.tcp.connections == 0 {
@@ -717,11 +720,61 @@ pub fn collect(ir: &Ir, net: &Network, obs: &mut Observer, bins: BinRows, fct_ro
         return Err(RunError::Invariant(problems.join("; ")));
     }
     let mut summary = summary;
+    optional_sections(ir, net, end, &mut summary);
     if pfc_on {
         summary["pfc"] = crate::net::flowctl::pfc::summary(net, &name, end - w);
     }
     let tables = build_tables(ir, net, obs, bins, fct_rows);
     Ok(Results { summary, tables })
+}
+
+/// The summary's sections of mechanisms a run may not have: `routing` (link events), `pcap` (captures),
+/// `rdma` (loss recovery), `int` (INT bytes on the wire).
+fn optional_sections(ir: &Ir, net: &Network, end: u64, summary: &mut Value) {
+    let c = &net.c;
+    if let Some(d) = net.dynamics.as_ref() {
+        let link = |l: u32| [node_name(ir, ir.links[l as usize].a as usize), node_name(ir, ir.links[l as usize].b as usize)];
+        summary["routing"] = json!({
+            "events": d.events.iter().map(|e| json!({ "t_s": to_s(e.t_ps), "link": link(e.link), "state": if e.up { "up" } else { "down" } }))
+                .collect::<Vec<_>>(),
+            "detection_s": to_s(d.detection_ps),
+            "convergence_s": if d.convergence_ps == u64::MAX { Value::Null } else { json!(to_s(d.convergence_ps)) },
+            "recomputations": d.recomputations,
+            "link_drops": d.link_drops,
+            "rerouted_frames": d.rerouted,
+            "pinned_flows": ir.routing.pinned.len(),
+        });
+    }
+    if let Some(p) = net.pcap.as_ref() {
+        summary["pcap"] = p
+            .caps
+            .iter()
+            .map(|c| {
+                let port = &net.ports[c.spec.port.idx()];
+                json!({ "name": c.spec.name, "node": node_name(ir, port.node.idx()), "peer": node_name(ir, port.peer_node.idx()),
+                        "start_s": to_s(c.spec.start_ps), "end_s": to_s(c.spec.end_ps.min(end)), "frames": c.frames, "bytes": c.bytes })
+            })
+            .collect();
+    }
+    if let Some(r) = net.rdma.as_ref() {
+        let st = r.stats;
+        summary["rdma"] = json!({
+            "loss_recovery": if r.selective { "selective_repeat" } else { "go_back_n" },
+            "timeout_s": to_s(r.timeout_ps),
+            "retransmitted_frames": st.retransmitted_frames,
+            "retransmitted_bytes": st.retransmitted_bytes,
+            "acks": st.acks,
+            "nacks": st.nacks,
+            "timeouts": st.timeouts,
+            "discarded_frames": st.discarded_frames,
+            "transfers_in_progress": net.transfers.in_progress().len(),
+        });
+    }
+    if let Some(int) = net.int.as_ref() {
+        let wire = int.wire();
+        summary["int"] = json!({ "source_bytes": wire.source_bytes, "hop_bytes": wire.hop_bytes,
+                                 "bytes_added": c.int_bytes_added });
+    }
 }
 
 /// `control` of the summary: the scheme's messages by type, their overhead and counts.
@@ -759,8 +812,10 @@ fn drops_summary(ir: &Ir, net: &Network, by_reason: &[u64], pfc_on: bool) -> Val
         "total": c.data_dropped.0 + c.ctrl_dropped,
         "data": c.data_dropped.0,
         "control": c.ctrl_dropped,
-        "by_reason": DROP_REASONS.iter().zip(by_reason).take(if pfc_on { DROP_REASONS.len() } else { CLASSIC_DROP_REASONS })
-            .map(|(n, v)| (n.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+        // headroom_full under PFC, link_down with link events
+        "by_reason": DROP_REASONS.iter().zip(by_reason).enumerate()
+            .filter(|&(k, _)| k < CLASSIC_DROP_REASONS || (k == 5 && pfc_on) || (k == 6 && net.dynamics.is_some()))
+            .map(|(_, (n, v))| (n.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
         "by_switch": by_switch,
     })
 }

@@ -103,6 +103,11 @@ impl Simulation {
         tables.push(crate::observe::fct_table(&self.net, &settled));
         tables
     }
+    /// The packet-capture bytes written since the last call, per capture: (file name, pcap bytes;
+    /// the first call's start with the file header). Empty without captures.
+    pub fn take_pcap(&mut self) -> Vec<(String, Vec<u8>)> {
+        self.net.pcap.as_mut().map(|p| p.take()).unwrap_or_default()
+    }
     /// The tables naming the series' ids (`queues`, `links`, `flows`).
     pub fn static_tables(&self) -> Vec<Table> {
         crate::observe::static_tables(&self.ir, &self.net, &self.obs)
@@ -195,9 +200,11 @@ impl Simulation {
             Event::Feedback { host, frame } => net.host_feedback(host, frame),
             Event::RpTimer { host, token } => net.rp_timer(host, token),
             Event::TcpTimer { flow, which, gen } => net.tcp_timer(flow, which, gen),
+            Event::RdmaTimer { queue, gen } => net.rdma_timer(queue, gen),
             Event::CpTick { port } => net.cp_tick(port),
             Event::PauseRefresh { port, gen } => net.pause_refresh(port, gen),
             Event::ServiceRate { hotspot, step } => net.service_rate_step(hotspot, step),
+            Event::LinkEvent { index, phase } => net.link_event(index, phase),
             Event::Sample => {
                 self.obs.sample(&self.net);
                 let next = self.net.now + self.obs.sample_interval;

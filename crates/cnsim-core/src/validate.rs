@@ -36,6 +36,9 @@ pub fn validate(ir: &Ir) -> Result<(), ScenarioError> {
         validate_source(ir, i, s)?;
     }
     validate_observe(ir)?;
+    validate_rdma(ir)?;
+    validate_routing(ir, &is_host, &adj)?;
+    validate_pcap(ir, &adj)?;
     validate_hotspots(ir, &is_host, &adj)
 }
 
@@ -342,6 +345,81 @@ fn validate_observe(ir: &Ir) -> Result<(), ScenarioError> {
                      or record fewer series (observe.series)"
                 ),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Timed link events (a link index each) and pinned paths (a flow's source host, distinct switches
+/// linked in turn, its destination host).
+fn validate_routing(ir: &Ir, is_host: &[bool], adj: &[Vec<usize>]) -> Result<(), ScenarioError> {
+    let n = ir.nodes.len();
+    let r = &ir.routing;
+    for (i, e) in r.events.iter().enumerate() {
+        if e.link as usize >= ir.links.len() {
+            return Err(err(format!("routing.events[{i}].link"), format!("must be a link index < {}", ir.links.len())));
+        }
+    }
+    let mut pinned = std::collections::BTreeSet::new();
+    for (i, p) in r.pinned.iter().enumerate() {
+        let path = |f: &str| format!("routing.pinned[{i}].{f}");
+        let Some(f) = ir.flows.get(p.flow as usize) else {
+            return Err(err(path("flow"), format!("must be a flow index < {}", ir.flows.len())));
+        };
+        if !pinned.insert(p.flow) {
+            return Err(err(path("flow"), "flow pinned twice"));
+        }
+        if p.path.len() < 3 || p.path[0] != f.src || f.dst != p.path.last().copied() {
+            return Err(err(path("path"), "must run from the flow's source host through switches to its destination host"));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (k, w) in p.path.windows(2).enumerate() {
+            if w[1] as usize >= n || !adj[w[0] as usize].contains(&(w[1] as usize)) {
+                return Err(err(path("path"), format!("nodes {} and {} (positions {k}, {}) are not linked", w[0], w[1], k + 1)));
+            }
+        }
+        for &v in &p.path[1..p.path.len() - 1] {
+            if is_host[v as usize] || !seen.insert(v) {
+                return Err(err(path("path"), format!("node {v}: inner nodes must be distinct switches")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// RDMA loss recovery: a send queue per transfer (the queue pair its PSNs and timer belong to), a
+/// timeout, and no source released by its NIC backlog (retransmissions would count as its backlog).
+fn validate_rdma(ir: &Ir) -> Result<(), ScenarioError> {
+    let Some(r) = ir.rdma.as_ref().filter(|r| r.loss_recovery != crate::ir::LossRecoveryIr::None) else { return Ok(()) };
+    if !ir.nic.per_transfer() {
+        return Err(err("rdma.loss_recovery".into(), "needs a send queue per transfer (nic.queues = 'transfer', nic.rate_limiters = 'queue')"));
+    }
+    if r.timeout_ps == 0 {
+        return Err(err("rdma.timeout_ps".into(), "must be > 0"));
+    }
+    if ir.sources.iter().any(|s| matches!(s.process, ProcessIr::ParetoOnOff { nic_buffer_frames: Some(_), .. } | ProcessIr::ParetoOnOff { rl_release: true, .. })) {
+        return Err(err("rdma.loss_recovery".into(), "not with a Pareto source released by its NIC buffer or rate limiter"));
+    }
+    Ok(())
+}
+
+/// Packet captures: a node's port toward a neighbour, a window, a snap length, a file name.
+fn validate_pcap(ir: &Ir, adj: &[Vec<usize>]) -> Result<(), ScenarioError> {
+    let (n, o) = (ir.nodes.len(), &ir.observe);
+    let mut names = std::collections::BTreeSet::new();
+    for (i, c) in o.pcap.iter().enumerate() {
+        let path = |f: &str| format!("observe.pcap[{i}].{f}");
+        if c.node as usize >= n || c.peer as usize >= n || !adj[c.node as usize].contains(&(c.peer as usize)) {
+            return Err(err(path("peer"), "must be a neighbour of node (the capture is of node's port toward peer)"));
+        }
+        if c.start_ps >= c.end_ps {
+            return Err(err(path("end_ps"), format!("must be > start_ps ({})", c.start_ps)));
+        }
+        if !(64..=262_144).contains(&c.snaplen) {
+            return Err(err(path("snaplen"), "must be in 64..=262144 bytes"));
+        }
+        if c.name.is_empty() || c.name.contains(['/', '\\']) || !names.insert(c.name.as_str()) {
+            return Err(err(path("name"), "must be a unique file name (no path separator)"));
         }
     }
     Ok(())

@@ -26,26 +26,7 @@ fn src(id: u64, flow: u32, process: ProcessIr) -> SourceIr {
 }
 
 fn base(nodes: Vec<NodeIr>, links: Vec<LinkIr>, flows: Vec<FlowIr>, sources: Vec<SourceIr>, dur: u64) -> Ir {
-    Ir {
-        name: "test".into(),
-        duration_ps: dur,
-        warmup_ps: 0,
-        seed: 1,
-        replication: 0,
-        control_frame_bytes: 64,
-        wire_overhead_bytes: 0,
-        nodes,
-        links,
-        flows,
-        sources,
-        hotspots: vec![],
-        cm: CmIr { scheme: "none".into(), params: Value::Null },
-        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default() },
-        ecmp: false,
-        pause_watchdog: None,
-        nic: Default::default(),
-        dst_sets: Vec::new(),
-    }
+    Ir { observe: ObserveIr::sampled(10 * US, 100 * US), ..Ir::new("test", dur, nodes, links, flows, sources) }
 }
 
 /// N senders (nodes 2..) → switch (node 0) → receiver (node 1).

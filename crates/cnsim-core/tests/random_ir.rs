@@ -29,6 +29,7 @@ fn random_tcp(r: &mut Stream) -> TcpIr {
         delayed_ack: r.bernoulli(0.5),
         delack_timeout_ps: 40 * US,
         cc: if r.bernoulli(0.5) { CcIr::NewReno } else { CcIr::Dctcp { g: 1.0 / 16.0, alpha_init: 1.0 } },
+        sack: r.bernoulli(0.5),
     }
 }
 
@@ -135,24 +136,13 @@ fn random_ir(r: &mut Stream) -> Ir {
         hotspots.push(HotspotIr { switch: sw, toward: h, schedule: vec![(100 * US, 500_000_000), (300 * US, 0), (400 * US, 10_000_000_000)] });
     }
     Ir {
-        name: "random".into(),
         duration_ps: 500 * US + r.below(500 * US),
         warmup_ps: r.below(100 * US),
         seed: r.next_u64(),
-        replication: 0,
-        control_frame_bytes: 64,
         wire_overhead_bytes: *pick(r, &[0u32, 20]),
-        nodes,
-        links,
-        flows,
-        sources,
         hotspots,
-        cm: CmIr { scheme: "none".into(), params: Value::Null },
-        observe: ObserveIr { sample_interval_ps: 50 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default() },
-        ecmp: false,
-        pause_watchdog: None,
-        nic: Default::default(),
-        dst_sets: Vec::new(),
+        observe: ObserveIr::sampled(50 * US, 100 * US),
+        ..Ir::new("random", 0, nodes, links, flows, sources)
     }
 }
 
@@ -178,6 +168,33 @@ fn random_networks_run_and_conserve() {
         }
     }
     assert!(ran > 100, "too few valid random cases ({ran})");
+}
+
+/// [`random_ir`] with links failing and recovering at random times (random detection and convergence
+/// delays), a random flow pinned to its path and a packet capture on a random port (issue 36).
+fn with_dynamics(mut ir: Ir, r: &mut Stream) -> Ir {
+    let links = ir.links.len() as u64;
+    for _ in 0..1 + r.below(4) {
+        let link = r.below(links) as u32;
+        let t = r.below(ir.duration_ps);
+        ir.routing.events.push(LinkEventIr { t_ps: t, link, up: false });
+        if r.bernoulli(0.6) {
+            ir.routing.events.push(LinkEventIr { t_ps: t + r.below(200 * US), link, up: true });
+        }
+    }
+    ir.routing.detection_ps = *pick(r, &[0, US, 20 * US]);
+    ir.routing.convergence_ps = *pick(r, &[0, 50 * US, u64::MAX]);
+    if !ir.flows.is_empty() && r.bernoulli(0.5) {
+        let flow = r.below(ir.flows.len() as u64) as u32;
+        let path = cnsim_core::net::flow_paths(&ir)[flow as usize].clone();
+        if path.len() >= 3 {
+            ir.routing.pinned.push(PinnedIr { flow, path });
+        }
+    }
+    let l = &ir.links[r.below(links) as usize];
+    let (node, peer) = if r.bernoulli(0.5) { (l.a, l.b) } else { (l.b, l.a) };
+    ir.observe.pcap.push(PcapIr { name: "cap".into(), node, peer, start_ps: 0, end_ps: ir.duration_ps, snaplen: 128 });
+    ir
 }
 
 /// A random network of [`random_ir`] (or its PFC variant) with a send queue per transfer (or transfer
@@ -208,6 +225,24 @@ fn random_transfer_ir(r: &mut Stream) -> Ir {
         }
     }
     ir
+}
+
+#[test]
+fn random_networks_with_failing_links_run_and_conserve() {
+    let (mut r, mut extra) = (Stream::new(2026, 0, 1), Stream::new(2026, 0, 7));
+    let mut ran = 0;
+    for case in 0..150 {
+        let ir = with_dynamics(random_ir(&mut r), &mut extra);
+        let Ok(mut sim) = Simulation::new(ir.clone()) else { continue };
+        sim.run_until(u64::MAX);
+        let captured: usize = sim.take_pcap().iter().map(|(_, b)| b.len()).sum();
+        let res = sim.finish().unwrap_or_else(|e| panic!("case {case}: {e}\n{}", serde_json::to_string(&ir).unwrap()));
+        assert_eq!(res.summary["conservation"]["ok"], Value::Bool(true));
+        let frames = res.summary["pcap"][0]["frames"].as_u64().unwrap() as usize;
+        assert!(captured >= 24 + 16 * frames, "case {case}: a record per captured frame");
+        ran += 1;
+    }
+    assert!(ran > 100, "too few valid random cases ({ran})");
 }
 
 #[test]
@@ -246,6 +281,38 @@ fn random_transfer_queue_networks_run_and_conserve() {
     }
     eprintln!("{ran} runs, {opened} transfer queues");
     assert!(ran > 100 && opened > 1_000, "too few valid random cases ({ran}) or transfer queues ({opened})");
+}
+
+/// Random transfer-queue networks with RDMA loss recovery (go-back-N or selective repeat, random timeouts),
+/// half of them with failing links: every run conserves frames (retransmissions included), and no transfer
+/// under recovery counts a dropped frame (issue 36).
+#[test]
+fn random_rdma_networks_recover_and_conserve() {
+    let (mut r, mut extra) = (Stream::new(2026, 0, 9), Stream::new(2026, 0, 10));
+    let (mut ran, mut retransmitted) = (0, 0);
+    for case in 0..120 {
+        let mut ir = random_transfer_ir(&mut r);
+        ir.nic.rate_limiters = RateLimitersIr::Queue;
+        let loss_recovery = if extra.bernoulli(0.5) { LossRecoveryIr::GoBackN } else { LossRecoveryIr::SelectiveRepeat };
+        ir.rdma = Some(RdmaIr { loss_recovery, timeout_ps: *pick(&mut extra, &[20 * US, 200 * US, 1_000 * US]) });
+        if extra.bernoulli(0.5) {
+            ir = with_dynamics(ir, &mut extra);
+        }
+        let Ok(mut sim) = Simulation::new(ir.clone()) else { continue };
+        sim.run_until(u64::MAX);
+        let net = sim.network();
+        for t in net.transfers.in_progress() {
+            if t.queue.idx() >= net.n_flows && net.flows[t.queue.idx()].tcp.is_none() {
+                assert!(t.dropped == 0 && t.delivered <= t.frames, "case {case}: a recovered transfer's counts");
+            }
+        }
+        let res = sim.finish().unwrap_or_else(|e| panic!("case {case}: {e}\n{}", serde_json::to_string(&ir).unwrap()));
+        assert_eq!(res.summary["conservation"]["ok"], Value::Bool(true), "case {case}");
+        retransmitted += res.summary["rdma"]["retransmitted_frames"].as_u64().unwrap_or(0);
+        ran += 1;
+    }
+    eprintln!("{ran} runs, {retransmitted} frames retransmitted");
+    assert!(ran > 60 && retransmitted > 100, "too few valid random cases ({ran}) or retransmissions ({retransmitted})");
 }
 
 /// A random network of [`random_ir`] turned to PFC: every switch with a shared buffer, random lossless

@@ -24,6 +24,7 @@ fn tcp(cc: CcIr) -> TransportIr {
         delayed_ack: false,
         delack_timeout_ps: 40 * US,
         cc,
+        sack: false,
     })
 }
 
@@ -45,26 +46,7 @@ fn incast(n: u32, cc: CcIr, buffer: u64, pause: PauseIr, ecn: Option<u64>, dur: 
         flows.push(FlowIr { src: 2 + i, dst: Some(1), frame_bytes: 1500, transport: tcp(cc.clone()), priority: 0 });
         sources.push(SourceIr { stream_id: i as u64, flows: vec![i], start_ps: 0, stop_ps: u64::MAX, gate: None, process: ProcessIr::Saturated, dst_set: None });
     }
-    Ir {
-        name: "tcp".into(),
-        duration_ps: dur,
-        warmup_ps: dur / 5,
-        seed: 1,
-        replication: 0,
-        control_frame_bytes: 64,
-        wire_overhead_bytes: 0,
-        nodes,
-        links,
-        flows,
-        sources,
-        hotspots: vec![],
-        cm: CmIr { scheme: "none".into(), params: Value::Null },
-        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default() },
-        ecmp: false,
-        pause_watchdog: None,
-        nic: Default::default(),
-        dst_sets: Vec::new(),
-    }
+    Ir { warmup_ps: dur / 5, observe: ObserveIr::sampled(10 * US, 100 * US), ..Ir::new("tcp", dur, nodes, links, flows, sources) }
 }
 
 fn run(ir: Ir) -> Results {

@@ -217,6 +217,13 @@ impl PySimulation {
         Ok((before, tables_to_py(py, tables)?))
     }
 
+    /// `[(name, bytes)]`: the packet-capture bytes written since the last call, per capture of
+    /// `observe.pcap` (the libpcap file header with the first call); `[]` without captures.
+    fn take_pcap<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, pyo3::types::PyBytes>)>> {
+        let sim = self.sim.get_mut().unwrap_or_else(|e| e.into_inner());
+        Ok(sim.take_pcap().into_iter().map(|(n, b)| (n, pyo3::types::PyBytes::new(py, &b))).collect())
+    }
+
     /// The tables naming the series' ids: `queues`, `links`, `flows`.
     fn static_tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         tables_to_py(py, self.get().static_tables())

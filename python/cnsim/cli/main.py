@@ -227,6 +227,9 @@ def summary_table(summary: dict[str, Any]) -> Table:
     if control.get("overhead_bps"):
         t.add_row("control overhead", f"{control['overhead_bps'] / 1e6:.3f} Mb/s")
     t.add_row("Jain's fairness", f"{summary.get('fairness', {}).get('jain', float('nan')):.4f}")
+    for note in summary.get("notes") or []:
+        t.add_row("note", f"{note.get('from')} → {note.get('to')}: {100 * note.get('utilization', 0):.1f} % used, "
+                  f"{note.get('offered_bps', 0) / 1e9:.4g} Gb/s offered ({note.get('scheme')}; see the warning)")
     return t
 
 

@@ -54,6 +54,7 @@ class Compiler:
         self.problems: list[Problem] = []
         self.net = Network()
         self.cm_params: tuple[schemes.Scheme, Any] | None = None  # the validated scheme parameters (cm_ir)
+        self.pins: dict[int, list[str]] = {}  # flow id -> pinned node path (traffic_ir)
         self._ports: dict[str, int] | None = None  # links per node (queue_limit)
         # destination sets of generators with a flow per source (a send queue per transfer): the
         # IR's dst_sets, by their node indices
@@ -222,9 +223,46 @@ class Compiler:
             self.error("run.warmup", f"must be < run.duration ({fq(run.duration, 'time')})", fq(run.warmup, "time"))
 
     def max_frame(self) -> int:
-        """The largest data frame of the scenario: of its generators (defaults.frame_size when none)."""
+        """The largest data frame of the scenario: of its generators (defaults.frame_size when none), with the
+        INT header it can carry on the wire (HPCC)."""
         d = self.sc.defaults
-        return max((_largest_frame(g, d) for g in self.sc.traffic), default=d.frame_size)
+        return max((_largest_frame(g, d) for g in self.sc.traffic), default=d.frame_size) + self.int_bytes_bound()
+
+    def int_bytes_bound(self) -> int:
+        """The most INT header bytes a data frame carries on the wire: HPCC's source bytes plus its bytes per
+        switch on the longest shortest path between two hosts (0 without INT bytes)."""
+        if self.cm_params is None or self.sc.cm.scheme != "hpcc":
+            return 0
+        from cnsim.schemes.hpcc import int_wire  # scheme modules load when used (cnsim --help loads none)
+
+        source, hop = int_wire(self.cm_params[1])
+        if hop == 0:
+            return source
+        return source + hop * self._switch_diameter()
+
+    def _switch_diameter(self) -> int:
+        """Switches on the longest shortest path between two switches that have hosts (BFS over switches)."""
+        kinds = {n.name: n.kind for n in self.net.nodes}
+        adj: dict[str, list[str]] = {n.name: [] for n in self.net.nodes if n.kind == "switch"}
+        edge: set[str] = set()
+        for lk in self.net.links:
+            a, b = lk.a, lk.b
+            if kinds[a] == "switch" and kinds[b] == "switch":
+                adj[a].append(b)
+                adj[b].append(a)
+            elif kinds[a] == "switch" or kinds[b] == "switch":
+                edge.add(a if kinds[a] == "switch" else b)
+        longest = 0
+        for s in edge:
+            dist, todo = {s: 1}, deque([s])
+            while todo:
+                u = todo.popleft()
+                for v in adj[u]:
+                    if v not in dist:
+                        dist[v] = dist[u] + 1
+                        todo.append(v)
+            longest = max([longest] + [d for v, d in dist.items() if v in edge])
+        return longest
 
     def check_buffers(self) -> None:
         frame = self.max_frame()
@@ -416,6 +454,12 @@ class Compiler:
                 self.error(f"{path}.stop", f"must be > start ({fq(g.start, 'time')})", fq(g.stop, "time"))
             srcs, dsts = self.select(g.src, f"{path}.src"), self.select(g.dst, f"{path}.dst")
             named_src = not (isinstance(g.src, str) and (g.src == "all" or any(c in g.src for c in "*?[")))
+            pin = None
+            if g.path is not None:
+                if len(srcs) != 1 or len(dsts) != 1:
+                    self.error(f"{path}.path", "a pinned path needs exactly one src and one dst host", g.path)
+                else:
+                    pin = self.check_path(g, path, srcs[0], dsts[0])
             n_sources = len(sources)
             for src in srcs:
                 targets = [t for t in dsts if t != src]
@@ -440,6 +484,11 @@ class Compiler:
                                       "transport": self.transport_ir(g.transport, frame, path)})
                         if g.priority:  # absent = 0: the IR of every scenario without priorities is unchanged
                             flows[-1]["priority"] = g.priority
+                    if pin is not None:
+                        if self.pins.get(flow_ids[key], pin) != pin:
+                            self.error(f"{path}.path", "another generator pins the same flow (source, destination, "
+                                       "frame size, transport, priority) to another path", g.path)
+                        self.pins[flow_ids[key]] = pin
                     ids.append(flow_ids[key])
                 gate = getattr(g, "gate", None)
                 sources.append({
@@ -472,7 +521,7 @@ class Compiler:
                 "init_ssthresh_bytes": t.init_ssthresh if t.init_ssthresh is not None else U64_MAX,
                 "init_rto_ps": t.init_rto if t.init_rto is not None else t.min_rto, "min_rto_ps": t.min_rto,
                 "max_rto_ps": t.max_rto, "dupack_threshold": t.dupack_threshold, "delayed_ack": t.delayed_ack,
-                "delack_timeout_ps": t.delack_timeout, "cc": cc}
+                "delack_timeout_ps": t.delack_timeout, "cc": cc, "sack": t.sack}
 
     def frame_sizes(self, g: Any, path: str, mean: int) -> dict[str, Any] | None:
         """The IR ``process.sizes`` of a Poisson generator drawing its frame sizes (None: fixed)."""
@@ -556,6 +605,56 @@ class Compiler:
             ir["rl_release"] = True
         return ir
 
+    # ---- timed events and pinned paths ------------------------------------------------------
+    def routing_ir(self) -> dict[str, Any] | None:
+        """The IR ``routing`` section (None without events and pinned paths: the IR stays as before)."""
+        sc, index = self.sc, self.net.index()
+        link_index = {frozenset((lk.a, lk.b)): i for i, lk in enumerate(self.net.links)}
+        events = []
+        for i, e in enumerate(sc.events):
+            j = link_index.get(frozenset(e.link))
+            if j is None:
+                bad = [n for n in e.link if n not in index]
+                self.error(f"events.{i}.link", f"unknown node; known: {_known(list(index))}" if bad
+                           else "no link between these nodes", list(e.link))
+                continue
+            if e.at >= sc.run.duration:
+                self.warn(f"events.{i}.at", f"not before run.duration ({fq(sc.run.duration, 'time')}): the event "
+                          "never happens", fq(e.at, "time"))
+            events.append({"t_ps": e.at, "link": j, "up": e.state == "up"})
+        pinned = [{"flow": f, "path": [index[n] for n in path]} for f, path in sorted(self.pins.items())]
+        if not events and not pinned:
+            for key in ("link_detection", "route_convergence"):
+                if key in sc.topology.model_fields_set and getattr(sc.topology, key) != 0:
+                    self.warn(f"topology.{key}", "set but the scenario has no [[events]]: nothing to detect")
+            return None
+        conv = sc.topology.route_convergence
+        return {"events": events, "detection_ps": sc.topology.link_detection,
+                "convergence_ps": U64_MAX if conv == "never" else conv, "pinned": pinned}
+
+    def check_path(self, g: Any, path: str, src: str, dst: str) -> list[str] | None:
+        """A generator's pinned path, checked: from its source through distinct switches to its destination,
+        each hop a link (None and an error otherwise)."""
+        nodes = g.path
+        kinds = {n.name: n.kind for n in self.net.nodes}
+        linked = {frozenset((lk.a, lk.b)) for lk in self.net.links}
+        where = f"{path}.path"
+        if len(nodes) < 3 or nodes[0] != src or nodes[-1] != dst:
+            self.error(where, f"must run from the source {src!r} through switches to the destination {dst!r}", nodes)
+            return None
+        for k, n in enumerate(nodes):
+            if n not in kinds:
+                self.error(f"{where}.{k}", f"unknown node; known: {_known(list(kinds))}", n)
+                return None
+            if 0 < k < len(nodes) - 1 and (kinds[n] != "switch" or n in nodes[:k]):
+                self.error(f"{where}.{k}", "inner nodes must be distinct switches", n)
+                return None
+        for k, (a, b) in enumerate(zip(nodes, nodes[1:])):
+            if frozenset((a, b)) not in linked:
+                self.error(f"{where}.{k + 1}", f"no link between {a!r} and {b!r}", b)
+                return None
+        return list(nodes)
+
     # ---- hotspots ---------------------------------------------------------------------------
     def hotspot_ir(self) -> list[dict]:
         index = self.net.index()
@@ -619,7 +718,41 @@ class Compiler:
         series = {k: getattr(o, k) for k in SAMPLED_SERIES}
         if not all(series.values()):  # all on is the engine's default: the IR (and config_hash) stay as before
             ir["series"] = series
+        if o.pcap:
+            ir["pcap"] = self.pcap_ir()
         return ir
+
+    def pcap_ir(self) -> list[dict[str, Any]]:
+        """The IR of ``[[observe.pcap]]``: node indices of each captured port, its window and file name."""
+        index, out, names = self.net.index(), [], set()
+        linked = {(lk.a, lk.b) for lk in self.net.links} | {(lk.b, lk.a) for lk in self.net.links}
+        duration = self.sc.run.duration
+        for i, c in enumerate(self.sc.observe.pcap):
+            path = f"observe.pcap.{i}"
+            node, peer = c.port
+            if node not in index or peer not in index:
+                bad = node if node not in index else peer
+                self.error(f"{path}.port", f"unknown node; known: {_known(list(index))}", bad)
+                continue
+            if (node, peer) not in linked:
+                self.error(f"{path}.port", f"{node!r} has no link to {peer!r}", list(c.port))
+                continue
+            end = duration if c.end is None else min(c.end, duration)
+            if end <= c.start:
+                self.error(f"{path}.end" if c.end is not None else f"{path}.start",
+                           f"the window must end after it starts and before run.duration ({fq(duration, 'time')})",
+                           fq(c.start, "time"))
+                continue
+            name = c.name or f"{node}-{peer}"
+            if name in names:
+                if c.name is not None:
+                    self.error(f"{path}.name", "another capture has this file name", c.name)
+                    continue
+                name = next(f"{name}-{k}" for k in range(2, 10**6) if f"{name}-{k}" not in names)
+            names.add(name)
+            out.append({"name": name, "node": index[node], "peer": index[peer], "start_ps": c.start, "end_ps": end,
+                        "snaplen": c.snaplen})
+        return out
 
     def compile(self) -> dict[str, Any]:
         self.check_run()
@@ -627,11 +760,14 @@ class Compiler:
         cm = self.cm_ir()
         if self.problems:  # element references below need a sound topology
             raise ConfigError(self.problems)
+        observe = self._observe()
         self.check_buffers()
         self.check_cm_thresholds()
         pause = self.pause_ir()
         flows, sources = self.traffic_ir()
         hotspots = self.hotspot_ir()
+        routing = self.routing_ir()
+        self.check_rdma()
         if self.problems:
             raise ConfigError(self.problems)
         index = self.net.index()
@@ -662,13 +798,39 @@ class Compiler:
             "sources": sources,
             "hotspots": hotspots,
             "cm": cm,
-            "observe": self._observe(),
+            "observe": observe,
             "ecmp": sc.topology.routing == "ecmp",
             "pause_watchdog": None if sc.flow_control.watchdog is None else
             {"timeout_ps": sc.flow_control.watchdog, "recovery_ps": sc.flow_control.watchdog_recovery},
+            **({"routing": routing} if routing else {}),
             **self.nic_ir(),
+            **self.rdma_ir(),
             **({"dst_sets": [list(k) for k in self.dst_sets]} if self.dst_sets else {}),
         }
+
+    def rdma_ir(self) -> dict[str, Any]:
+        """The IR's ``rdma`` (absent without loss recovery, so that other scenarios keep their IR)."""
+        r = self.sc.rdma
+        if r.loss_recovery == "none":
+            return {}
+        return {"rdma": {"loss_recovery": r.loss_recovery, "timeout_ps": r.timeout}}
+
+    def check_rdma(self) -> None:
+        """Loss recovery needs transfers in queues of their own (queue pairs) and no source released by
+        its NIC backlog."""
+        if self.sc.rdma.loss_recovery == "none":
+            return
+        path = "rdma.loss_recovery"
+        if not self.sc.nic.per_transfer():
+            self.error(path, "needs a send queue per transfer (nic.queues = 'transfer', nic.rate_limiters = "
+                       "'queue')", self.sc.rdma.loss_recovery)
+        if not any(isinstance(g, TRANSFER_KINDS) and g.transport == "udp" for g in self.sc.traffic):
+            self.error(path, "no traffic makes RDMA transfers (a workload, incast or pareto generator with "
+                       "transport = 'udp')", self.sc.rdma.loss_recovery)
+        for i, g in enumerate(self.sc.traffic):
+            if isinstance(g, ParetoOnOff) and (g.loop == "rl_queue" or g.nic_buffer is not None):
+                self.error(f"traffic[{i}].loop", "a source released by its NIC backlog cannot be combined with "
+                           "rdma.loss_recovery (its retransmissions would count as backlog)", g.loop)
 
     def nic_ir(self) -> dict[str, Any]:
         """The IR's ``nic``, written only where it can matter and differs from the engine's default

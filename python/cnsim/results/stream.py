@@ -32,6 +32,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from cnsim.results import capture
 from cnsim.results.slowdown import Ideal
 
 CHUNK_ROWS = 1 << 15
@@ -394,6 +395,7 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
             if sim.buffered_rows() >= batch and not done:
                 background.put(sim.drain_series())
                 batch = min(limit, 2 * batch)
+            capture.write(sim, folder)  # packet traces (observe.pcap)
             if progress is not None:
                 progress(sim.now_ps / 1e12)
             if done:
@@ -402,6 +404,7 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
         if writing is not None:
             writing()
         summary_json, samples, tables = sim.finish()
+        capture.write(sim, folder)
         background.put((samples, tables))
         background.finish()
         writer.close()

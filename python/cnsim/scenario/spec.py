@@ -70,6 +70,20 @@ class TopologySection(Strict):
         "ecmp", description="'ecmp': where a switch has several shortest next hops toward a destination, each "
         "flow takes one by a seeded hash and keeps it (fat trees, leaf-spine); 'single': the one route of the "
         "shortest-path computation (ties by link order). Topologies with one shortest path are the same either way")
+    link_detection: Time = Field(0, description="[[events]]: time from a link's failure (or recovery) until the two "
+                                 "switches at its ends stop (or start) routing over it and recompute their routes")
+    route_convergence: Union[Time, Literal["never"]] = Field(
+        0, description="[[events]]: further time until every other switch recomputes its routes; 'never': they "
+        "keep their old tables (between the two, switches route on different views: loops can form)")
+
+
+class LinkEvent(Strict):
+    """``[[events]]``: a link goes down or comes back up at a given time (docs/events.md)."""
+
+    at: Time = Field(description="when the link changes state")
+    link: tuple[Name, Name] = Field(description="[a, b]: the link between nodes a and b (both directions)")
+    state: Literal["down", "up"] = Field(description="'down': every frame on it or sent onto it is lost until it is "
+                                         "up again; routes avoid it after topology.link_detection")
 
 
 class Gate(Strict):
@@ -95,6 +109,9 @@ class _Generator(Strict):
         "udp", description="udp: open loop, frames leave as generated; tcp: TCP NewReno, dctcp: DCTCP (RFC 8257) — "
         "the generator is the application writing data, segments leave as the window allows, ACKs are frames "
         "([tcp] sets the parameters)")
+    path: list[Name] | None = Field(None, description="pin the flow to this node path [src, switch, ..., dst] "
+                                    "instead of the routes (one src and one dst; TCP ACKs take it back); a pinned "
+                                    "flow keeps its path when a link on it fails")
 
 
 class _Gated(_Generator):
@@ -386,6 +403,19 @@ class HotspotSection(Strict):
     rate: RateOrZero = Field(description="service rate during the window (0 = port stopped)")
 
 
+class PcapCapture(Strict):
+    """One packet trace (``[[observe.pcap]]``): a libpcap file of the frames one port starts transmitting in a
+    time window, for Wireshark (``pcap/<name>.pcap`` in the output directory; docs/pcap.md)."""
+
+    port: tuple[Name, Name] = Field(description="[node, peer]: the port of node (switch or host) toward peer, "
+                                    "the direction captured")
+    start: Time = Field(0, description="first instant captured")
+    end: Time | None = Field(None, description="end of the window, excluded (default: end of the run)")
+    snaplen: int = Field(128, ge=64, le=262_144, description="bytes kept of each frame (headers; payloads are "
+                         "zeros); the full length is in each record")
+    name: Name | None = Field(None, description="file name without .pcap (default: node-peer)")
+
+
 class ObserveSection(Strict):
     """``[observe]``: what to record."""
 
@@ -403,6 +433,8 @@ class ObserveSection(Strict):
     tcp_ts: bool = Field(True, description="sample TCP window, threshold and DCTCP alpha of the first flow_series "
                          "flows (table tcp_ts)")
     pause_ts: bool = Field(True, description="sample the paused state of links that pause (table pause_ts)")
+    pcap: list[PcapCapture] = Field(default_factory=list, description="packet traces: libpcap files of chosen "
+                                    "ports and time windows ([[observe.pcap]]), written into the output directory")
 
 
 NIC_QUEUES_DOC = (
@@ -443,6 +475,26 @@ class NicSection(Strict):
         return self.resolved() == ("transfer", "queue")
 
 
+class RdmaSection(Strict):
+    """``[rdma]``: loss recovery of RDMA transfers (UDP-transport workload, incast and Pareto traffic, each
+    transfer a queue pair) on fabrics without PFC (docs/rdma.md)."""
+
+    loss_recovery: Literal["none", "go_back_n", "selective_repeat"] = Field(
+        "none", description="none: a lost frame stays lost (the transfer never completes); go_back_n: the receiver "
+        "discards a frame beyond the one it expects and NACKs that one, the sender resends everything from it (RoCE "
+        "NICs, the HPCC authors' simulator); selective_repeat: the receiver keeps frames beyond a hole and the sender "
+        "resends only the missing one (IRN)")
+    timeout: Time = Field(
+        10**9, description="retransmission timeout: with frames unacknowledged and no ACK for this long, the sender "
+        "resends from its oldest unacknowledged frame (a lost tail, a lost NACK)")
+
+    @model_validator(mode="after")
+    def _timeout(self):
+        if self.timeout <= 0:
+            raise ValueError("timeout must be > 0")
+        return self
+
+
 class TcpSection(Strict):
     """``[tcp]``: parameters of every TCP / DCTCP flow (transport = "tcp" or "dctcp" in [[traffic]])."""
 
@@ -456,6 +508,9 @@ class TcpSection(Strict):
     init_rto: Time | None = Field(None, description="RTO before the first RTT sample (default: min_rto)")
     max_rto: Time = Field(60 * 10**12, description="upper bound of the RTO after back-off")
     dupack_threshold: int = Field(3, ge=1, le=100, description="duplicate ACKs that trigger fast retransmit")
+    sack: bool = Field(True, description="selective acknowledgements (RFC 2018) and SACK-based loss recovery "
+                       "(RFC 6675), as every current TCP stack; false: NewReno's partial ACKs (RFC 6582), one "
+                       "hole repaired per round trip")
     delayed_ack: bool = Field(False, description="ACK every second segment or after delack_timeout")
     delack_timeout: Time = Field(40 * 10**6, description="delayed-ACK timer")
     dctcp_g: float = Field(1 / 16, gt=0, le=1, description="DCTCP estimation gain g (RFC 8257: 1/16)")
@@ -482,7 +537,11 @@ class Scenario(Strict):
     hotspot: list[HotspotSection] = Field(default_factory=list, description="output-generated hotspots")
     observe: ObserveSection = Field(default_factory=ObserveSection, description="recording")
     tcp: TcpSection = Field(default_factory=TcpSection, description="TCP / DCTCP parameters")
+    events: list[LinkEvent] = Field(default_factory=list, description="timed link failures and recoveries "
+                                    "([[events]])")
     nic: NicSection = Field(default_factory=NicSection, description="host NIC: transfer queues, rate limiters")
+    rdma: RdmaSection = Field(default_factory=RdmaSection, description="RDMA loss recovery (go-back-N, selective "
+                              "repeat)")
 
 
 SECTIONS: dict[str, type[Strict]] = {
@@ -499,7 +558,10 @@ SECTIONS: dict[str, type[Strict]] = {
     "flow_control": FlowControlSection,
     "hotspot": HotspotSection,
     "observe": ObserveSection,
+    "observe.pcap": PcapCapture,
+    "events": LinkEvent,
     "tcp": TcpSection,
     "nic": NicSection,
+    "rdma": RdmaSection,
 }
 """Every section model by its TOML path (for `cnsim describe` and the docs)."""

@@ -18,6 +18,8 @@ from cnsim.scenario.quantities import Duration, Rate, RateOrZero, Size, Time
 from cnsim.scenario.units import PAGE_BYTES
 
 TAG = "bcn"
+FLOOR = ("gi", "gd", "ru", "max_increase", "max_decrease", "rate_floor")
+"""The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
 SUMMARY = ("BCN v2.0 (Cisco): sampled Qoff/Qdelta feedback, AIMD rate limiters with RL tags; BCN-MAX, "
            "BCN(0,0) back-off, drift, oversampling, and the Kwan/Matthews QCN enhancements (model reference §2, §4).")
 

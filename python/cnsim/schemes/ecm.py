@@ -17,6 +17,8 @@ from cnsim.scenario.quantities import Duration, Size
 from cnsim.schemes import bcn
 
 TAG = "ecm"
+FLOOR = ("gi", "gd", "ru", "rate_floor")
+"""The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
 SUMMARY = ("ECM (Cisco, CN-SIM [D]): BCN v2.0 with periodic 75KB ± 5KB sampling, BCN-MAX above Qmc = 1300 "
            "pages and a 2-ms rate-limiter timeout (model reference §3).")
 

@@ -20,6 +20,8 @@ from cnsim.schemes import _explicit_rate
 from cnsim.schemes._explicit_rate import SwitchFields, switch_ir
 
 TAG = "fecn"
+FLOOR = ("interval", "a", "b", "c")
+"""The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
 IR_GROUPS = {"switch": SwitchFields}
 """The IR's ``switch`` object holds the explicit-rate switch fields (engine names: :func:`cnsim.schemes.engine_names`)."""
 SUMMARY = ("FECN (Jain et al.): switches stamp the minimum advertised rate (load factor + hyperbolic f(q)) "

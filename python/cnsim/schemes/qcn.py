@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from cnsim.scenario.quantities import Duration, Rate, Size
 
 TAG = "qcn"
+FLOOR = ("gd", "min_dec_factor", "r_ai", "r_hai", "timer_period", "bc_limit", "fast_recovery_th", "min_rate")
+"""The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
 SUMMARY = ("QCN (IEEE 802.1Qau-2010): 6-bit quantised Fb, table-driven sampling, CNMs; RP with byte counter + "
            "timer, fast recovery, active and hyper-active increase (model reference §6).")
 

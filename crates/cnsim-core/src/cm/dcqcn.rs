@@ -61,8 +61,7 @@ pub enum MarkOn {
 }
 
 /// Parameters of `dcqcn`, base units (bytes, bit/s, ps). Every field is required in the IR; the
-/// Python front end fills the defaults of the chosen variant ([`Params::paper`],
-/// [`Params::mellanox`]).
+/// Python front end fills the defaults of the chosen variant (`cnsim.schemes.dcqcn`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -108,45 +107,24 @@ pub struct Params {
     /// the IR when false).
     #[serde(default)]
     pub new_flow_line_rate: bool,
+    /// When > 0: `kmin_bytes`, `kmax_bytes` are given for a port of this rate and `r_ai_bps`,
+    /// `r_hai_bps` for a NIC of this rate, each scaled to the actual port or NIC rate (the HPCC
+    /// reference's KMAX_MAP / KMIN_MAP and `RATE_AI = 5·bw/25`); 0 = absolute (absent from the IR).
+    #[serde(default)]
+    pub rate_reference_bps: f64,
 }
 
 impl Params {
-    /// Defaults of the SIGCOMM 2015 paper (model reference §7).
+    /// Defaults of the SIGCOMM 2015 paper (model reference §7): the Python model's, read from
+    /// `tests/golden/cm-params.json`.
+    #[cfg(test)]
     pub fn paper() -> Self {
-        Params {
-            variant: Variant::Paper,
-            kmin_bytes: 5_000,
-            kmax_bytes: 200_000,
-            pmax: 0.01,
-            mark_on: MarkOn::Transmit,
-            cnp_interval_ps: 50_000_000,
-            g: 1.0 / 256.0,
-            alpha_init: 1.0,
-            alpha_resume_ps: 55_000_000,
-            rate_timer_ps: 55_000_000,
-            byte_counter_bytes: 10_000_000,
-            fast_recovery_th: 5,
-            r_ai_bps: 40e6,
-            r_hai_bps: 400e6,
-            min_rate_bps: 10e6,
-            rate_decrease_interval_ps: 4_000_000,
-            clamp_target_rate: false,
-            rate_on_first_cnp: 1.0,
-            new_flow_line_rate: false,
-        }
+        super::testkit::defaults("dcqcn")
     }
-    /// Defaults of the ns-3 reference code, "Mellanox version" (model reference §7).
+    /// Defaults of the ns-3 reference code, "Mellanox version" (model reference §7), as `paper`.
+    #[cfg(test)]
     pub fn mellanox() -> Self {
-        Params {
-            variant: Variant::Mellanox,
-            g: 1.0 / 16.0,
-            rate_timer_ps: 1_500_000_000,
-            byte_counter_bytes: 0,
-            r_ai_bps: 5e6,
-            r_hai_bps: 50e6,
-            min_rate_bps: 100e6,
-            ..Params::paper()
-        }
+        super::testkit::defaults("dcqcn-mellanox")
     }
 
     fn check(&self) -> Result<(), ScenarioError> {
@@ -183,10 +161,35 @@ impl Params {
         if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
             return bad("rate_on_first_cnp", "must be in (0, 1]");
         }
+        if !(self.rate_reference_bps.is_finite() && self.rate_reference_bps >= 0.0) {
+            return bad("rate_reference_bps", "must be >= 0");
+        }
         Ok(())
+    }
+
+    /// The factor `rate / rate_reference_bps` (1 without a reference rate).
+    fn scale(&self, rate_bps: u64) -> f64 {
+        if self.rate_reference_bps > 0.0 {
+            rate_bps as f64 / self.rate_reference_bps
+        } else {
+            1.0
+        }
+    }
+
+    /// The marking thresholds of a port of `rate_bps`.
+    pub fn for_port(&self, rate_bps: u64) -> Params {
+        let k = self.scale(rate_bps);
+        Params { kmin_bytes: (self.kmin_bytes as f64 * k).round() as u64, kmax_bytes: (self.kmax_bytes as f64 * k).round() as u64, ..self.clone() }
+    }
+
+    /// The increase steps of a NIC of `rate_bps`.
+    pub fn for_nic(&self, rate_bps: u64) -> Params {
+        let k = self.scale(rate_bps);
+        Params { r_ai_bps: self.r_ai_bps * k, r_hai_bps: self.r_hai_bps * k, ..self.clone() }
     }
 }
 
+#[cfg(test)]
 impl Default for Params {
     fn default() -> Self {
         Params::paper()
@@ -205,11 +208,11 @@ impl Scheme for Dcqcn {
     fn message_types(&self) -> &'static [&'static str] {
         &["cnp"]
     }
-    fn congestion_point(&self, _port: &PortInfo) -> Option<Box<dyn CongestionPoint>> {
-        Some(Box::new(DcqcnCp { p: self.p.clone() }))
+    fn congestion_point(&self, port: &PortInfo) -> Option<Box<dyn CongestionPoint>> {
+        Some(Box::new(DcqcnCp { p: self.p.for_port(port.rate_bps) }))
     }
     fn reaction_point(&self, host: &HostInfo) -> Option<Box<dyn ReactionPoint>> {
-        Some(Box::new(DcqcnRp::new(&self.p, host)))
+        Some(Box::new(DcqcnRp::new(&self.p.for_nic(host.line_rate_bps), host)))
     }
     fn reflector(&self, _host: &HostInfo) -> Option<Box<dyn Reflector>> {
         Some(Box::new(DcqcnNp { interval: self.p.cnp_interval_ps, last_cnp: Vec::new() }))

@@ -49,7 +49,7 @@ pub enum BaseRtt {
 }
 
 /// Parameters of `hpcc`, base units (bytes, bit/s, ps). Every field is required in the IR; the
-/// Python front end fills the paper's defaults ([`Params::paper`]).
+/// Python front end fills the paper's defaults (`cnsim.schemes.hpcc`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -73,22 +73,39 @@ pub struct Params {
     /// With bytes unacknowledged and no ACK for this long, ps, the sender counts them as lost and
     /// reopens its window (1 ms; nothing is retransmitted).
     pub loss_timeout_ps: u64,
+    /// INT header bytes on the wire ([`crate::int::IntWire`]): added to every data frame by its
+    /// source NIC and by each switch (paper §5 / reference `IntHeader`: 2 + 8 per hop; absent = 0,
+    /// no INT bytes).
+    #[serde(default)]
+    pub int_base_bytes: u32,
+    #[serde(default)]
+    pub int_hop_bytes: u32,
+    /// When > 0 (and `w_ai_bytes` is 0): W_AI = this rate × T, the reference code's `RATE_AI`
+    /// (absent = 0: the W_init·(1 − η)/N rule).
+    #[serde(default)]
+    pub rate_ai_bps: f64,
+    /// When > 0: `rate_ai_bps` is given for a NIC of this rate and scaled to each host's (the
+    /// reference's `RATE_AI = 10·bw/25` Mb/s); absent = 0: absolute.
+    #[serde(default)]
+    pub rate_reference_bps: f64,
 }
 
 impl Params {
-    /// The paper's defaults (η = 0.95, maxStage = 5) with the reference code's floor.
+    /// The paper's defaults (η = 0.95, maxStage = 5) with the reference code's floor: the Python
+    /// model's, read from `tests/golden/cm-params.json`.
+    #[cfg(test)]
     pub fn paper() -> Self {
-        Params {
-            eta: 0.95,
-            max_stage: 5,
-            w_ai_bytes: 0.0,
-            expected_flows: 100,
-            base_rtt: BaseRtt::Network,
-            base_rtt_ps: 0,
-            min_rate_bps: 100e6,
-            ack_every: 1,
-            loss_timeout_ps: 1_000_000_000,
+        super::testkit::defaults("hpcc")
+    }
+
+    /// The parameters of a host whose NIC runs at `rate_bps`: `rate_ai_bps` scaled from
+    /// `rate_reference_bps` to it (unchanged without a reference rate).
+    pub fn for_nic(&self, rate_bps: u64) -> Params {
+        let mut p = self.clone();
+        if p.rate_reference_bps > 0.0 {
+            p.rate_ai_bps *= rate_bps as f64 / p.rate_reference_bps;
         }
+        p
     }
 
     fn check(&self) -> Result<(), ScenarioError> {
@@ -114,6 +131,11 @@ impl Params {
         if self.loss_timeout_ps == 0 {
             return bad("loss_timeout_ps", "must be > 0");
         }
+        for (f, v) in [("rate_ai_bps", self.rate_ai_bps), ("rate_reference_bps", self.rate_reference_bps)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(f, "must be >= 0");
+            }
+        }
         Ok(())
     }
 }
@@ -131,13 +153,16 @@ impl Scheme for Hpcc {
         &["ack"]
     }
     fn reaction_point(&self, host: &HostInfo) -> Option<Box<dyn ReactionPoint>> {
-        Some(Box::new(HpccRp::new(&self.p, host)))
+        Some(Box::new(HpccRp::new(&self.p.for_nic(host.line_rate_bps), host)))
     }
     fn reflector(&self, _host: &HostInfo) -> Option<Box<dyn Reflector>> {
         Some(Box::new(HpccReceiver { every: self.p.ack_every, rx: Vec::new() }))
     }
     fn wants_int(&self) -> bool {
         true
+    }
+    fn int_wire(&self) -> crate::int::IntWire {
+        crate::int::IntWire { source_bytes: self.p.int_base_bytes, hop_bytes: self.p.int_hop_bytes }
     }
 }
 
@@ -221,7 +246,13 @@ impl FlowHp {
         // bytes sent in T at a rate (bit/s), T in ps
         let bdp = |rate: f64| rate * t_ps as f64 / (8.0 * PS_PER_S as f64);
         let w_init = bdp(line);
-        let w_ai = if p.w_ai_bytes > 0.0 { p.w_ai_bytes } else { w_init * (1.0 - p.eta) / p.expected_flows as f64 };
+        let w_ai = if p.w_ai_bytes > 0.0 {
+            p.w_ai_bytes
+        } else if p.rate_ai_bps > 0.0 {
+            bdp(p.rate_ai_bps) // the reference code's RATE_AI × T
+        } else {
+            w_init * (1.0 - p.eta) / p.expected_flows as f64
+        };
         let w_min = bdp(p.min_rate_bps).min(w_init);
         FlowHp {
             t_ps,
@@ -615,6 +646,23 @@ mod tests {
         assert_eq!(rp.flows[0].acked, 13_500);
         assert_eq!(h.limits.last(), Some(&(0, Some(13_500 + rp.flows[0].w.ceil() as u64))));
         assert!(h.timers.is_empty(), "nothing outstanding: no timer");
+    }
+
+    #[test]
+    fn w_ai_from_a_rate_scales_with_the_nic() {
+        // the reference code's RATE_AI: W_AI = rate × T; 10 Mb/s per 25 Gb/s on this 10 Gb/s host = 4 Mb/s
+        let h = TestHost::new(FlowId(3), 1);
+        let p = Params { rate_ai_bps: 10e6, rate_reference_bps: 25e9, max_stage: 0, ..Params::paper() };
+        let mut scaled = p.for_nic(h.info.line_rate_bps);
+        assert_eq!(scaled.rate_ai_bps, 4e6);
+        assert_eq!(Params::paper().for_nic(h.info.line_rate_bps).rate_ai_bps, 0.0, "nothing to scale");
+        let f = HpccRp::new(&scaled, &h.info).flows.remove(0);
+        assert!((f.w_ai - 4e6 * 1e-5 / 8.0).abs() < 1e-9, "W_AI = rate_ai × T: {}", f.w_ai);
+        scaled.w_ai_bytes = 80.0;
+        assert_eq!(HpccRp::new(&scaled, &h.info).flows[0].w_ai, 80.0, "an explicit W_AI wins");
+        // the INT bytes the scheme asks for
+        let wire = Hpcc { p: Params::paper() }.int_wire();
+        assert_eq!((wire.source_bytes, wire.hop_bytes), (2, 8));
     }
 
     #[test]

@@ -343,6 +343,10 @@ pub trait Scheme: Send {
     fn wants_int(&self) -> bool {
         false
     }
+    /// With INT: the header bytes the source and each switch add to a data frame on the wire.
+    fn int_wire(&self) -> crate::int::IntWire {
+        crate::int::IntWire::default()
+    }
 }
 
 /// Deserialise a scheme's parameters strictly, naming the field path on error.

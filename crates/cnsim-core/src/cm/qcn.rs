@@ -44,7 +44,7 @@ pub enum StageBoundary {
 }
 
 /// Parameters of `qcn`, in base units (bytes, bit/s, ps). Every field is required in the IR; the
-/// Python front end fills the defaults ([`Params::default`], model reference §6).
+/// Python front end fills the defaults (model reference §6; `cnsim.schemes.qcn`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -82,25 +82,11 @@ pub struct Params {
     pub stage_boundary: StageBoundary,
 }
 
+#[cfg(test)]
 impl Default for Params {
+    /// The Python model's defaults (model reference §6), read from `tests/golden/cm-params.json`.
     fn default() -> Self {
-        Params {
-            qeq_bytes: 26_000,
-            w: 2.0,
-            fb_bits: 6,
-            mark_table_bytes: [150_000.0, 75_000.0, 50_000.0, 37_500.0, 30_000.0, 25_000.0, 21_500.0, 18_500.0],
-            sample_jitter: 0.15,
-            gd: 1.0 / 128.0,
-            min_dec_factor: 0.5,
-            min_rate_bps: 10e6,
-            bc_limit_bytes: 150_000.0,
-            fast_recovery_th: 5,
-            r_ai_bps: 5e6,
-            r_hai_bps: 50e6,
-            timer_period_ps: 15_000_000_000,
-            rp_jitter: 0.15,
-            stage_boundary: StageBoundary::Gt,
-        }
+        super::testkit::defaults("qcn")
     }
 }
 

@@ -7,6 +7,15 @@ use crate::ids::{FlowId, NodeId, PortId};
 use crate::rng::Stream;
 use crate::time::SimTime;
 
+/// A scheme's default parameters as the Python front end writes them: `tests/golden/cm-params.json`,
+/// written from `cnsim.schemes` by `tests/golden/make_irs.py` (`key` = the scheme's tag, or `dcqcn-mellanox`
+/// for that variant). The defaults are stated once, in the Python models; the Rust tests read them.
+pub fn defaults<T: serde::de::DeserializeOwned>(key: &str) -> T {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/golden/cm-params.json");
+    let all: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).expect("cm-params.json")).expect("JSON");
+    serde_json::from_value(all[key]["params"].clone()).unwrap_or_else(|e| panic!("{key} in cm-params.json: {e}"))
+}
+
 /// A host with one 10 Gb/s NIC and one flow (`flow`, 1500-B frames, node 1 → node 2) whose
 /// requests (rate changes, timers, control frames) are collected for inspection.
 pub struct TestHost {

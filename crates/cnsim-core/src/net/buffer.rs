@@ -21,8 +21,12 @@ pub enum DropReason {
     /// PFC: a lossless priority's frame found the shared pool over its threshold and the headroom
     /// of its (input, priority) full (the headroom was too small for what was on its way).
     HeadroomFull = 5,
+    /// The link failed while the frame was on it, or the frame was sent onto a dead link
+    /// ([`super::dynamics`]); counted at the transmitting port.
+    LinkDown = 6,
 }
-pub const DROP_REASONS: [&str; 6] = ["egress_full", "ingress_full", "shared_full", "no_route", "partition_full", "headroom_full"];
+pub const DROP_REASONS: [&str; 7] =
+    ["egress_full", "ingress_full", "shared_full", "no_route", "partition_full", "headroom_full", "link_down"];
 /// Drop reasons listed in every summary; `headroom_full` only under PFC.
 pub const CLASSIC_DROP_REASONS: usize = 5;
 

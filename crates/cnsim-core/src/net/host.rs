@@ -339,7 +339,13 @@ impl Network {
             (NONE_U32, size, false, seg.seq, if ecn { tag::ECT } else { 0 })
         } else {
             let (transfer, size, last) = self.take_frame(h, fid);
-            (transfer, size, last, 0, 0)
+            if self.rdma.is_some() && transfer != NONE_U32 && self.rdma_on(fid) {
+                // RDMA loss recovery: the frame's PSN (crate::net::rdma)
+                let (psn, last) = self.rdma_psn(fid, transfer, size, last);
+                (transfer, size, last, psn, 0)
+            } else {
+                (transfer, size, last, 0, 0)
+            }
         };
         self.host_start_frame(h, pid, fid, taken)
     }
@@ -427,6 +433,9 @@ impl Network {
     /// [`Network::host_transmit`] of frame `fr` of `size` bytes on host `h`'s port `pid`.
     #[inline(always)]
     fn host_put_on_wire(&mut self, h: usize, pid: PortId, fr: FrameId, size: u32, wake: bool) -> SimTime {
+        // HPCC's INT header (crate::int), packet traces (crate::net::pcap), a frame a failing link will
+        // lose (crate::net::dynamics): the frame's size on the wire
+        let size = if self.tx_hook { self.host_tx_hook(pid, fr, size) } else { size };
         let now = self.now;
         let wire = self.cfg.wire_overhead_bytes as u64;
         let (w, end) = (self.cfg.warmup_ps, self.cfg.duration_ps);
@@ -452,10 +461,15 @@ impl Network {
             (f.kind, f.size, f.flow, f.transfer, f.quanta, f.seq, f.tag.flags)
         };
         match kind {
-            FrameKind::Ack => {
+            FrameKind::Ack if self.flows[flow.idx()].tcp.is_none() => {
+                // an RDMA ACK or NACK (crate::net::rdma)
                 self.frames.free(fr);
                 self.c.ack_delivered += 1;
-                self.tcp_on_ack(flow, seq, flags & tag::ECE != 0);
+                self.rdma_ack_arrived(flow, seq, flags & crate::net::rdma::NACK != 0);
+                self.queue_frame_gone(flow);
+            }
+            FrameKind::Ack => {
+                self.tcp_ack_arrived(fr, flow, seq, flags & tag::ECE != 0);
                 if self.is_transfer_queue(flow) {
                     self.queue_frame_gone(flow);
                 }
@@ -495,7 +509,17 @@ impl Network {
         }
         self.flow_bins.on_delivery(self.stat_flow(flow), t, size, self.ports[self.hosts[h].port.idx()].tx_ps(size as u64));
         let mut settled = false;
-        if transfer != NONE_U32 {
+        if transfer != NONE_U32 && self.rdma.is_some() && self.rdma_on(flow) {
+            // in order or kept beyond a hole: new data; the transfer settles at the sender's final
+            // ACK (crate::net::rdma)
+            if self.rdma_receive(h, flow, seq) {
+                let tr = &mut self.transfers[transfer];
+                tr.delivered += 1;
+                if tr.delivered == tr.frames {
+                    tr.end = t;
+                }
+            }
+        } else if transfer != NONE_U32 {
             let tr = &mut self.transfers[transfer];
             tr.delivered += 1;
             if tr.delivered == tr.frames {
@@ -550,11 +574,12 @@ impl Network {
         let (size, flow, transfer) = (f.size, f.flow, f.transfer);
         if self.is_transfer_queue(flow) && transfer != NONE_U32 && {
             let tr = &self.transfers[transfer];
-            tr.delivered + tr.dropped + 1 == tr.frames
+            tr.delivered + tr.dropped + 1 == tr.frames || self.rdma.is_some()
         } {
             // the frame that completes a transfer closes its queue, which frees the slot for the
             // next transfer: at its own time, not at its sending event's, so that which slot (and
-            // ECMP path) a later transfer gets does not depend on how the run is cut into steps
+            // ECMP path) a later transfer gets does not depend on how the run is cut into steps;
+            // under RDMA loss recovery every frame of a transfer, as any may be answered
             return false;
         }
         // no reflector, or one whose on_data ignores this frame (a no-op left out)

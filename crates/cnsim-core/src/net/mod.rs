@@ -13,19 +13,24 @@
 //! | [`transfers`] | the transfers by id; with FCT rows off, folded into statistics as they settle |
 //! | [`queues`] | a send queue per transfer (`nic.queues = "transfer"`): opened, closed, folded into its flow |
 //! | [`routing`] | shortest-path routes |
+//! | [`dynamics`] | links failing and recovering, routes recomputed after detection, pinned paths |
 //! | [`flowctl`] | link-level flow control (802.3x PAUSE, 802.1Qbb PFC), a port/buffer policy |
 //!
 //! The event loop ([`crate::sim`]) pops an event and calls the matching `Network` method; the
 //! observer ([`crate::observe`]) reads a `&Network`, never a mutable one.
 
 pub mod buffer;
+pub mod dynamics;
 pub mod flowctl;
 pub mod flow;
 pub mod host;
+pub mod int_wire;
+pub mod pcap;
 pub mod port;
 pub mod queues;
 pub mod routing;
 pub mod switch;
+pub mod rdma;
 pub mod tcp;
 pub mod transfers;
 
@@ -76,6 +81,10 @@ pub struct Counters {
     pub ack_generated: (u64, u64),
     pub ack_delivered: u64,
     pub ack_dropped: u64,
+    /// INT header bytes added to data frames on the wire ([`crate::int::IntWire`]) and removed
+    /// again (stripped at the last switch, or dropped with the frame).
+    pub int_bytes_added: u64,
+    pub int_bytes_removed: u64,
 }
 
 /// Run-wide constants the data plane needs (copied from the IR once).
@@ -163,6 +172,19 @@ pub struct Network {
     pub(crate) q_watch: QueueWatch,
     /// In-band telemetry stacks, only when the scheme wants INT ([`crate::int`]).
     pub int: Option<crate::int::IntTable>,
+    /// Packet captures ([`crate::net::pcap`]), only when some are asked for.
+    pub pcap: Option<Box<crate::net::pcap::PcapSet>>,
+    /// Link events and pinned paths ([`dynamics`]), only when the scenario has some.
+    pub dynamics: Option<Box<dynamics::Dynamics>>,
+    /// RDMA loss recovery ([`rdma`]), only when `[rdma] loss_recovery` asks for it.
+    pub rdma: Option<Box<rdma::Rdma>>,
+    /// One flag per hot path for the optional mechanisms, so that a run without them tests one
+    /// bool there: a frame starts at a host (`tx_hook`: captures, link events), arrives at a switch
+    /// (`arrive_hook`: INT bytes, link events and pinned paths), leaves a switch port (`egress_hook`:
+    /// INT bytes, link events).
+    pub(crate) tx_hook: bool,
+    pub(crate) arrive_hook: bool,
+    pub(crate) egress_hook: bool,
     // scratch buffers reused by hooks (no allocation in the hot path)
     pub(crate) emits: Vec<Emit>,
     pub(crate) rate_changes: Vec<RateChange>,

@@ -80,7 +80,7 @@ pub struct Port {
     /// Σ size × max(enqueue time, warm-up) and Σ size × max(dequeue time, warm-up), byte·ps.
     #[cfg(debug_assertions)]
     pub little: (u128, u128),
-    pub drops: [u64; 6],
+    pub drops: [u64; 7],
     /// Index within its node.
     pub index: u32,
     pub cpid: u32,
@@ -123,7 +123,7 @@ impl Port {
             q_bytes: 0,
             part_bytes: 0,
             busy_ps_window: 0,
-            drops: [0; 6],
+            drops: [0; 7],
             q_last_t: 0,
             q_area: 0,
             q_max: 0,
@@ -266,6 +266,9 @@ impl Network {
         });
         self.ports[pid.idx()].tx_frame = fr;
         self.c.pause_sent += 1;
+        if self.pcap.is_some() {
+            self.pcap_capture(pid, fr, ctrl);
+        }
         self.schedule(t_end, Event::PortTxDone { port: pid });
     }
 
@@ -277,7 +280,8 @@ impl Network {
         let wire = self.cfg.wire_overhead_bytes as u64;
         let p = &self.ports[pid.idx()];
         let (line, service) = (p.rate_bps, p.service_bps);
-        if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::TRANSMIT) {
+        let prio = if self.pfc_enabled { self.frames.get(head).prio as usize } else { 0 };
+        if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::TRANSMIT, prio) {
             cp.on_transmit(&mut ctx, frames.get_mut(head));
             self.cp_emits(pid);
         }
@@ -289,6 +293,9 @@ impl Network {
                 let qlen = self.ports[pid.idx()].q_bytes - size;
                 int.push(head, crate::int::IntHop { qlen, tx_bytes, ts: now, rate_bps: line });
             }
+        }
+        if self.pcap.is_some() {
+            self.pcap_capture(pid, head, size as u32);
         }
         let (w, end) = (self.cfg.warmup_ps, self.cfg.duration_ps);
         let p = &mut self.ports[pid.idx()];
@@ -323,6 +330,9 @@ impl Network {
         if kind == FrameKind::Pause {
             // a PFC frame takes effect after the peer's response time
             let response = if prio != 0 { self.pfc_response_ps(pid) } else { 0 };
+            if self.dynamics.is_some() && self.lost_on_link(pid, fr, now + prop) {
+                return self.port_try_send(pid); // the link failed (crate::net::dynamics)
+            }
             self.schedule(now + prop + response, Event::Arrive { port: peer, frame: fr });
         } else {
             self.queue_change(pid);
@@ -344,7 +354,7 @@ impl Network {
                 self.switches[s].cells[c] -= size;
             }
             self.switches[s].total_bytes -= size;
-            if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::DEQUEUE) {
+            if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::DEQUEUE, prio) {
                 cp.on_dequeue(&mut ctx, frames.get(fr));
                 self.cp_emits(pid);
             }
@@ -352,6 +362,11 @@ impl Network {
                 self.pfc_dequeued(s, ingress, prio, size);
             } else if self.pause_enabled {
                 self.pause_check(s, pid, ingress);
+            }
+            // the last switch strips the INT bytes (crate::int); a failing link loses the frame
+            // (crate::net::dynamics)
+            if self.egress_hook && self.egress_hooked(pid, fr, now + prop) {
+                return self.port_try_send(pid);
             }
             if !self.deliver_direct(peer, fr, now + prop + lat) {
                 self.schedule(now + prop + lat, Event::Arrive { port: peer, frame: fr });

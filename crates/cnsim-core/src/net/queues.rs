@@ -205,6 +205,9 @@ impl Network {
         if self.hosts[h].rp.is_some() {
             self.rp_call(h, |rp, ctx| rp.on_queue_open(ctx, local));
         }
+        if self.rdma.is_some() {
+            self.rdma_open(q);
+        }
         q
     }
 
@@ -344,33 +347,20 @@ mod tests {
         let link = |a, b| LinkIr { a, b, rate_bps: 10_000_000_000, prop_ps: US };
         let cm: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/golden/cm-params.json")).unwrap()).unwrap();
+        let sources = vec![SourceIr {
+            stream_id: 1,
+            flows: vec![0],
+            start_ps: 0,
+            stop_ps: u64::MAX,
+            gate: None,
+            process: ProcessIr::PeriodicFlows { period_ps, phase_ps: 0, bytes, partial_last: false },
+            dst_set: None,
+        }];
+        let flows = vec![FlowIr { src: 1, dst: Some(2), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 }];
         Ir {
-            name: "pair".into(),
-            duration_ps,
-            warmup_ps: 0,
-            seed: 1,
-            replication: 0,
-            control_frame_bytes: 64,
-            wire_overhead_bytes: 0,
-            nodes: vec![sw, host("h0"), host("h1")],
-            links: vec![link(1, 0), link(2, 0)],
-            flows: vec![FlowIr { src: 1, dst: Some(2), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 }],
-            sources: vec![SourceIr {
-                stream_id: 1,
-                flows: vec![0],
-                start_ps: 0,
-                stop_ps: u64::MAX,
-                gate: None,
-                process: ProcessIr::PeriodicFlows { period_ps, phase_ps: 0, bytes, partial_last: false },
-                dst_set: None,
-            }],
-            dst_sets: Vec::new(),
-            hotspots: Vec::new(),
             cm: serde_json::from_value(cm[scheme].clone()).unwrap(),
-            observe: ObserveIr { sample_interval_ps: 0, throughput_bin_ps: 0, flow_series: None, fct: true, series: Default::default() },
-            ecmp: false,
-            pause_watchdog: None,
             nic,
+            ..Ir::new("pair", duration_ps, vec![sw, host("h0"), host("h1")], vec![link(1, 0), link(2, 0)], flows, sources)
         }
     }
 

@@ -96,11 +96,19 @@ pub fn ecmp_index(salt: u64, node: u32, key: u64, k: u32) -> u32 {
 }
 
 /// The node path (source host, switches, destination host) of every flow of an IR under the
-/// engine's routes — for the analytical model and tools, so nothing routes a second time. A host
-/// sends on its first link. An unreachable destination gives an empty path.
+/// engine's routes at the start of the run (a pinned flow's own path) — for the analytical model and
+/// tools, so nothing routes a second time. A host sends on its first link. An unreachable
+/// destination gives an empty path.
 pub fn flow_paths(ir: &Ir) -> Vec<Vec<u32>> {
     let t = PathTables::new(ir, ir.ecmp);
-    ir.flows.iter().enumerate().map(|(fi, f)| f.dst.map_or_else(Vec::new, |d| t.path(ir, f.src, d, fi as u64))).collect()
+    let mut paths: Vec<Vec<u32>> =
+        ir.flows.iter().enumerate().map(|(fi, f)| f.dst.map_or_else(Vec::new, |d| t.path(ir, f.src, d, fi as u64))).collect();
+    for p in &ir.routing.pinned {
+        if let Some(slot) = paths.get_mut(p.flow as usize) {
+            *slot = p.path.clone();
+        }
+    }
+    paths
 }
 
 /// The path of a frame from host `src` to host `dst` for each pair, on the single route (ECMP's

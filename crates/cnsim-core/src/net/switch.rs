@@ -13,6 +13,15 @@ use crate::frame::{tag, FrameId, FrameKind};
 use crate::ids::{NodeId, PortId};
 use crate::ir::BufferIr;
 
+/// [`Network::cp_parts`]'s `prio` for a hook that is about the port, not one frame (the tick).
+pub(crate) const PORT_QUEUE: usize = usize::MAX;
+
+/// Bytes in the egress queue of priority `prio` of PFC port `p`.
+#[inline(never)] // off the one-FIFO hot paths that call it behind `pfc_enabled`
+fn queue_of(p: &super::Port, prio: usize) -> u64 {
+    p.pfc.as_ref().expect("PFC port").q_bytes[prio]
+}
+
 /// A switch: ports, buffer policy, PAUSE generator state, routes.
 pub struct Switch {
     pub node: NodeId,
@@ -67,6 +76,10 @@ impl Network {
         if frame.dst.is_none() {
             return self.flood(s, fr, in_port);
         }
+        if self.arrive_hook {
+            // INT bytes (crate::int); frames lost on the link, pinned paths (crate::net::dynamics)
+            return self.switch_arrive_hooked(s, in_port, fr);
+        }
         let key = if frame.flow.is_none() { ((frame.src.0 as u64) << 32) | frame.dst.0 as u64 | 1 << 63 } else { frame.flow.0 as u64 };
         let out = self.out_port(s, frame.dst, key);
         self.switch_enqueue(s, out, fr, in_port);
@@ -113,15 +126,23 @@ impl Network {
 
     #[inline]
     pub(crate) fn drop_frame(&mut self, s: usize, port: PortId, fr: FrameId, reason: DropReason) {
-        let (kind, size, flow, transfer) = {
-            let f = self.frames.get(fr);
-            (f.kind, f.size as u64, f.flow, f.transfer)
-        };
-        self.frames.free(fr);
         self.switches[s].drops += 1;
         if !port.is_none() {
             self.ports[port.idx()].drops[reason as usize] += 1;
         }
+        self.frame_lost(fr);
+    }
+
+    /// Count and free frame `fr`, lost in the network (dropped by a switch or on a dead link): its
+    /// flow's, transfer's and send queue's counters.
+    pub(crate) fn frame_lost(&mut self, fr: FrameId) {
+        let (kind, size, flow, transfer) = {
+            let f = self.frames.get(fr);
+            (f.kind, f.size as u64, f.flow, f.transfer)
+        };
+        // a data frame's bytes without its INT header
+        let size = if self.int.is_some() && kind == FrameKind::Data { self.int_strip(fr) as u64 } else { size };
+        self.frames.free(fr);
         match kind {
             FrameKind::Data => {
                 self.c.data_dropped.0 += 1;
@@ -130,7 +151,8 @@ impl Network {
                 fl.dropped_frames += 1;
                 fl.dropped_bytes += size;
                 let mut settled = false;
-                if transfer != NONE_U32 {
+                // a frame under RDMA loss recovery is sent again: its transfer is not bad (crate::net::rdma)
+                if transfer != NONE_U32 && !(self.rdma.is_some() && self.rdma_on(flow)) {
                     self.transfers[transfer].dropped += 1;
                     settled = self.transfers.settle(transfer, self.now);
                 }
@@ -175,18 +197,19 @@ impl Network {
             if pfc && reason == DropReason::HeadroomFull {
                 self.pfc_headroom_drop(in_port, prio);
             }
-            if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::DROP) {
+            if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::DROP, prio) {
                 cp.on_drop(&mut ctx, frames.get(fr));
                 self.cp_emits(out);
             }
             self.drop_frame(s, out, fr, reason);
             return;
         }
-        let found = self.ports[out.idx()].q_bytes;
+        let found = if pfc { queue_of(&self.ports[out.idx()], prio) } else { self.ports[out.idx()].q_bytes };
         let f = self.frames.get_mut(fr);
         f.ingress = in_port;
         if let Some(k) = self.switches[s].ecn_threshold {
-            // DCTCP step marking on the queue the frame finds on arrival (RFC 8257 §3.1)
+            // DCTCP step marking on the queue the frame finds on arrival (RFC 8257 §3.1), under PFC
+            // the queue of its priority
             if found > k && f.tag.flags & tag::ECT != 0 && f.tag.flags & tag::CE == 0 {
                 f.tag.flags |= tag::CE;
                 self.ports[out.idx()].ecn_marks += 1;
@@ -222,7 +245,7 @@ impl Network {
         if pfc {
             self.pfc_enqueued(s, in_port, out, prio, size, head);
         }
-        if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::ENQUEUE) {
+        if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::ENQUEUE, prio) {
             cp.on_enqueue(&mut ctx, frames.get_mut(fr));
             self.cp_emits(out);
         }
@@ -235,17 +258,21 @@ impl Network {
     /// What a hook of `port`'s congestion point needs, borrowed apart: the CP, its context and the
     /// frame pool (the frame handled is passed in place, not copied in and out). `None` when the
     /// port has no CP or, for a frame hook (`hook`, a [`cp_hooks`] bit; 0 = not a frame hook, e.g.
-    /// the periodic tick), its CP does not implement it: the call is skipped.
+    /// the periodic tick), its CP does not implement it: the call is skipped. `prio`: the priority
+    /// of the frame handled — under PFC the hook sees the queue of that priority (ECN marking and
+    /// the congestion point per (port, queue), as the HPCC authors' reference switch marks), else
+    /// the port's one FIFO; [`PORT_QUEUE`] for the port's whole queue.
     #[inline(always)]
-    pub(crate) fn cp_parts(&mut self, port: PortId, hook: u8) -> Option<(&mut dyn cm::CongestionPoint, CpCtx<'_>, &mut FramePool)> {
+    pub(crate) fn cp_parts(&mut self, port: PortId, hook: u8, prio: usize) -> Option<(&mut dyn cm::CongestionPoint, CpCtx<'_>, &mut FramePool)> {
         let cp = self.cps[port.idx()].as_mut()?;
         if hook != 0 && cp.hooks() & hook == 0 {
             return None;
         }
         let p = &self.ports[port.idx()];
+        let queue_bytes = if self.pfc_enabled && prio != PORT_QUEUE { queue_of(p, prio) } else { p.q_bytes };
         let ctx = CpCtx {
             now: self.now,
-            queue_bytes: p.q_bytes,
+            queue_bytes,
             service_rate_bps: p.service_bps,
             rng: &mut self.cp_rngs[port.idx()],
             out: &mut self.emits,
@@ -258,7 +285,7 @@ impl Network {
     /// Run a hook of `port`'s congestion point that is not a frame hook (the periodic tick: called
     /// whatever [`cm::CongestionPoint::hooks`] says), then send the control frames it asked for.
     pub(crate) fn cp_call(&mut self, port: PortId, f: impl FnOnce(&mut dyn cm::CongestionPoint, &mut CpCtx)) {
-        if let Some((cp, mut ctx, _)) = self.cp_parts(port, 0) {
+        if let Some((cp, mut ctx, _)) = self.cp_parts(port, 0, PORT_QUEUE) {
             f(cp, &mut ctx);
             self.cp_emits(port);
         }

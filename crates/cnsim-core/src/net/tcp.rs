@@ -17,7 +17,8 @@ use crate::frame::{tag, Frame, FrameKind, Tag};
 use crate::ids::{FlowId, PortId};
 use crate::ir::{CcIr, TcpIr};
 use crate::time::SimTime;
-use crate::transport::tcp::{CcKind, Segment, TcpConfig, TcpReceiver, TcpSender};
+use crate::frame::FrameId;
+use crate::transport::tcp::{CcKind, SackBlocks, Segment, TcpConfig, TcpReceiver, TcpSender};
 use std::collections::VecDeque;
 
 /// Timer kinds of [`Event::TcpTimer`].
@@ -61,11 +62,14 @@ impl TcpFlow {
             max_rto_ps: ir.max_rto_ps,
             dupack_threshold: ir.dupack_threshold,
             cc,
+            sack: ir.sack,
         };
         let ecn = matches!(cc, CcKind::Dctcp { .. });
+        let mut receiver = TcpReceiver::new(ecn, ir.delayed_ack, ir.delack_timeout_ps);
+        receiver.set_sack(ir.sack);
         TcpFlow {
             sender: TcpSender::new(cfg),
-            receiver: TcpReceiver::new(ecn, ir.delayed_ack, ir.delack_timeout_ps),
+            receiver,
             header_bytes: ir.header_bytes,
             ack_bytes: ir.ack_bytes,
             ecn,
@@ -177,12 +181,13 @@ impl Network {
             }
         }
         for ack in out.acks.into_iter().flatten() {
-            self.tcp_send_ack(h, fid, ack.ack, ack.ece);
+            self.tcp_send_ack(h, fid, ack.ack, ack.ece, out.sack);
         }
     }
 
-    /// Queue an ACK at host `h` (the flow's destination) toward the flow's source.
-    fn tcp_send_ack(&mut self, h: usize, fid: FlowId, ack: u64, ece: bool) {
+    /// Queue an ACK (with SACK `blocks` if the flow uses SACK) at host `h` (the flow's destination)
+    /// toward the flow's source.
+    fn tcp_send_ack(&mut self, h: usize, fid: FlowId, ack: u64, ece: bool, blocks: SackBlocks) {
         let f = &self.flows[fid.idx()];
         let size = f.tcp.as_ref().expect("tcp flow").ack_bytes;
         let (src, dst, prio) = (f.dst, f.src, f.prio);
@@ -203,15 +208,28 @@ impl Network {
             prio,
             seq: ack,
         });
+        if self.flows[fid.idx()].tcp.as_ref().is_some_and(|t| t.sender.config().sack) {
+            self.frames.set_sack(fr, blocks);
+        }
         self.hosts[h].ctrl_q.push_back(fr);
         self.host_try_send(h);
     }
 
-    /// An ACK of TCP flow `fid` reached the flow's source.
-    pub(crate) fn tcp_on_ack(&mut self, fid: FlowId, ack: u64, ece: bool) {
+    /// ACK frame `fr` of TCP flow `fid` reached the flow's source: its SACK blocks are read, the
+    /// frame freed, the ACK handed to the sender.
+    pub(crate) fn tcp_ack_arrived(&mut self, fr: FrameId, fid: FlowId, ack: u64, ece: bool) {
+        let sack = self.flows[fid.idx()].tcp.as_ref().is_some_and(|t| t.sender.config().sack);
+        let blocks = if sack { self.frames.sack(fr) } else { SackBlocks::default() };
+        self.frames.free(fr);
+        self.c.ack_delivered += 1;
+        self.tcp_on_ack(fid, ack, ece, blocks.as_slice());
+    }
+
+    /// An ACK of TCP flow `fid` (with SACK `blocks`) reached the flow's source.
+    pub(crate) fn tcp_on_ack(&mut self, fid: FlowId, ack: u64, ece: bool, blocks: &[(u64, u64)]) {
         let now = self.now;
         let t = self.flows[fid.idx()].tcp.as_mut().expect("tcp flow");
-        t.sender.on_ack(now, ack, ece);
+        t.sender.on_ack_sack(now, ack, ece, blocks);
         let acked = t.sender.acked();
         while let Some(&(end, tid)) = self.flows[fid.idx()].tcp.as_ref().and_then(|t| t.pending.front()) {
             if end > acked {
@@ -269,7 +287,7 @@ impl Network {
             t.delack_event = None;
             if let Some(ack) = t.receiver.on_delack_timer(now) {
                 let h = self.host_of[self.flows[fid.idx()].dst.idx()] as usize;
-                self.tcp_send_ack(h, fid, ack.ack, ack.ece);
+                self.tcp_send_ack(h, fid, ack.ack, ack.ece, SackBlocks::default());
             } else if let Some(d) = t.receiver.delack_deadline().filter(|&d| d > now) {
                 t.delack_event = Some(d); // re-armed later than this event: wait for it
                 self.schedule(d, Event::TcpTimer { flow: fid, which: DELACK, gen: self.queue_gen(fid) });

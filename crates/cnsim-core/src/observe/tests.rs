@@ -53,26 +53,7 @@ fn late_fan_in() -> Ir {
             dst_set: None,
         });
     }
-    Ir {
-        name: "late".into(),
-        duration_ps: 5 * MS,
-        warmup_ps: 0,
-        seed: 3,
-        replication: 0,
-        control_frame_bytes: 64,
-        wire_overhead_bytes: 0,
-        nodes,
-        links,
-        flows,
-        sources,
-        hotspots: vec![],
-        cm: CmIr { scheme: "none".into(), params: serde_json::Value::Null },
-        observe: ObserveIr { sample_interval_ps: 10 * US, throughput_bin_ps: 100 * US, fct: true, flow_series: None, series: Default::default() },
-        ecmp: false,
-        pause_watchdog: None,
-        nic: Default::default(),
-        dst_sets: Vec::new(),
-    }
+    Ir { seed: 3, observe: ObserveIr::sampled(10 * US, 100 * US), ..Ir::new("late", 5 * MS, nodes, links, flows, sources) }
 }
 
 fn col<'a>(t: &'a Table, name: &str) -> &'a Column {

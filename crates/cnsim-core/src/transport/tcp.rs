@@ -17,8 +17,13 @@
 //! * RFC 8257 — DCTCP: α ← (1 − g)·α + g·F once per observation window (≈ one RTT of data),
 //!   cwnd ← cwnd·(1 − α/2) at most once per window on ECE; the receiver echoes the CE state of
 //!   the data it acknowledges and ACKs at once when that state changes.
+//! * RFC 2018 / RFC 6675 — selective acknowledgements and SACK-based loss recovery, when the
+//!   config's `sack` is on ([`sack`]); with it off the sender is NewReno exactly as above.
 
 use crate::time::SimTime;
+
+pub mod sack;
+pub use sack::{SackBlocks, Scoreboard, MAX_SACK_BLOCKS};
 
 /// Congestion-control law of a sender.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -51,6 +56,9 @@ pub struct TcpConfig {
     /// Duplicate ACKs that trigger fast retransmit (3).
     pub dupack_threshold: u32,
     pub cc: CcKind,
+    /// Selective acknowledgements (RFC 2018) and SACK-based loss recovery (RFC 6675) instead of
+    /// NewReno's partial ACKs; the receiver must send SACK blocks ([`TcpReceiver::set_sack`]).
+    pub sack: bool,
 }
 
 /// A segment the sender puts on the wire.
@@ -115,6 +123,11 @@ pub struct TcpSender {
     bytes_marked_win: u64,
     /// No further ECN reduction until snd_una passes this sequence number.
     cwr_end: u64,
+    // SACK (RFC 6675, `cfg.sack`): scoreboard, HighRxt, RescueRxt, pipe
+    sb: Scoreboard,
+    high_rxt: u64,
+    rescue_rxt: Option<u64>,
+    pipe: u64,
     pub stats: TcpStats,
 }
 
@@ -146,6 +159,10 @@ impl TcpSender {
             bytes_acked_win: 0,
             bytes_marked_win: 0,
             cwr_end: 0,
+            sb: Scoreboard::default(),
+            high_rxt: 0,
+            rescue_rxt: None,
+            pipe: 0,
             stats: TcpStats::default(),
             cfg,
         }
@@ -201,6 +218,14 @@ impl TcpSender {
     pub fn rto_deadline(&self) -> Option<SimTime> {
         self.rto_deadline
     }
+    /// The SACK scoreboard (empty without SACK).
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+    /// RFC 6675 `pipe` as last computed or advanced (SACK recovery only).
+    pub fn pipe(&self) -> u64 {
+        self.pipe
+    }
 
     fn window(&self) -> u64 {
         self.cwnd.min(self.cfg.rcv_wnd_bytes)
@@ -208,6 +233,9 @@ impl TcpSender {
 
     /// The segment [`Self::send`] would emit now, without committing it.
     pub fn peek(&self) -> Option<Segment> {
+        if self.cfg.sack {
+            return self.sack_peek();
+        }
         let mss = self.cfg.mss as u64;
         if let Some(seq) = self.retx_pending {
             // RFC 5681 §3.2 step 4 / RFC 6582 §3.2 step 3: the retransmission goes out regardless
@@ -234,6 +262,9 @@ impl TcpSender {
 
     /// Commit the next segment at `now` (the engine starts its transmission).
     pub fn send(&mut self, now: SimTime) -> Option<Segment> {
+        if self.cfg.sack {
+            return self.sack_send(now);
+        }
         let seg = self.peek()?;
         let end = seg.seq + seg.len as u64;
         if self.retx_pending == Some(seg.seq) {
@@ -241,6 +272,13 @@ impl TcpSender {
         } else {
             self.snd_nxt = end;
         }
+        self.sent(now, seg, end);
+        Some(seg)
+    }
+
+    /// Bookkeeping of a segment `seg` (ending at `end`) committed at `now`: counters, Karn's rule,
+    /// the timed segment, HighData and the retransmission timer.
+    fn sent(&mut self, now: SimTime, seg: Segment, end: u64) {
         if seg.retransmission {
             self.stats.retransmitted_segments += 1;
             // Karn: a timed segment that is retransmitted gives no sample
@@ -256,7 +294,6 @@ impl TcpSender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto_ps);
         }
-        Some(seg)
     }
 
     fn rtt_sample(&mut self, r: f64) {
@@ -282,6 +319,14 @@ impl TcpSender {
 
     /// Process an ACK with cumulative acknowledgement `ack` and ECN-Echo `ece`.
     pub fn on_ack(&mut self, now: SimTime, ack: u64, ece: bool) -> AckOutcome {
+        self.on_ack_sack(now, ack, ece, &[])
+    }
+
+    /// [`Self::on_ack`] of an ACK carrying SACK `blocks` (used only with `cfg.sack`).
+    pub fn on_ack_sack(&mut self, now: SimTime, ack: u64, ece: bool, blocks: &[(u64, u64)]) -> AckOutcome {
+        if self.cfg.sack {
+            return self.sack_on_ack(now, ack, ece, blocks);
+        }
         self.stats.acks_received += 1;
         let mss = self.cfg.mss as u64;
         let mut out = AckOutcome::default();
@@ -338,23 +383,29 @@ impl TcpSender {
             }
         } else {
             self.dupacks = 0;
-            if self.cwnd < self.ssthresh {
-                // slow start: + min(N, SMSS) per ACK (RFC 5681 §3.1, RFC 3465 L = 1)
-                self.cwnd += newly.min(mss);
-            } else {
-                // congestion avoidance: + SMSS per cwnd of acknowledged bytes
-                self.ca_acked += newly;
-                if self.ca_acked >= self.cwnd {
-                    self.ca_acked -= self.cwnd;
-                    self.cwnd += mss;
-                }
-            }
+            self.grow_window(newly);
         }
         if self.retx_pending.is_some_and(|s| s < self.snd_una) {
             self.retx_pending = None;
         }
         self.restart_timer(now);
         out
+    }
+
+    /// Slow start or congestion avoidance for `newly` acknowledged bytes.
+    fn grow_window(&mut self, newly: u64) {
+        let mss = self.cfg.mss as u64;
+        if self.cwnd < self.ssthresh {
+            // slow start: + min(N, SMSS) per ACK (RFC 5681 §3.1, RFC 3465 L = 1)
+            self.cwnd += newly.min(mss);
+        } else {
+            // congestion avoidance: + SMSS per cwnd of acknowledged bytes
+            self.ca_acked += newly;
+            if self.ca_acked >= self.cwnd {
+                self.ca_acked -= self.cwnd;
+                self.cwnd += mss;
+            }
+        }
     }
 
     fn enter_recovery(&mut self) {
@@ -420,6 +471,9 @@ impl TcpSender {
         self.rto_ps = self.rto_ps.saturating_mul(2).min(self.cfg.max_rto_ps);
         self.rto_deadline = Some(now + self.rto_ps);
         self.stats.timeouts += 1;
+        if self.cfg.sack {
+            self.sack_on_rto();
+        }
         true
     }
 }
@@ -441,6 +495,8 @@ pub struct RxOutcome {
     pub acks: [Option<Ack>; 2],
     /// (Re)arm the delayed-ACK timer at this time.
     pub delack_at: Option<SimTime>,
+    /// SACK blocks of the ACKs sent now (with SACK on and data held out of order; else empty).
+    pub sack: SackBlocks,
 }
 
 /// The receiving side of one connection.
@@ -457,6 +513,9 @@ pub struct TcpReceiver {
     /// CE state of the data not yet acknowledged (DCTCP receiver, RFC 8257 §3.2).
     ce_state: bool,
     ecn: bool,
+    /// SACK blocks in ACKs (RFC 2018); the starts of the blocks last reported, most recent first.
+    sack: bool,
+    sack_recent: Vec<u64>,
     pub acks_sent: u64,
     pub bytes_received: u64,
 }
@@ -473,9 +532,16 @@ impl TcpReceiver {
             delack_deadline: None,
             ce_state: false,
             ecn,
+            sack: false,
+            sack_recent: Vec::new(),
             acks_sent: 0,
             bytes_received: 0,
         }
+    }
+
+    /// Send SACK blocks (RFC 2018) with every ACK while out-of-order data is held.
+    pub fn set_sack(&mut self, on: bool) {
+        self.sack = on;
     }
 
     /// Every byte below this offset has arrived in order.
@@ -533,6 +599,10 @@ impl TcpReceiver {
         let slot = if out.acks[0].is_some() { 1 } else { 0 };
         if immediate || self.unacked_segments >= 2 {
             out.acks[slot] = Some(self.ack_now());
+            if self.sack && !self.ooo.is_empty() {
+                let held = !in_order && seq > self.rcv_nxt;
+                out.sack = self.sack_blocks(held.then_some(seq));
+            }
         } else if self.delack_deadline.is_none() {
             let t = now + self.delack_timeout_ps;
             self.delack_deadline = Some(t);

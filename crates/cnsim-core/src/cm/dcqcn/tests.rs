@@ -298,3 +298,18 @@ fn mellanox_variant() {
     assert_eq!(rp.flows[0].tr, cr_before);
     assert!((rp.flows[0].cr - cr_before * (1.0 - alpha / 2.0)).abs() < 1e-3);
 }
+
+#[test]
+fn thresholds_and_increase_steps_scale_with_the_link_rate_given_a_reference_rate() {
+    // the HPCC paper's baseline: kmin / kmax per 25 Gb/s of port rate, R_AI / R_HAI per 25 Gb/s of NIC rate
+    let p = Params { kmin_bytes: 100_000, kmax_bytes: 400_000, r_ai_bps: 5e6, r_hai_bps: 50e6, rate_reference_bps: 25e9, ..Params::mellanox() };
+    let port = p.for_port(100_000_000_000);
+    assert_eq!((port.kmin_bytes, port.kmax_bytes), (400_000, 1_600_000));
+    let nic = p.for_nic(40_000_000_000);
+    assert_eq!((nic.r_ai_bps, nic.r_hai_bps), (8e6, 80e6));
+    assert_eq!((nic.kmin_bytes, port.r_ai_bps), (100_000, 5e6), "each scaling touches its own half");
+    // without a reference rate nothing scales
+    let abs = Params::paper();
+    assert_eq!(abs.for_port(100_000_000_000).kmin_bytes, abs.kmin_bytes);
+    assert_eq!(abs.for_nic(100_000_000_000).r_ai_bps, abs.r_ai_bps);
+}

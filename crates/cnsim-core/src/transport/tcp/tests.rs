@@ -17,6 +17,7 @@ fn cfg(cc: CcKind) -> TcpConfig {
         max_rto_ps: 64_000 * US,
         dupack_threshold: 3,
         cc,
+        sack: false,
     }
 }
 
