@@ -27,6 +27,11 @@ use crate::ids::{NodeId, PortId};
 use crate::ir::{Ir, LinkEventIr};
 use crate::time::SimTime;
 
+/// The single route of every node toward every destination (`routing::compute_routes`).
+type Routes = Vec<Vec<PortId>>;
+/// Per switch, the equal-cost next hops toward every destination as (offsets, ports) (`routing::compute_ecmp`).
+type EcmpSets = Vec<(Vec<u32>, Vec<PortId>)>;
+
 /// Phases of one link event ([`Event::LinkEvent`]): its detection at the link's ends, its
 /// convergence everywhere else (the change on the wire needs no event: see [`Dynamics::lost`]).
 pub const DETECTED: u8 = 1;
@@ -135,7 +140,7 @@ impl Dynamics {
     }
 
     /// Single routes and ECMP sets of every node for the view `down` (links routed around).
-    fn tables(&self, down: &[bool]) -> (Vec<Vec<PortId>>, Vec<(Vec<u32>, Vec<PortId>)>) {
+    fn tables(&self, down: &[bool]) -> (Routes, EcmpSets) {
         let adj: Vec<Vec<(NodeId, PortId)>> =
             self.adj.iter().map(|v| v.iter().copied().filter(|&(_, p)| !down[(p.0 / 2) as usize]).collect()).collect();
         let n = adj.len();
