@@ -12,6 +12,7 @@ interpreter, imports, engine, tables handed to pandas.
 Prints one line of key=value figures (the bench/run.py contract). `run_s` is the summary's
 `wall_s`: the engine's run, observation and the hand-over of every table to Python.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,20 +33,37 @@ def fan_in(n: int, rate_gbps: float, ms: float, transport: str = "udp") -> dict:
         return {
             "run": {"name": f"incast-{n}-{transport}", "duration": f"{ms:g}ms"},
             "topology": {"preset": "fan_in", "params": {"n_senders": n}},
-            "defaults": {"link_rate": "10Gbps", "link_delay": "0.5us", "switch_latency": 0,
-                         "buffer": {"policy": "egress", "size": "150KB"}, "frame_size": "1500B",
-                         **({"ecn_threshold": "97.5KB"} if transport == "dctcp" else {})},
-            "traffic": [{"name": "senders", "kind": "saturated", "src": "all", "dst": "sink",
-                         "transport": transport}],
+            "defaults": {
+                "link_rate": "10Gbps",
+                "link_delay": "0.5us",
+                "switch_latency": 0,
+                "buffer": {"policy": "egress", "size": "150KB"},
+                "frame_size": "1500B",
+                **({"ecn_threshold": "97.5KB"} if transport == "dctcp" else {}),
+            },
+            "traffic": [{"name": "senders", "kind": "saturated", "src": "all", "dst": "sink", "transport": transport}],
             "tcp": {"min_rto": "1ms"},
         }
     return {
         "run": {"name": f"fan-in-{n}", "duration": f"{ms:g}ms"},
         "topology": {"preset": "fan_in", "params": {"n_senders": n}},
-        "defaults": {"link_rate": "10Gbps", "link_delay": "0.5us", "switch_latency": 0,
-                     "buffer": {"policy": "egress", "size": "150KB"}, "frame_size": "1500B"},
-        "traffic": [{"name": "senders", "kind": "cbr", "src": "all", "dst": "sink",
-                     "rate": f"{rate_gbps:g}Gbps", "random_phase": True}],
+        "defaults": {
+            "link_rate": "10Gbps",
+            "link_delay": "0.5us",
+            "switch_latency": 0,
+            "buffer": {"policy": "egress", "size": "150KB"},
+            "frame_size": "1500B",
+        },
+        "traffic": [
+            {
+                "name": "senders",
+                "kind": "cbr",
+                "src": "all",
+                "dst": "sink",
+                "rate": f"{rate_gbps:g}Gbps",
+                "random_phase": True,
+            }
+        ],
     }
 
 
@@ -61,8 +79,12 @@ def main() -> None:
     ap.add_argument("--transport", default="udp", choices=["udp", "tcp", "dctcp"])
     ap.add_argument("--scenario", default=None, help="a scenario file instead of the fan-in workload")
     ap.add_argument("--overrides", default=None, help="a JSON file of overrides (dotted path: value, as --set)")
-    ap.add_argument("--out", default=None, help="write the outputs into this folder as `cnsim run -o` does "
-                    "(time series streamed to Parquet as the run goes); the folder is replaced")
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="write the outputs into this folder as `cnsim run -o` does "
+        "(time series streamed to Parquet as the run goes); the folder is replaced",
+    )
     a = ap.parse_args()
     # a scenario file keeps its own duration unless --ms is given
     overrides = {} if a.scenario and "--ms" not in sys.argv else {"run.duration": f"{a.ms:g}ms"}
@@ -81,10 +103,12 @@ def main() -> None:
     folder = Path(a.out) if a.out is not None else r.tables.folder
     rows = sum(pq.ParquetFile(folder / f"{n}.parquet").metadata.num_rows for n in TABLES)
     gbps = s["bytes"]["delivered"] * 8 / s["sim_time_s"] / 1e9
-    print(f"sim=cnsim-obs sent={s['frames']['sent']} delivered={s['frames']['delivered']} "
-          f"dropped={s['frames']['dropped']} events={s['events']} run_s={s['wall_s']:.4f} "
-          f"max_rss_kb={rss_kb} delivered_gbps={gbps:.4f} "
-          f"rows={rows}")
+    print(
+        f"sim=cnsim-obs sent={s['frames']['sent']} delivered={s['frames']['delivered']} "
+        f"dropped={s['frames']['dropped']} events={s['events']} run_s={s['wall_s']:.4f} "
+        f"max_rss_kb={rss_kb} delivered_gbps={gbps:.4f} "
+        f"rows={rows}"
+    )
 
 
 if __name__ == "__main__":

@@ -37,17 +37,17 @@ CASES = {  # name: (senders, rate per sender Gb/s, simulated ms, scheme)
 
 
 def build_runner() -> Path:
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "cnsim-core", "--example", "run_ir"], cwd=ROOT,
-                   check=True)
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "-p", "cnsim-core", "--example", "run_ir"], cwd=ROOT, check=True
+    )
     return ROOT / "target" / "release" / "examples" / "run_ir"
 
 
 def write_irs(folder: Path) -> dict[str, Path]:
     sys.path.insert(0, str(HERE))
-    from cnsim_driver import fan_in
-
     from cnsim import api
     from cnsim.exceptions import ConfigWarning
+    from cnsim_driver import fan_in
 
     paths = {}
     for name, (n, rate, ms, scheme) in CASES.items():
@@ -62,9 +62,21 @@ def write_irs(folder: Path) -> dict[str, Path]:
 
 
 def instructions(runner: Path, ir: Path) -> int:
-    proc = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                           str(runner), str(ir), "--summary"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True, check=True)
+    proc = subprocess.run(
+        [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            str(runner),
+            str(ir),
+            "--summary",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
     m = re.search(r"I\s+refs:\s+([\d,]+)", proc.stderr)
     if m is None:
         raise RuntimeError(f"no instruction count in valgrind's output:\n{proc.stderr[-2000:]}")
@@ -102,8 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         base = stored.get(name)
         print(f"{name:<18} {n:>15,}" + (f"  {n / base - 1:+.2%} vs stored {base:,}" if base else ""))
     if args.update:
-        BASELINE.write_text(json.dumps({"toolchain": _toolchain(), "tolerance": TOLERANCE, "instructions": counts},
-                                       indent=2) + "\n")
+        BASELINE.write_text(
+            json.dumps({"toolchain": _toolchain(), "tolerance": TOLERANCE, "instructions": counts}, indent=2) + "\n"
+        )
         print(f"wrote {BASELINE.relative_to(ROOT)}")
         return 0
     bad = compare(counts, stored)

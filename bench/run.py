@@ -28,6 +28,7 @@ Run with the project's virtualenv (`make bench`): it imports cnsim to write the 
 table on stdout, progress on stderr, every run as JSON in bench/results/latest.json (--out). Exit 1
 when a simulator could not be built or run, or when cnsim and ns-3 disagree on the fan-in results.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,10 +63,20 @@ FAT_TREE = {"fat-tree-k8": {"k": 8, "ms": 5.0, "perm_seed": 1}}
 # issue 33: `cnsim run` with its default observation at twice htsim's paired ratio to ns-3 (htsim: 50x /
 # 81x / 286x ns-3 on this machine kind)
 TARGET_RATIO = {"fan-in-4": 100.0, "fan-in-100": 162.0, "fan-in-1000": 572.0}
-CM_ROWS = {"none": [], "bcn": ["--set", "cm.scheme=bcn"], "qcn": ["--set", "cm.scheme=qcn"],
-           "dcqcn": ["--set", "cm.scheme=dcqcn"],
-           "pause": ["--set", "flow_control.mode=global", "--set", "flow_control.high=100KB",
-                     "--set", "flow_control.low=50KB"]}
+CM_ROWS = {
+    "none": [],
+    "bcn": ["--set", "cm.scheme=bcn"],
+    "qcn": ["--set", "cm.scheme=qcn"],
+    "dcqcn": ["--set", "cm.scheme=dcqcn"],
+    "pause": [
+        "--set",
+        "flow_control.mode=global",
+        "--set",
+        "flow_control.high=100KB",
+        "--set",
+        "flow_control.low=50KB",
+    ],
+}
 CM_BOUND = {"bcn": 1.5, "qcn": 1.5, "dcqcn": 1.5, "pause": 2.0}
 MEMORY_BOUND_MIB = 160
 ONE_MS_BOUND_S = 0.25
@@ -85,6 +96,7 @@ def log(msg: str) -> None:
 
 
 # ----------------------------------------------------------------------------------- preparing --
+
 
 def bench_dir() -> Path:
     return Path(os.environ.get("CNSIM_BENCH_DIR", Path.home() / ".cache" / "cnsim-bench"))
@@ -118,7 +130,16 @@ def prepare_ns3() -> dict[str, str]:
 
 def prepare_engine(cargo: str) -> str:
     """The `fanin` example of cnsim-core in release mode, run directly (never through `cargo run`)."""
-    cmd = [cargo, "build", "--release", "-p", "cnsim-core", "--example", "fanin", "--message-format=json-render-diagnostics"]
+    cmd = [
+        cargo,
+        "build",
+        "--release",
+        "-p",
+        "cnsim-core",
+        "--example",
+        "fanin",
+        "--message-format=json-render-diagnostics",
+    ]
     log("building: " + " ".join(cmd))
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     if proc.returncode != 0:
@@ -128,12 +149,17 @@ def prepare_engine(cargo: str) -> str:
             msg = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == "fanin" and msg.get("executable"):
+        if (
+            msg.get("reason") == "compiler-artifact"
+            and msg.get("target", {}).get("name") == "fanin"
+            and msg.get("executable")
+        ):
             return msg["executable"]
     raise RuntimeError("cargo built no `fanin` executable")
 
 
 # ----------------------------------------------------------------------------------- scenarios --
+
 
 def fanin_scenario(wl: dict) -> dict:
     sys.path.insert(0, str(HERE))
@@ -163,10 +189,17 @@ def fat_tree_scenario(wl: dict) -> dict:
     return {
         "run": {"name": f"fat-tree-k{wl['k']}-dctcp-permutation", "duration": f"{wl['ms']:g}ms"},
         "topology": {"preset": "fat_tree", "params": {"k": wl["k"]}},
-        "defaults": {"link_rate": "10Gbps", "link_delay": "1us", "frame_size": f"{MSS + 40}B",
-                     "buffer": {"policy": "egress", "size": "150KB"}, "ecn_threshold": "97.5KB"},
-        "traffic": [{"name": f"p{s + 1}", "kind": "saturated", "src": f"h{s + 1}", "dst": f"h{d + 1}",
-                     "transport": "dctcp"} for s, d in permutation(hosts, wl["perm_seed"])],
+        "defaults": {
+            "link_rate": "10Gbps",
+            "link_delay": "1us",
+            "frame_size": f"{MSS + 40}B",
+            "buffer": {"policy": "egress", "size": "150KB"},
+            "ecn_threshold": "97.5KB",
+        },
+        "traffic": [
+            {"name": f"p{s + 1}", "kind": "saturated", "src": f"h{s + 1}", "dst": f"h{d + 1}", "transport": "dctcp"}
+            for s, d in permutation(hosts, wl["perm_seed"])
+        ],
         "tcp": {"min_rto": "1ms"},
     }
 
@@ -194,14 +227,17 @@ def write_paths(folder: Path, name: str, scenario: dict) -> Path:
     acks = _core.flow_paths(json.dumps(dict(ir, flows=[dict(f, src=f["dst"], dst=f["src"]) for f in ir["flows"]])))
     lines = [f"node {i} {n['kind']}" for i, n in enumerate(ir["nodes"])]
     lines += [f"link {x['a']} {x['b']}" for x in ir["links"]]
-    lines += [f"flow {f['src']} {f['dst']} path {' '.join(map(str, p))} ack {' '.join(map(str, a))}"
-              for f, p, a in zip(ir["flows"], data, acks)]
+    lines += [
+        f"flow {f['src']} {f['dst']} path {' '.join(map(str, p))} ack {' '.join(map(str, a))}"
+        for f, p, a in zip(ir["flows"], data, acks)
+    ]
     path = folder / f"{name}.paths"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
 # ------------------------------------------------------------------------------------- running --
+
 
 def parse_kv(text: str) -> dict:
     """The last line of `key=value` tokens in `text`, numbers converted."""
@@ -231,8 +267,9 @@ class Runner:
         self.count += 1
         figures = self.scratch / f"spawn-{self.count}.txt"
         with tempfile.TemporaryFile("w+") as out:
-            proc = subprocess.Popen([self.spawn, str(figures), *cmd], stdout=out, stderr=subprocess.PIPE,
-                                    text=True, start_new_session=True)
+            proc = subprocess.Popen(
+                [self.spawn, str(figures), *cmd], stdout=out, stderr=subprocess.PIPE, text=True, start_new_session=True
+            )
             try:
                 _, err = proc.communicate(timeout=self.timeout)
             except subprocess.TimeoutExpired:
@@ -245,8 +282,11 @@ class Runner:
             raise RuntimeError(f"exit {proc.returncode}: {shlex.join(cmd)}\n{(err or text)[-2000:]}")
         p = parse_kv(figures.read_text())
         figures.unlink()
-        return text, {"process_wall_s": p["wall_s"], "cpu_s": p["user_s"] + p["sys_s"],
-                      "peak_mib": p["max_rss_kb"] / 1024}
+        return text, {
+            "process_wall_s": p["wall_s"],
+            "cpu_s": p["user_s"] + p["sys_s"],
+            "peak_mib": p["max_rss_kb"] / 1024,
+        }
 
 
 def cnsim_run(runner: Runner, cnsim: str, scenario: Path, extra: list[str], seed: int) -> dict:
@@ -260,15 +300,26 @@ def cnsim_run(runner: Runner, cnsim: str, scenario: Path, extra: list[str], seed
 
 def summary_figures(s: dict) -> dict:
     f = s["frames"]
-    return {"engine_s": s["wall_s"], "events": s["events"], "delivered": f["delivered"], "dropped": f["dropped"],
-            "delivered_gbps": s["bytes"]["delivered"] * 8 / s["sim_time_s"] / 1e9,
-            "goodput_gbps": s["tcp"]["goodput_bps"] / 1e9}
+    return {
+        "engine_s": s["wall_s"],
+        "events": s["events"],
+        "delivered": f["delivered"],
+        "dropped": f["dropped"],
+        "delivered_gbps": s["bytes"]["delivered"] * 8 / s["sim_time_s"] / 1e9,
+        "goodput_gbps": s["tcp"]["goodput_bps"] / 1e9,
+    }
 
 
 def kv_figures(kv: dict, engine_s: float) -> dict:
     delivered = kv["delivered"]
-    return {"engine_s": engine_s, "events": kv.get("events"), "delivered": delivered, "dropped": kv.get("dropped", 0),
-            "delivered_gbps": kv.get("delivered_gbps"), "goodput_gbps": kv.get("goodput_gbps")}
+    return {
+        "engine_s": engine_s,
+        "events": kv.get("events"),
+        "delivered": delivered,
+        "dropped": kv.get("dropped", 0),
+        "delivered_gbps": kv.get("delivered_gbps"),
+        "goodput_gbps": kv.get("goodput_gbps"),
+    }
 
 
 def with_rates(r: dict) -> dict:
@@ -284,8 +335,9 @@ def with_rates(r: dict) -> dict:
 class Sims:
     """How each row runs a workload."""
 
-    def __init__(self, runner: Runner, cnsim: str, python: str, ns3: dict, engine: str | None,
-                 peers: dict[str, str], seed: int):
+    def __init__(
+        self, runner: Runner, cnsim: str, python: str, ns3: dict, engine: str | None, peers: dict[str, str], seed: int
+    ):
         self.runner, self.cnsim, self.python, self.ns3 = runner, cnsim, python, ns3
         self.engine, self.peers, self.seed = engine, peers, seed
 
@@ -294,13 +346,25 @@ class Sims:
         if sim == "run":
             return with_rates(cnsim_run(self.runner, self.cnsim, wl["toml"], [], seed))
         if sim == "api":
-            text, proc = self.runner([self.python, str(HERE / "cnsim_driver.py"), "--scenario", str(wl["toml"]),
-                                      "--seed", str(seed)])
+            text, proc = self.runner(
+                [self.python, str(HERE / "cnsim_driver.py"), "--scenario", str(wl["toml"]), "--seed", str(seed)]
+            )
             kv = parse_kv(text)
             return with_rates(proc | kv_figures(kv, kv["run_s"]))
         if sim == "engine":
-            text, proc = self.runner([self.engine, "--n", str(wl["n"]), "--rate-gbps", f"{wl['rate_gbps']:g}",
-                                      "--ms", f"{wl['ms']:g}", "--seed", str(seed)])
+            text, proc = self.runner(
+                [
+                    self.engine,
+                    "--n",
+                    str(wl["n"]),
+                    "--rate-gbps",
+                    f"{wl['rate_gbps']:g}",
+                    "--ms",
+                    f"{wl['ms']:g}",
+                    "--seed",
+                    str(seed),
+                ]
+            )
             kv = parse_kv(text)
             return with_rates(proc | kv_figures(kv, kv["run_s"]))
         exe = self.ns3[wl["kind"]] if sim == "ns3" else self.peers[sim]
@@ -333,11 +397,14 @@ def rounds(sims: Sims, rows: list[str], workloads: dict[str, dict], reps: dict[s
                     log(f"{sim} {name}: {e}")
                     continue
                 entry["runs"].append(r)
-                log(f"rep {rep + 1}/{reps[name]} {name:<11} {sim:<6} {si(r['pkts_per_s']):>8} pkts/s, engine "
-                    f"{r['engine_s']:.3f} s, process {r['process_wall_s']:.2f} s, {r['peak_mib']:.1f} MiB")
+                log(
+                    f"rep {rep + 1}/{reps[name]} {name:<11} {sim:<6} {si(r['pkts_per_s']):>8} pkts/s, engine "
+                    f"{r['engine_s']:.3f} s, process {r['process_wall_s']:.2f} s, {r['peak_mib']:.1f} MiB"
+                )
 
 
 # ----------------------------------------------------------------------------------- summaries --
+
 
 def median_of(runs: list[dict]) -> dict:
     med = {}
@@ -368,8 +435,10 @@ def agreement(a: dict, b: dict) -> dict:
         problems.append("delivered rates differ")
     if abs(a["drop_ratio"] - b["drop_ratio"]) > DROP_TOL:
         problems.append("drop ratios differ")
-    detail = (f"delivered {a['delivered_gbps']:.4f} vs {b['delivered_gbps']:.4f} Gb/s, drops "
-              f"{100 * a['drop_ratio']:.2f} vs {100 * b['drop_ratio']:.2f} %")
+    detail = (
+        f"delivered {a['delivered_gbps']:.4f} vs {b['delivered_gbps']:.4f} Gb/s, drops "
+        f"{100 * a['drop_ratio']:.2f} vs {100 * b['drop_ratio']:.2f} %"
+    )
     return {"ok": not problems, "detail": detail + ("" if not problems else " -- " + "; ".join(problems))}
 
 
@@ -387,9 +456,14 @@ def summarise(results: dict, workloads: dict) -> bool:
         ns3 = entry.get("ns3", {})
         if not ns3.get("runs"):
             continue
-        entry["ratio"] = {sim: {"engine": paired(e["runs"], ns3["runs"], "pkts_per_s"),
-                                "process": paired(e["runs"], ns3["runs"], "process_pkts_per_s")}
-                          for sim, e in entry.items() if isinstance(e, dict) and e.get("runs") and sim != "ns3"}
+        entry["ratio"] = {
+            sim: {
+                "engine": paired(e["runs"], ns3["runs"], "pkts_per_s"),
+                "process": paired(e["runs"], ns3["runs"], "process_pkts_per_s"),
+            }
+            for sim, e in entry.items()
+            if isinstance(e, dict) and e.get("runs") and sim != "ns3"
+        }
         if workloads[name]["kind"] == "fanin" and "median" in entry.get("run", {}):
             entry["agreement"] = agreement(entry["run"]["median"], ns3["median"])
             ok = ok and entry["agreement"]["ok"]
@@ -398,6 +472,7 @@ def summarise(results: dict, workloads: dict) -> bool:
 
 # --------------------------------------------------------------------------- cnsim-only rows --
 
+
 def extra_rows(sims: Sims, folder: Path, reps: int) -> dict:
     """CM and PAUSE cost (same-round ratios to CM off), the API under PAUSE, a long run's memory,
     process overhead."""
@@ -405,8 +480,9 @@ def extra_rows(sims: Sims, folder: Path, reps: int) -> dict:
     f4long = write_scenario(folder, "fan-in-4-5s", fanin_scenario({"n": 4, "rate_gbps": 5.0, "ms": 5000.0}))
     f4ms = write_scenario(folder, "fan-in-4-1ms", fanin_scenario({"n": 4, "rate_gbps": 5.0, "ms": 1.0}))
     pause_api = folder / "fan-in-100-1s-pause.json"
-    pause_api.write_text(json.dumps({"flow_control.mode": "global", "flow_control.high": "100KB",
-                                     "flow_control.low": "50KB"}))
+    pause_api.write_text(
+        json.dumps({"flow_control.mode": "global", "flow_control.high": "100KB", "flow_control.low": "50KB"})
+    )
     jobs = {f"cm {c}": (lambda c=c: cnsim_run(sims.runner, sims.cnsim, f100, CM_ROWS[c], sims.seed)) for c in CM_ROWS}
     jobs["api, global PAUSE"] = lambda: api_run(sims, f100, pause_api)
     jobs["fan-in-4 for 5 s"] = lambda: cnsim_run(sims.runner, sims.cnsim, f4long, [], sims.seed)
@@ -425,8 +501,10 @@ def extra_rows(sims: Sims, folder: Path, reps: int) -> dict:
                 log(f"{label}: {e}")
                 continue
             r = out[label]["runs"][-1]
-            log(f"rep {rep + 1}/{counts[label]} {label}: engine {r.get('engine_s', float('nan')):.3f} s, "
-                f"process {r['process_wall_s']:.2f} s, {r['peak_mib']:.1f} MiB")
+            log(
+                f"rep {rep + 1}/{counts[label]} {label}: engine {r.get('engine_s', float('nan')):.3f} s, "
+                f"process {r['process_wall_s']:.2f} s, {r['peak_mib']:.1f} MiB"
+            )
     for label, e in out.items():
         if e["runs"]:
             e["median"] = median_of(e["runs"])
@@ -436,12 +514,23 @@ def extra_rows(sims: Sims, folder: Path, reps: int) -> dict:
 
 
 def api_run(sims: Sims, scenario: Path, overrides: Path) -> dict:
-    text, proc = sims.runner([sims.python, str(HERE / "cnsim_driver.py"), "--scenario", str(scenario),
-                              "--overrides", str(overrides), "--seed", str(sims.seed)])
+    text, proc = sims.runner(
+        [
+            sims.python,
+            str(HERE / "cnsim_driver.py"),
+            "--scenario",
+            str(scenario),
+            "--overrides",
+            str(overrides),
+            "--seed",
+            str(sims.seed),
+        ]
+    )
     return proc | {"engine_s": parse_kv(text)["run_s"]}
 
 
 # ----------------------------------------------------------------------------------- reporting --
+
 
 def si(x: float | None) -> str:
     if x is None:
@@ -462,15 +551,20 @@ def fmt_ratio(r: dict | None) -> str:
 
 def render(result: dict) -> str:
     host, p = result["host"], result["params"]
-    lines = [f"cnsim vs ns-3 3.44 -- medians of {p['reps']} interleaved rounds ({p['reps_fan_in_4']} on fan-in-4), "
-             f"seed {p['seed']}, sim-time scale {p['scale']:g}",
-             f"host: {host['cpu']} ({host['cpus']} CPUs), load average {host['loadavg_before'][0]:.2f} before / "
-             f"{host['loadavg_after'][0]:.2f} after",
-             "packets = data frames delivered + dropped; engine s: cnsim's summary wall_s, ns-3's setup + run;",
-             "process: the whole process (bench/spawn: wall, CPU of it and its children, largest resident set);",
-             "ratio: cnsim / ns-3 in packets per second, round by round, median (range)", ""]
-    head = (f"{'workload':<12} {'row':<42} {'pkts/s':>8} {'engine s':>9} {'process s':>9} {'CPU s':>7} "
-            f"{'peak MiB':>8} {'Gb/s':>8} {'drops':>7}")
+    lines = [
+        f"cnsim vs ns-3 3.44 -- medians of {p['reps']} interleaved rounds ({p['reps_fan_in_4']} on fan-in-4), "
+        f"seed {p['seed']}, sim-time scale {p['scale']:g}",
+        f"host: {host['cpu']} ({host['cpus']} CPUs), load average {host['loadavg_before'][0]:.2f} before / "
+        f"{host['loadavg_after'][0]:.2f} after",
+        "packets = data frames delivered + dropped; engine s: cnsim's summary wall_s, ns-3's setup + run;",
+        "process: the whole process (bench/spawn: wall, CPU of it and its children, largest resident set);",
+        "ratio: cnsim / ns-3 in packets per second, round by round, median (range)",
+        "",
+    ]
+    head = (
+        f"{'workload':<12} {'row':<42} {'pkts/s':>8} {'engine s':>9} {'process s':>9} {'CPU s':>7} "
+        f"{'peak MiB':>8} {'Gb/s':>8} {'drops':>7}"
+    )
     lines += [head, "-" * len(head)]
     for name, entry in result["workloads"].items():
         for sim, e in entry.items():
@@ -482,23 +576,29 @@ def render(result: dict) -> str:
                 continue
             m = e["median"]
             gbps = m.get("goodput_gbps") if result["spec"][name]["kind"] == "fattree" else m.get("delivered_gbps")
-            lines.append(f"{name:<12} {label:<42} {si(m['pkts_per_s']):>8} {m['engine_s']:>9.3f} "
-                         f"{m['process_wall_s']:>9.2f} {m['cpu_s']:>7.2f} {m['peak_mib']:>8.1f} "
-                         f"{gbps if gbps is not None else float('nan'):>8.3f} "
-                         f"{100 * (m.get('drop_ratio') or 0):>6.2f}%")
+            lines.append(
+                f"{name:<12} {label:<42} {si(m['pkts_per_s']):>8} {m['engine_s']:>9.3f} "
+                f"{m['process_wall_s']:>9.2f} {m['cpu_s']:>7.2f} {m['peak_mib']:>8.1f} "
+                f"{gbps if gbps is not None else float('nan'):>8.3f} "
+                f"{100 * (m.get('drop_ratio') or 0):>6.2f}%"
+            )
         for sim, r in entry.get("ratio", {}).items():
             eng, proc = r["engine"], r["process"]
             if eng:
                 target = TARGET_RATIO.get(name) if sim == "run" else None
-                lines.append(f"{name:<12} {'ratio ' + sim + ' / ns-3':<42} engine {fmt_ratio(eng)}, "
-                             f"process {fmt_ratio(proc)}" + (f"; target {target:g}x" if target else ""))
+                lines.append(
+                    f"{name:<12} {'ratio ' + sim + ' / ns-3':<42} engine {fmt_ratio(eng)}, "
+                    f"process {fmt_ratio(proc)}" + (f"; target {target:g}x" if target else "")
+                )
         if "agreement" in entry:
             a = entry["agreement"]
             lines.append(f"{name:<12} {'agreement':<42} {'OK' if a['ok'] else 'MISMATCH'}: {a['detail']}")
         lines.append("")
     extra = result.get("extra")
     if extra:
-        head = f"{'cnsim only (cnsim run unless said)':<40} {'engine s':>9} {'process s':>9} {'CPU s':>7} {'peak MiB':>8}"
+        head = (
+            f"{'cnsim only (cnsim run unless said)':<40} {'engine s':>9} {'process s':>9} {'CPU s':>7} {'peak MiB':>8}"
+        )
         lines += [head, "-" * len(head)]
         for label, e in extra.items():
             if "median" not in e:
@@ -508,9 +608,13 @@ def render(result: dict) -> str:
             eng = f"{m['engine_s']:>9.3f}" if "engine_s" in m else f"{'-':>9}"
             note = ""
             if c:
-                note = (f"  cost {c['median']:.2f}x cm none (same-round ratios, {c['rounds']} rounds, "
-                        f"{c['min']:.2f}-{c['max']:.2f}; bound {CM_BOUND[label[3:]]:g}x)")
-            lines.append(f"{label:<40} {eng} {m['process_wall_s']:>9.2f} {m['cpu_s']:>7.2f} {m['peak_mib']:>8.1f}{note}")
+                note = (
+                    f"  cost {c['median']:.2f}x cm none (same-round ratios, {c['rounds']} rounds, "
+                    f"{c['min']:.2f}-{c['max']:.2f}; bound {CM_BOUND[label[3:]]:g}x)"
+                )
+            lines.append(
+                f"{label:<40} {eng} {m['process_wall_s']:>9.2f} {m['cpu_s']:>7.2f} {m['peak_mib']:>8.1f}{note}"
+            )
         lines.append(f"(bounds: peak <= {MEMORY_BOUND_MIB} MiB for any run; a 1-ms run <= {ONE_MS_BOUND_S:g} s)")
     return "\n".join(lines)
 
@@ -524,21 +628,37 @@ def host_info() -> dict:
                 break
     except OSError:
         pass
-    return {"cpu": cpu, "cpus": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version(),
-            "loadavg_before": list(os.getloadavg())}
+    return {
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "loadavg_before": list(os.getloadavg()),
+    }
 
 
 # ---------------------------------------------------------------------------------------- main --
 
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--reps", type=int, default=3, help="rounds per workload (fan-in-4: 3 times as many); default 3")
     ap.add_argument("--rows", default="run,api,engine,ns3", help="comma-separated rows (default run,api,engine,ns3)")
-    ap.add_argument("--workloads", default=",".join([*FANIN, *FAT_TREE]),
-                    help="comma-separated subset of " + ", ".join([*FANIN, *FAT_TREE]))
+    ap.add_argument(
+        "--workloads",
+        default=",".join([*FANIN, *FAT_TREE]),
+        help="comma-separated subset of " + ", ".join([*FANIN, *FAT_TREE]),
+    )
     ap.add_argument("--no-extra", action="store_true", help="skip the cnsim-only rows (CM cost, memory, overhead)")
-    ap.add_argument("--peer", action="append", default=[], metavar="LABEL=EXE",
-                    help="another simulator run like the ns-3 drivers (same arguments, same key=value output)")
+    ap.add_argument(
+        "--peer",
+        action="append",
+        default=[],
+        metavar="LABEL=EXE",
+        help="another simulator run like the ns-3 drivers (same arguments, same key=value output)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply the simulated times (0.1: a quick smoke run)")
     ap.add_argument("--cargo", default=os.environ.get("CARGO", "cargo"))
@@ -584,13 +704,23 @@ def main(argv: list[str] | None = None) -> int:
         sims = Sims(Runner(spawn, args.timeout, scratch), cnsim, sys.executable, ns3, engine, peers, args.seed)
         workloads = workloads_of(args, scratch, rows, peers)
         reps = {w: args.reps * wl.get("rep_factor", 1) for w, wl in workloads.items()}
-        result = {"schema": 2, "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                  "host": host_info(),
-                  "params": {"reps": args.reps, "reps_fan_in_4": args.reps * FANIN["fan-in-4"]["rep_factor"],
-                             "seed": args.seed, "scale": args.scale, "rows": rows, "peers": peers},
-                  "spec": {w: {k: v for k, v in wl.items() if k not in ("toml", "paths", "rows")}
-                           for w, wl in workloads.items()},
-                  "workloads": {w: {} for w in workloads}}
+        result = {
+            "schema": 2,
+            "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "host": host_info(),
+            "params": {
+                "reps": args.reps,
+                "reps_fan_in_4": args.reps * FANIN["fan-in-4"]["rep_factor"],
+                "seed": args.seed,
+                "scale": args.scale,
+                "rows": rows,
+                "peers": peers,
+            },
+            "spec": {
+                w: {k: v for k, v in wl.items() if k not in ("toml", "paths", "rows")} for w, wl in workloads.items()
+            },
+            "workloads": {w: {} for w in workloads},
+        }
         rounds(sims, rows, workloads, reps, result["workloads"])
         ok = summarise(result["workloads"], workloads)
         if not args.no_extra:

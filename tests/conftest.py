@@ -13,8 +13,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "scenarios").rglob("*.toml"))
 
 HAVE_CORE = importlib.util.find_spec("cnsim._core") is not None
-FOREGROUND = [sys.executable, "-c", "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-              "runpy.run_module('cnsim', run_name='__main__', alter_sys=True)"]
+FOREGROUND = [
+    sys.executable,
+    "-c",
+    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('cnsim', run_name='__main__', alter_sys=True)",
+]
 """``python -m cnsim`` as a terminal's foreground job, for tests that send it SIGINT: the signal is handled
 even when the tests run with it ignored (a background job of a non-interactive shell inherits SIGINT
 ignored, and Python keeps it so)."""

@@ -12,7 +12,6 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import FOREGROUND, ROOT, needs_core
 
 MD1 = ROOT / "scenarios/baseline/md1.toml"
@@ -23,8 +22,11 @@ def _files(tmp_path):
     (tmp_path / "notes.txt").write_text("hello\n")
     (tmp_path / "broken.toml").write_text("run = [\n")
     (tmp_path / "unknown-param.toml").write_text(
-        f'base = "{MD1}"\nreplications = 1\n[parameters]\n"traffic.nosuch.rate" = ["1Gbps"]\n')
-    (tmp_path / "empty-values.toml").write_text(f'base = "{MD1}"\nreplications = 1\n[parameters]\n"run.duration" = []\n')
+        f'base = "{MD1}"\nreplications = 1\n[parameters]\n"traffic.nosuch.rate" = ["1Gbps"]\n'
+    )
+    (tmp_path / "empty-values.toml").write_text(
+        f'base = "{MD1}"\nreplications = 1\n[parameters]\n"run.duration" = []\n'
+    )
     (tmp_path / "no-base.toml").write_text('base = "nope.toml"\nreplications = 1\n')
     (tmp_path / "zero-reps.toml").write_text(f'base = "{MD1}"\nreplications = 0\n')
     (tmp_path / "folder").mkdir()
@@ -40,8 +42,12 @@ CASES = [
     ("unknown-option", ["run", str(MD1), "--bogus"], 2, "No such option: --bogus"),
     ("jobs-on-run", ["run", str(MD1), "-j", "2"], 2, "No such option: -j"),
     ("validate-missing-file-named-once", ["validate", "{t}/nope.toml"], 2, "nope.toml: cannot read file"),
-    ("sweep-unknown-parameter", ["sweep", "{t}/unknown-param.toml", "-o", "{t}/o1"], 2,
-     "--set traffic.nosuch.rate: no traffic element named 'nosuch'"),
+    (
+        "sweep-unknown-parameter",
+        ["sweep", "{t}/unknown-param.toml", "-o", "{t}/o1"],
+        2,
+        "--set traffic.nosuch.rate: no traffic element named 'nosuch'",
+    ),
     ("sweep-empty-values", ["sweep", "{t}/empty-values.toml", "-o", "{t}/o2"], 2, "run.duration: empty list of values"),
     ("sweep-missing-base", ["sweep", "{t}/no-base.toml", "-o", "{t}/o3"], 2, "base: scenario file not found"),
     ("sweep-zero-replications", ["sweep", "{t}/zero-reps.toml", "-o", "{t}/o4"], 2, "replications"),
@@ -53,8 +59,12 @@ CASES = [
     ("describe-unknown-topic", ["describe", "nosuch"], 2, "topic: unknown; known: run"),
     ("model-missing-file", ["model", "{t}/nope.toml"], 2, "nope.toml: cannot read file"),
     ("reproduce-unknown-study", ["reproduce", "seed-042", "-o", "{t}/r"], 2, "study: unknown"),
-    ("duration-beyond-u64", ["run", str(MD1), "--set", "run.duration=1e12s", "-o", "{t}/o6"], 2,
-     "run.duration: too large"),
+    (
+        "duration-beyond-u64",
+        ["run", str(MD1), "--set", "run.duration=1e12s", "-o", "{t}/o6"],
+        2,
+        "run.duration: too large",
+    ),
     ("unknown-command", ["frobnicate"], 2, "No such command"),
 ]
 
@@ -112,12 +122,19 @@ def test_ctrl_c_in_a_parallel_sweep_prints_one_line(tmp_path):
     spec = tmp_path / "long.toml"
     # long enough that the sweep cannot finish in the second between its first result and the signal
     # (with a faster engine 20 runs of 2 s did, and the sweep then exited 0)
-    spec.write_text(f'base = "{FAN100}"\nreplications = 40\nset = {{ "run.duration" = "4s" }}\n'
-                    '[parameters]\n"traffic.senders.rate" = ["0.1Gbps", "0.2Gbps"]\n')
+    spec.write_text(
+        f'base = "{FAN100}"\nreplications = 40\nset = {{ "run.duration" = "4s" }}\n'
+        '[parameters]\n"traffic.senders.rate" = ["0.1Gbps", "0.2Gbps"]\n'
+    )
     out = tmp_path / "out"
-    p = subprocess.Popen([*FOREGROUND, "sweep", str(spec), "-o", str(out), "-j", "2",
-                          "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True, cwd=tmp_path)
+    p = subprocess.Popen(
+        [*FOREGROUND, "sweep", str(spec), "-o", str(out), "-j", "2", "--no-progress"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        cwd=tmp_path,
+    )
     t0 = time.monotonic()
     while time.monotonic() - t0 < 60 and not ((out / "runs").is_dir() and any((out / "runs").iterdir())):
         time.sleep(0.2)
@@ -142,11 +159,14 @@ def test_summaries_of_single_replications_raise_no_numpy_warning():
     import warnings
 
     import pandas as pd
-
     from cnsim.experiments.sweep_summary import summarize_frame
 
-    runs = pd.DataFrame([{"run_id": "a", "status": "ok", "param:x": "1Gbps", "m": 1.0},
-                         {"run_id": "b", "status": "ok", "param:x": "2Gbps", "m": float("nan")}])
+    runs = pd.DataFrame(
+        [
+            {"run_id": "a", "status": "ok", "param:x": "1Gbps", "m": 1.0},
+            {"run_id": "b", "status": "ok", "param:x": "2Gbps", "m": float("nan")},
+        ]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         t = summarize_frame(runs)
@@ -157,14 +177,14 @@ def test_summaries_of_single_replications_raise_no_numpy_warning():
 def test_sweep_output_must_be_new_empty_or_a_sweep(tmp_path, monkeypatch, where):
     """`cnsim sweep -o .` (or a file, or a folder of other files) is refused with exit 2 before any run,
     and nothing in it is touched."""
-    from typer.testing import CliRunner
-
     from cnsim.cli.main import app
+    from typer.testing import CliRunner
 
     monkeypatch.chdir(tmp_path)
     spec = tmp_path / "SWEEP.toml"
-    spec.write_text(f'base = "{ROOT / "scenarios/baseline/fan-in-4.toml"}"\nreplications = 1\n'
-                    '[set]\n"run.duration" = "1ms"\n')
+    spec.write_text(
+        f'base = "{ROOT / "scenarios/baseline/fan-in-4.toml"}"\nreplications = 1\n[set]\n"run.duration" = "1ms"\n'
+    )
     (tmp_path / "notes.txt").write_text("mine")
     out = {"cwd": ".", "file": "notes.txt", "foreign": str(tmp_path)}[where]
     if where == "foreign":

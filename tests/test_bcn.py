@@ -12,13 +12,12 @@ import statistics
 import tomllib
 from pathlib import Path
 
-import pytest
-
 import cnsim
-from cnsim.scenario import describe
+import pytest
 from cnsim import schemes
 from cnsim.compile.compiler import compile_ir
 from cnsim.compile.loader import load_scenario
+from cnsim.scenario import describe
 from cnsim.schemes import bcn, ecm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,8 +70,24 @@ def test_describe_documents_every_parameter():
         s = schemes.get(tag)
         rows = describe.rows(s.params)
         names = {r[0] for r in rows}
-        assert {"sampling", "qeq", "w", "gains", "gi", "gd", "ru", "severe", "qsc", "reset", "drift",
-                "rl_timeout", "fb_at_cp", "quant_bits", "self_increase", "oversampling"} <= names
+        assert {
+            "sampling",
+            "qeq",
+            "w",
+            "gains",
+            "gi",
+            "gd",
+            "ru",
+            "severe",
+            "qsc",
+            "reset",
+            "drift",
+            "rl_timeout",
+            "fb_at_cp",
+            "quant_bits",
+            "self_increase",
+            "oversampling",
+        } <= names
         assert all(r[3] for r in rows), "every parameter has a description"
     ecm_rows = {r[0]: r[2] for r in describe.rows(ecm.Params)}
     assert ecm_rows["rl_timeout"] == "'2ms'" and ecm_rows["sampling"] == "'periodic'"
@@ -130,9 +145,16 @@ def test_legacy_bcn00_encoding_lowers_throughput_at_equilibrium():
     tp, zeros = {}, {}
     for enc in ("explicit", "legacy"):
         for seed in (1, 2):
-            s = cnsim.run(SC / "seed-002/symmetric-10g-bcn-c.toml", seed=seed, overrides={
-                "run.duration": "30ms", "cm.params.severe": "zero", "cm.params.rmin": "100Mbps",
-                "cm.params.zero_encoding": enc}).summary
+            s = cnsim.run(
+                SC / "seed-002/symmetric-10g-bcn-c.toml",
+                seed=seed,
+                overrides={
+                    "run.duration": "30ms",
+                    "cm.params.severe": "zero",
+                    "cm.params.rmin": "100Mbps",
+                    "cm.params.zero_encoding": enc,
+                },
+            ).summary
             tp.setdefault(enc, []).append(sum(f["throughput_bps"] for f in s["flows"]))
             zeros.setdefault(enc, []).append(s["control"]["messages"]["zero"])
     assert max(zeros["explicit"]) <= 5 < 10 <= min(zeros["legacy"]), zeros
@@ -149,8 +171,15 @@ def test_symmetric_onoff_overhead_three_orders_below_becn():
 
 # ------------------------------------------------------------------------------- S-100 (§9.4)
 
-S100_PUBLISHED = {"bcn95": (162947, 19657), "bcnm": (137099, 5071), "bcnm95": (12363, 851), "bcnz": (39093, 6052),
-                  "bcnz95": (37863, 2571), "bcnzd": (39185, 4647), "bcnzp": (37194, 2725)}
+S100_PUBLISHED = {
+    "bcn95": (162947, 19657),
+    "bcnm": (137099, 5071),
+    "bcnm95": (12363, 851),
+    "bcnz": (39093, 6052),
+    "bcnz95": (37863, 2571),
+    "bcnzd": (39185, 4647),
+    "bcnzp": (37194, 2725),
+}
 WORKING = ("bcn95", "bcnm", "bcnm95", "bcnzp")
 """Variants whose loss the reset event does not touch (no BCN(0,0), or reset NEVER)."""
 
@@ -210,10 +239,17 @@ def _s100_with(variant: str, sampling: str, overrides: dict, seed: int = 1) -> i
 def test_alternative_readings_are_parameters_with_spec_defaults():
     for P in (bcn.Params, ecm.Params):
         ir = bcn.to_ir(P())
-        assert (ir["severe_trigger"], ir["severe_holdoff_ps"], ir["sample_refused"], ir["reset_event"]) == \
-            ("sample", 0, False, "positive"), "defaults: the spec's readings (§12 B4, §2.2) and §12 R8's reset event"
-    ir = bcn.to_ir(bcn.Params(severe_trigger="every_arrival", severe_holdoff="100us", sample_refused=True,
-                              reset_event="uncongested"))
+        assert (ir["severe_trigger"], ir["severe_holdoff_ps"], ir["sample_refused"], ir["reset_event"]) == (
+            "sample",
+            0,
+            False,
+            "positive",
+        ), "defaults: the spec's readings (§12 B4, §2.2) and §12 R8's reset event"
+    ir = bcn.to_ir(
+        bcn.Params(
+            severe_trigger="every_arrival", severe_holdoff="100us", sample_refused=True, reset_event="uncongested"
+        )
+    )
     assert ir["severe_holdoff_ps"] == 100_000_000 and ir["sample_refused"] is True
     with pytest.raises(ValueError):
         bcn.Params(reset_event="sometimes")
@@ -230,9 +266,12 @@ def test_s100_bcnz_family_150k_under_uncongested_reset():
     assert min(d, key=d.get) == "bcnzp", d
 
 
-@pytest.mark.xfail(strict=True, reason="known discrepancy: under reset_event = 'uncongested' the 25 KB sampling "
-                   "sends more normal BCNs, which reset the back-off more often, so BCNz/BCNz_95%/BCNzd drop "
-                   "~50 k at 25 KB (as many as at 150 KB) while [B] reports 2.5-6 k (docs/validation/bcn.md)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known discrepancy: under reset_event = 'uncongested' the 25 KB sampling "
+    "sends more normal BCNs, which reset the back-off more often, so BCNz/BCNz_95%/BCNzd drop "
+    "~50 k at 25 KB (as many as at 150 KB) while [B] reports 2.5-6 k (docs/validation/bcn.md)",
+)
 def test_s100_bcnz_family_25k_under_uncongested_reset():
     for v in ("bcnz", "bcnz95", "bcnzd"):
         assert _s100_with(v, "25k", UNCONGESTED) < 2.5 * S100_PUBLISHED[v][1], v

@@ -7,9 +7,8 @@ docs/validation/fecn.md explains the difference.
 
 from __future__ import annotations
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim import schemes
 from cnsim.scenario.describe import rows
 from conftest import ROOT, needs_core
@@ -26,10 +25,23 @@ BECN_FILES = sorted((ROOT / "scenarios").rglob("*becn*.toml"))
 def test_defaults_are_seed000():
     p = schemes.get("becn").params()
     ir = schemes.get("becn").to_ir(p)
-    assert ir == {"switch": {"interval_ps": 30 * 10**6, "qeq_bytes": 24_000.0, "a": 1.05, "b": 1.2, "c": 0.5,
-                             "beta": 0.5, "n0": 1.0, "limit_increase": False, "capacity_estimation": True,
-                             "variable_capacity": True},
-                  "expiry": 2.0, "message_size_bytes": 1526, "announce": "flood_per_rp"}
+    assert ir == {
+        "switch": {
+            "interval_ps": 30 * 10**6,
+            "qeq_bytes": 24_000.0,
+            "a": 1.05,
+            "b": 1.2,
+            "c": 0.5,
+            "beta": 0.5,
+            "n0": 1.0,
+            "limit_increase": False,
+            "capacity_estimation": True,
+            "variable_capacity": True,
+        },
+        "expiry": 2.0,
+        "message_size_bytes": 1526,
+        "announce": "flood_per_rp",
+    }
 
 
 def test_describe_documents_every_parameter():
@@ -50,8 +62,9 @@ def test_overhead_is_four_full_size_broadcasts_per_interval(capsys):
     reaction point (h1..h4) every T: 6104 B per interval, i.e. 1.63 Gb/s / 163 / 16.3 / 4.07 Mb/s."""
     out = {}
     for tag, t in INTERVALS.items():
-        s = cnsim.run(ROOT / f"scenarios/seed-000/symmetric-becn-{tag}.toml",
-                      overrides={"run.warmup": _window(t)}, plots=False).summary
+        s = cnsim.run(
+            ROOT / f"scenarios/seed-000/symmetric-becn-{tag}.toml", overrides={"run.warmup": _window(t)}, plots=False
+        ).summary
         out[tag] = s["control"]["overhead_bps"]
         assert s["control"]["broadcast_copies"] > 0 and s["conservation"]["ok"]
     lines = ["T        cnsim overhead   published"]
@@ -66,9 +79,11 @@ def test_overhead_is_four_full_size_broadcasts_per_interval(capsys):
 
 def test_first_reading_every_host_unicast_is_still_available():
     """Model reference §12 A1 (announce = every_host, 64-B messages): two data-carrying ports x 5 hosts x 64 B."""
-    s = cnsim.run(ROOT / "scenarios/seed-000/symmetric-becn-300us.toml",
-                  overrides={"cm.params.announce": "every_host", "cm.params.message_size": "64B",
-                             "run.warmup": _window(300e-6)}, plots=False).summary
+    s = cnsim.run(
+        ROOT / "scenarios/seed-000/symmetric-becn-300us.toml",
+        overrides={"cm.params.announce": "every_host", "cm.params.message_size": "64B", "run.warmup": _window(300e-6)},
+        plots=False,
+    ).summary
     assert s["control"]["overhead_bps"] == pytest.approx(640 * 8 / 300e-6, rel=1e-3)
     assert s["control"]["broadcast_copies"] == 0
 
@@ -91,8 +106,9 @@ def test_asymmetric_300us_all_four_flows_settle_at_418():
 def test_asymmetric_30us_broadcasts_exceed_the_1g_link_and_collapse():
     """[A]: at T = 30 µs the signalling (1.63 Gb/s) exceeds the 1 Gb/s link to h5: "congestion
     spreading and associated collapse occurs" — global PAUSE spreads it back to every source."""
-    s = cnsim.run(ROOT / "scenarios/seed-000/asymmetric-becn-30us.toml", overrides={"run.warmup": "50ms"},
-                  plots=False).summary
+    s = cnsim.run(
+        ROOT / "scenarios/seed-000/asymmetric-becn-30us.toml", overrides={"run.warmup": "50ms"}, plots=False
+    ).summary
     assert sum(f["throughput_bps"] for f in s["flows"]) < 0.01e9
     assert s["pause"]["host_paused_fraction"] > 0.9
 

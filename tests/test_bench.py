@@ -38,7 +38,7 @@ def test_paths_file_follows_cnsim_routes(bench, tmp_path):
     assert len(flows) == 16
     for f in flows:
         src, dst, k = int(f[1]), int(f[2]), f.index("ack")
-        path, ack = [int(x) for x in f[4:k]], [int(x) for x in f[k + 1:]]
+        path, ack = [int(x) for x in f[4:k]], [int(x) for x in f[k + 1 :]]
         assert (path[0], path[-1], ack[0], ack[-1]) == (src, dst, dst, src)
         assert all((a, b) in links for p in (path, ack) for a, b in zip(p, p[1:]))
 

@@ -8,12 +8,11 @@ coexist.
 
 from pathlib import Path
 
+import cnsim
 import numpy as np
 import pytest
-from pydantic import ValidationError
-
-import cnsim
 from cnsim.scenario.spec import ParetoOnOff, capped_pareto_mean
+from pydantic import ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
 CNSIM = ROOT / "scenarios" / "seed-003" / "cnsim-1hop-none-nohs-nopause.toml"
@@ -47,8 +46,12 @@ def test_alpha_at_most_one_needs_a_cap():
 
 def test_capped_run_keeps_one_frame_flows_and_the_offered_load():
     # the model reference §12 D2 plain Pareto (x_m = 1.2 us), which the seed-003 files replaced by Lomax (§12 R2)
-    base = {"run.duration": "30ms", "traffic.flows.distribution": "pareto", "traffic.flows.alpha": None,
-            "traffic.flows.xm": "1.2us"}
+    base = {
+        "run.duration": "30ms",
+        "traffic.flows.distribution": "pareto",
+        "traffic.flows.alpha": None,
+        "traffic.flows.xm": "1.2us",
+    }
     plain = cnsim.run(CNSIM, seed=1, overrides=base)
     capped = cnsim.run(CNSIM, seed=1, overrides=base | {"traffic.flows.max_on": "30ms"})
     for r in (plain, capped):

@@ -9,15 +9,20 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
+from cnsim.exceptions import ConfigError
 from cnsim.experiments import reproduce as rp
 from cnsim.experiments import series as ser
-from cnsim.exceptions import ConfigError
 
 
 def _claim(holds: str, **terms: str) -> rp.Claim:
-    return rp.Claim(id="X-1", source="[X]", says="s", criterion="c", holds=holds,
-                    terms={k: rp.Term(sweep=v, metric="m") for k, v in terms.items()})
+    return rp.Claim(
+        id="X-1",
+        source="[X]",
+        says="s",
+        criterion="c",
+        holds=holds,
+        terms={k: rp.Term(sweep=v, metric="m") for k, v in terms.items()},
+    )
 
 
 def test_claim_verdicts():
@@ -44,14 +49,22 @@ def test_claims_need_a_margin_of_their_95_percent_ci():
     assert rp.claim_verdict(band, {"r": 0.28}, {"r": 0.01}) == "holds"
     assert rp.claim_verdict(band, {"r": 0.28}, {"r": 0.03}) == "does not hold"  # the CI reaches out of the band
     # every comparison of an 'and' is recorded, and each needs its own margin
-    verdict, margins = rp.claim_margins(_claim("a < b and b < c", a="s", b="s", c="s"), {"a": 1, "b": 2, "c": 10},
-                                        {"b": 1.2})
+    verdict, margins = rp.claim_margins(
+        _claim("a < b and b < c", a="s", b="s", c="s"), {"a": 1, "b": 2, "c": 10}, {"b": 1.2}
+    )
     assert verdict == "does not hold" and [m["holds"] for m in margins] == [False, True]
 
 
-@pytest.mark.parametrize("expr, msg", [("__import__('os')", "functions"), ("a.b > 1", "Attribute"),
-                                       ("x > 1", "unknown term"), ("a >", "not an expression"),
-                                       ("[a][0] > 1", "not allowed in a claim")])
+@pytest.mark.parametrize(
+    "expr, msg",
+    [
+        ("__import__('os')", "functions"),
+        ("a.b > 1", "Attribute"),
+        ("x > 1", "unknown term"),
+        ("a >", "not an expression"),
+        ("[a][0] > 1", "not allowed in a claim"),
+    ],
+)
 def test_claim_expressions_are_checked(expr, msg):
     with pytest.raises(ValueError, match=msg):
         rp.check_claim_expr(expr, {"a"})
@@ -59,9 +72,11 @@ def test_claim_expressions_are_checked(expr, msg):
 
 def test_study_file_claim_errors_name_the_field(tmp_path):
     bad = tmp_path / "x.toml"
-    bad.write_text('id="x"\ntitle="t"\nsource="s"\nspec="s"\n[[sweeps]]\nname="a"\nbase="b.toml"\n'
-                   '[[claims]]\nid="C1"\nsource="s"\nsays="s"\ncriterion="c"\nholds="q > 1"\n'
-                   'terms.p = { sweep = "nope", metric = "m" }\n')
+    bad.write_text(
+        'id="x"\ntitle="t"\nsource="s"\nspec="s"\n[[sweeps]]\nname="a"\nbase="b.toml"\n'
+        '[[claims]]\nid="C1"\nsource="s"\nsays="s"\ncriterion="c"\nholds="q > 1"\n'
+        'terms.p = { sweep = "nope", metric = "m" }\n'
+    )
     with pytest.raises(ConfigError) as exc:
         rp.load_study("x", bad)
     text = str(exc.value)
@@ -81,8 +96,12 @@ def test_explained_needs_class_and_evidence():
 
 
 def test_counts_split_structural_and_skip_sensitivity_rows():
-    cells = [{"verdict": "within band", "structural": "PAUSE off"}, {"verdict": "within band"},
-             {"verdict": "outside band"}, {"verdict": "within band", "sensitivity": True}]
+    cells = [
+        {"verdict": "within band", "structural": "PAUSE off"},
+        {"verdict": "within band"},
+        {"verdict": "outside band"},
+        {"verdict": "within band", "sensitivity": True},
+    ]
     c = rp.count_cells(cells)
     assert c["within band"] == 2 and c["outside band"] == 1 and c["structural"] == 1
     assert c["discriminating"] == 2 and c["discriminating within band"] == 1
@@ -91,14 +110,24 @@ def test_counts_split_structural_and_skip_sensitivity_rows():
 
 
 def test_cell_from_several_sweeps():
-    runs = {n: pd.DataFrame([{"run_id": f"{n}{i}", "status": "ok", "d": v} for i, v in enumerate(vals)])
-            for n, vals in {"q5": [100.0, 110.0], "q32": [100.0, 100.0]}.items()}
-    cell = rp.Cell(table="t", row="r", column="c", metric="q5 / q32", published=1.05, band={"abs": 0.03},
-                   terms={"q5": rp.Term(sweep="q5", metric="d"), "q32": rp.Term(sweep="q32", metric="d")})
+    runs = {
+        n: pd.DataFrame([{"run_id": f"{n}{i}", "status": "ok", "d": v} for i, v in enumerate(vals)])
+        for n, vals in {"q5": [100.0, 110.0], "q32": [100.0, 100.0]}.items()
+    }
+    cell = rp.Cell(
+        table="t",
+        row="r",
+        column="c",
+        metric="q5 / q32",
+        published=1.05,
+        band={"abs": 0.03},
+        terms={"q5": rp.Term(sweep="q5", metric="d"), "q32": rp.Term(sweep="q32", metric="d")},
+    )
     res, reason = rp.evaluate_terms_cell(cell, runs, {"q5": {"reason": None}, "q32": {"reason": None}}, Path("."))
     assert reason is None and res["mean"] == pytest.approx(1.05) and res["n"] == 2
-    res, reason = rp.evaluate_terms_cell(cell, runs, {"q5": {"reason": "scheme not available: x"},
-                                                      "q32": {"reason": None}}, Path("."))
+    res, reason = rp.evaluate_terms_cell(
+        cell, runs, {"q5": {"reason": "scheme not available: x"}, "q32": {"reason": None}}, Path(".")
+    )
     assert res["mean"] is None and "scheme not available" in reason
 
 
@@ -108,8 +137,15 @@ def _queue_run(tmp_path: Path, values_kb: list[float], dt: float = 1e-4) -> Path
     import pyarrow.parquet as pq
 
     n = len(values_kb)
-    t = pa.table({"t_s": [i * dt for i in range(n)], "queue": [0] * n, "bytes": [int(v * 1000) for v in values_kb],
-                  "switch": ["sw1"] * n, "port": ["sw2"] * n})
+    t = pa.table(
+        {
+            "t_s": [i * dt for i in range(n)],
+            "queue": [0] * n,
+            "bytes": [int(v * 1000) for v in values_kb],
+            "switch": ["sw1"] * n,
+            "port": ["sw2"] * n,
+        }
+    )
     pq.write_table(t, tmp_path / "queue_ts.parquet")
     return tmp_path
 
@@ -141,8 +177,9 @@ def test_mean_period_sets_the_off_time():
     with pytest.raises(ValueError, match="mean_period must be > mean_on"):
         ParetoOnOff(kind="pareto_onoff", src="h1", dst="h2", alpha=1.5, mean_on="5ms", mean_period="5ms")
     with pytest.raises(ValueError, match="not both"):
-        ParetoOnOff(kind="pareto_onoff", src="h1", dst="h2", alpha=1.5, mean_on="5ms", mean_period="9ms",
-                    mean_off="4ms")
+        ParetoOnOff(
+            kind="pareto_onoff", src="h1", dst="h2", alpha=1.5, mean_on="5ms", mean_period="9ms", mean_off="4ms"
+        )
 
 
 def test_extremes_and_throughput_dips(tmp_path):
@@ -175,14 +212,16 @@ def test_throttled_fraction_reads_each_transfer_at_its_own_samples(tmp_path):
     ts = [i * 1e-4 for i in range(40)]
     rows = [(x, 0, 5e9 if 0.001 <= x < 0.002 else float("nan"), "h1", "h2") for x in ts]
     rows += [(x, 1, float("nan"), "h1", "h3") for x in ts]
-    pq.write_table(pa.table(dict(zip(("t_s", "flow", "rate_bps", "src", "dst"), map(list, zip(*rows))))),
-                   tmp_path / "rp_rate.parquet")
+    pq.write_table(
+        pa.table(dict(zip(("t_s", "flow", "rate_bps", "src", "dst"), map(list, zip(*rows))))),
+        tmp_path / "rp_rate.parquet",
+    )
     fct = [  # start, end, frames, src, dst
-        (0.0012, 0.0016, 200, "h1", "h2"),   # long, entirely under the limiter: 1
-        (0.0005, 0.0015, 400, "h1", "h2"),   # long, half under it (samples 0.5-1.5 ms: 6 of 11)
-        (0.00105, 0.00106, 1, "h1", "h2"),   # one frame, read at the 1.0-ms sample: 1
-        (0.00255, 0.00256, 1, "h1", "h2"),   # one frame after the limiter: 0
-        (0.00105, 0.00106, 1, "h1", "h3"),   # another pair, no limiter: 0
+        (0.0012, 0.0016, 200, "h1", "h2"),  # long, entirely under the limiter: 1
+        (0.0005, 0.0015, 400, "h1", "h2"),  # long, half under it (samples 0.5-1.5 ms: 6 of 11)
+        (0.00105, 0.00106, 1, "h1", "h2"),  # one frame, read at the 1.0-ms sample: 1
+        (0.00255, 0.00256, 1, "h1", "h2"),  # one frame after the limiter: 0
+        (0.00105, 0.00106, 1, "h1", "h3"),  # another pair, no limiter: 0
     ]
     cols = dict(zip(("start_s", "end_s", "frames", "src", "dst"), map(list, zip(*fct))))
     pq.write_table(pa.table({**cols, "completed": [1] * 5, "bad": [0] * 5}), tmp_path / "fct.parquet")
@@ -190,18 +229,27 @@ def test_throttled_fraction_reads_each_transfer_at_its_own_samples(tmp_path):
     short = ser.SeriesMetric(kind="throttled_fraction", max_frames=10)
     assert ser.value(tmp_path, long) == pytest.approx((1 + 6 / 11) / 2)
     assert ser.value(tmp_path, short) == pytest.approx(1 / 3)
-    pq.write_table(pa.table({k: v[:1] for k, v in dict(zip(("t_s", "flow", "rate_bps", "src", "dst"),
-                                                               map(list, zip(*rows)))).items()}),
-                   tmp_path / "rp_rate.parquet")  # only h1>h2 recorded (observe.flow_series too small)
+    pq.write_table(
+        pa.table(
+            {k: v[:1] for k, v in dict(zip(("t_s", "flow", "rate_bps", "src", "dst"), map(list, zip(*rows)))).items()}
+        ),
+        tmp_path / "rp_rate.parquet",
+    )  # only h1>h2 recorded (observe.flow_series too small)
     assert math.isnan(ser.value(tmp_path, short))
 
 
 def test_claim_figure_shows_every_run():
     from cnsim.report import document as report
 
-    c = {"id": "X-1", "verdict": "holds", "terms": {
-        "a": {"sweep": "s1", "mean": 2.0, "values": [1.0, 3.0]}, "b": {"sweep": "s2", "mean": 5.0, "values": [5.0]},
-        "c": {"sweep": "s3", "mean": None, "values": []}}}
+    c = {
+        "id": "X-1",
+        "verdict": "holds",
+        "terms": {
+            "a": {"sweep": "s1", "mean": 2.0, "values": [1.0, 3.0]},
+            "b": {"sweep": "s2", "mean": 5.0, "values": [5.0]},
+            "c": {"sweep": "s3", "mean": None, "values": []},
+        },
+    }
     png = report.claim_figure(c)
     assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n"
     assert report.claim_figure({"id": "X-2", "verdict": "not available", "terms": {"a": {"values": []}}}) is None

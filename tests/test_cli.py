@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, SCENARIOS
 
 FAN_IN_4 = ROOT / "scenarios" / "baseline" / "fan-in-4.toml"
@@ -66,16 +65,19 @@ def test_docs_generates_reference(cli, tmp_path):
 def test_committed_reference_is_current():
     from cnsim.scenario.describe import reference_markdown
 
-    assert (ROOT / "docs/reference/scenario.md").read_text() == reference_markdown(), \
+    assert (ROOT / "docs/reference/scenario.md").read_text() == reference_markdown(), (
         "docs/reference/scenario.md is stale: run `cnsim docs --out docs/reference`"
+    )
 
 
 def test_cli_import_leaves_heavy_modules_for_later():
     """`import cnsim.cli.main` (every command's start) loads no table, plotting or console library and no
     scheme module: a short run pays only for what it uses."""
-    code = ("import sys, cnsim.cli.main; print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('pyarrow', 'numpy', 'pandas', 'polars', 'matplotlib', 'scipy', 'rich') "
-            "or m.startswith('cnsim.schemes.'))))")
+    code = (
+        "import sys, cnsim.cli.main; print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('pyarrow', 'numpy', 'pandas', 'polars', 'matplotlib', 'scipy', 'rich') "
+        "or m.startswith('cnsim.schemes.'))))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == []
@@ -84,13 +86,19 @@ def test_cli_import_leaves_heavy_modules_for_later():
 def test_console_entry_exit_status_and_atexit():
     """main() ends the process without the interpreter's teardown but keeps what an exit does: the
     status, flushed output, atexit handlers."""
-    code = ("import atexit, sys; atexit.register(lambda: print('atexit ran')); sys.argv = ['cnsim'] + sys.argv[1:]; "
-            "from cnsim.cli.main import main; main()")
+    code = (
+        "import atexit, sys; atexit.register(lambda: print('atexit ran')); sys.argv = ['cnsim'] + sys.argv[1:]; "
+        "from cnsim.cli.main import main; main()"
+    )
     ok = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=60)
     lines = ok.stdout.splitlines()
     assert ok.returncode == 0 and lines[0].startswith("cnsim ") and lines[1:] == ["atexit ran"]
-    bad = subprocess.run([sys.executable, "-c", code, "validate", str(ROOT / "no-such-file.toml")],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-c", code, "validate", str(ROOT / "no-such-file.toml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "no-such-file.toml" in bad.stderr and "Traceback" not in bad.stderr
     assert "atexit ran" in bad.stdout
 
@@ -99,16 +107,23 @@ def test_disabled_pydantic_plugins_skip_their_discovery():
     """With plugins disabled (the CLI's default), a run does not import importlib.metadata for
     pydantic's plugin loader; the loader still answers "no plugins" and any other name comes from
     the real module. With plugins enabled (`PYDANTIC_DISABLE_PLUGINS=` empty) the real loader is used."""
-    code = ("import sys, os; os.environ.setdefault('PYDANTIC_DISABLE_PLUGINS', '__all__'); import cnsim.cli.main as c; "
-            "c._no_plugin_discovery(); from cnsim.compile.loader import load_scenario; "
-            f"load_scenario({str(ROOT / 'scenarios/baseline/fan-in-4.toml')!r}); "
-            "import pydantic.plugin._loader as L; print('importlib.metadata' in sys.modules, tuple(L.get_plugins()), "
-            "L.PYDANTIC_ENTRY_POINT_GROUP)")
+    code = (
+        "import sys, os; os.environ.setdefault('PYDANTIC_DISABLE_PLUGINS', '__all__'); import cnsim.cli.main as c; "
+        "c._no_plugin_discovery(); from cnsim.compile.loader import load_scenario; "
+        f"load_scenario({str(ROOT / 'scenarios/baseline/fan-in-4.toml')!r}); "
+        "import pydantic.plugin._loader as L; print('importlib.metadata' in sys.modules, tuple(L.get_plugins()), "
+        "L.PYDANTIC_ENTRY_POINT_GROUP)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["False", "()", "pydantic"]
-    on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                        env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": ""})
+    on = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": ""},
+    )
     assert on.returncode == 0, on.stderr
     assert on.stdout.split()[1:] == ["()", "pydantic"]
 
@@ -116,9 +131,8 @@ def test_disabled_pydantic_plugins_skip_their_discovery():
 def _reporter(duration_s, terminal, **kw):
     import io
 
-    from rich.console import Console
-
     from cnsim.cli.main import ProgressReporter
+    from rich.console import Console
 
     sink = io.StringIO()
     console = Console(file=sink, force_terminal=terminal, width=120)
@@ -134,8 +148,7 @@ def test_progress_lines_off_a_terminal_then_the_write_phase(tmp_path, monkeypatc
 
     monkeypatch.setattr(stream, "PROGRESS_S", 0.0)
     rep, sink = _reporter(0.005, terminal=False, after_s=0.0, every_s=0.0)
-    cnsim.run(FAN_IN_4, overrides={"run.duration": "5ms"}, out=tmp_path / "r",
-              progress=rep)
+    cnsim.run(FAN_IN_4, overrides={"run.duration": "5ms"}, out=tmp_path / "r", progress=rep)
     rep.close()
     lines = sink.getvalue().splitlines()
     assert len(lines) >= 3 and all(ln.startswith("simulating: ") and " / 5.0 ms (" in ln for ln in lines[:-1])
@@ -150,8 +163,7 @@ def test_progress_stays_silent_for_a_short_run_and_spaces_its_lines(tmp_path):
     import cnsim
 
     quiet, sink = _reporter(0.005, terminal=False)  # the CLI's 1.5 s
-    cnsim.run(FAN_IN_4, overrides={"run.duration": "5ms"}, out=tmp_path / "a",
-              progress=quiet)
+    cnsim.run(FAN_IN_4, overrides={"run.duration": "5ms"}, out=tmp_path / "a", progress=quiet)
     assert sink.getvalue() == ""
     spaced, sink = _reporter(0.005, terminal=False, after_s=0.0, every_s=3600.0)
     for t in (0.001, 0.002, 0.003):
@@ -172,7 +184,6 @@ def test_progress_bar_on_a_terminal_names_the_write_phase():
 
 
 def test_run_no_progress_keeps_the_summary(cli, tmp_path):
-    r = cli(["run", FAN_IN_4, "--set", "run.duration=1ms", "-o", tmp_path / "o",
-             "--no-progress"])
+    r = cli(["run", FAN_IN_4, "--set", "run.duration=1ms", "-o", tmp_path / "o", "--no-progress"])
     assert r.exit_code == 0, r.output
     assert "outputs:" in r.stdout and (tmp_path / "o" / "summary.json").exists()

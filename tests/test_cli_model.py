@@ -3,9 +3,8 @@
 from pathlib import Path
 
 import pandas as pd
-from typer.testing import CliRunner
-
 from cnsim.cli.main import app
+from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 PARKING = ROOT / "scenarios" / "seed-000" / "parking-lot-bcn.toml"

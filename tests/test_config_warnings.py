@@ -8,10 +8,9 @@ from __future__ import annotations
 import warnings
 
 import pytest
-
 from cnsim.compile.compiler import compile_ir
-from cnsim.exceptions import ConfigError, ConfigWarning
 from cnsim.compile.loader import load_scenario
+from cnsim.exceptions import ConfigError, ConfigWarning
 from conftest import ROOT
 
 BASE = ROOT / "scenarios/baseline/fan-in-4.toml"  # one switch 'sw1', 150 KB egress buffers, 100 ms
@@ -35,25 +34,32 @@ def config_warnings(sc) -> list[str]:
     return sorted({str(w.message) for w in got if issubclass(w.category, ConfigWarning)})
 
 
-@pytest.mark.parametrize("scheme,params,field", [
-    ("bcn", {"qeq": "10MB"}, "cm.params.qeq"),
-    ("bcn", {"severe": "max", "qsc": "200KB"}, "cm.params.qsc"),
-    ("ecm", {"qeq": "150KB", "qsc": "1MB"}, "cm.params.qeq"),
-    ("qcn", {"qeq": "1MB"}, "cm.params.qeq"),
-    ("becn", {"qeq": "150KB"}, "cm.params.qeq"),
-    ("fecn", {"qeq": "200KB"}, "cm.params.qeq"),
-    ("fecn", {"efecn": True, "qsc": "300KB"}, "cm.params.qsc"),
-    ("dcqcn", {"kmin": "500KB", "kmax": "900KB"}, "cm.params.kmin"),
-], ids=["bcn-qeq", "bcn-qsc", "ecm-qeq", "qcn-qeq", "becn-qeq", "fecn-qeq", "fecn-qsc", "dcqcn-kmin"])
+@pytest.mark.parametrize(
+    "scheme,params,field",
+    [
+        ("bcn", {"qeq": "10MB"}, "cm.params.qeq"),
+        ("bcn", {"severe": "max", "qsc": "200KB"}, "cm.params.qsc"),
+        ("ecm", {"qeq": "150KB", "qsc": "1MB"}, "cm.params.qeq"),
+        ("qcn", {"qeq": "1MB"}, "cm.params.qeq"),
+        ("becn", {"qeq": "150KB"}, "cm.params.qeq"),
+        ("fecn", {"qeq": "200KB"}, "cm.params.qeq"),
+        ("fecn", {"efecn": True, "qsc": "300KB"}, "cm.params.qsc"),
+        ("dcqcn", {"kmin": "500KB", "kmax": "900KB"}, "cm.params.kmin"),
+    ],
+    ids=["bcn-qeq", "bcn-qsc", "ecm-qeq", "qcn-qeq", "becn-qeq", "fecn-qeq", "fecn-qsc", "dcqcn-kmin"],
+)
 def test_unreachable_queue_threshold_warns_naming_the_field(scheme, params, field):
     sc = scenario(scheme, params)  # loading compiles too: warnings counted below are those of one compile
-    with pytest.warns(ConfigWarning, match=rf"^{field}: .* is not below the longest egress queue of switch "
-                      r"'sw1' \(defaults\.buffer\.size = 150KB\): the queue never exceeds it") as got:
+    with pytest.warns(
+        ConfigWarning,
+        match=rf"^{field}: .* is not below the longest egress queue of switch "
+        r"'sw1' \(defaults\.buffer\.size = 150KB\): the queue never exceeds it",
+    ) as got:
         compile_ir(sc)
     # one warning per field, and only for the fields that cannot be reached
     fields = sorted(str(w.message).split(":")[0] for w in got if issubclass(w.category, ConfigWarning))
     assert fields.count(field) == 1
-    assert all(f.startswith("cm.params.") and f[len("cm.params."):] in params for f in fields), fields
+    assert all(f.startswith("cm.params.") and f[len("cm.params.") :] in params for f in fields), fields
 
 
 def test_threshold_warning_says_what_stops_acting():
@@ -81,15 +87,18 @@ def test_a_scheme_default_can_warn_and_says_so():
 def test_several_switches_share_one_warning():
     """Partitioned buffers: an egress queue holds one 150-KB partition per other port, so sw1 (5 inputs) can
     queue 750 KB, sw2 (3) 450 KB and sw3 (2) 300 KB; Qeq = 400KB is out of reach at sw3 only, 1MB at all."""
-    msgs = config_warnings(scenario("qcn", {"qeq": "400KB"}, PARKING, defaults__buffer__policy="partitioned",
-                                    **NO_PAUSE))
+    msgs = config_warnings(
+        scenario("qcn", {"qeq": "400KB"}, PARKING, defaults__buffer__policy="partitioned", **NO_PAUSE)
+    )
     assert msgs == [
         "cm.params.qeq: the equilibrium queue Qeq (qcn) is not below the longest egress queue of 1 of 3 switches "
         "(sw3) (partitioned policy: 2 inputs x defaults.buffer.size (150KB) = 300KB): the queue never exceeds "
         "it, so Qoff = Q - Qeq stays negative and a CNM is sent only while the queue grows fast "
-        "(w x Qdelta > Qeq - Q) (got 400KB)"]
-    (msg,) = config_warnings(scenario("qcn", {"qeq": "1MB"}, PARKING, defaults__buffer__policy="partitioned",
-                                      **NO_PAUSE))
+        "(w x Qdelta > Qeq - Q) (got 400KB)"
+    ]
+    (msg,) = config_warnings(
+        scenario("qcn", {"qeq": "1MB"}, PARKING, defaults__buffer__policy="partitioned", **NO_PAUSE)
+    )
     assert "of all 3 switches (sw1, sw2, sw3) (largest at 'sw1': partitioned policy: 5 inputs x" in msg
     # an egress buffer: every queue is limited by the buffer itself
     (msg,) = config_warnings(scenario("qcn", {"qeq": "150KB"}, PARKING, **NO_PAUSE))
@@ -99,7 +108,8 @@ def test_several_switches_share_one_warning():
 def test_hotspot_starting_after_the_run_warns_on_start():
     sc = scenario(hotspot=[{"switch": "sw1", "toward": "sink", "start": "200ms", "end": "300ms", "rate": "1Gbps"}])
     assert config_warnings(sc) == [
-        "hotspot.0.start: not before run.duration (100ms): the hotspot never applies (got 200ms)"]
+        "hotspot.0.start: not before run.duration (100ms): the hotspot never applies (got 200ms)"
+    ]
 
 
 def test_hotspot_without_end_starting_after_the_run_is_an_error_on_start():
@@ -111,11 +121,14 @@ def test_hotspot_without_end_starting_after_the_run_is_an_error_on_start():
 
 
 def test_pfc_headroom_warning_is_one_line_for_many_switches():
-    sc = load_scenario(ROOT / "scenarios/datacenter/fat-tree-k4-websearch-dcqcn-pfc.toml",
-                       {"flow_control.headroom": "3KB"})
+    sc = load_scenario(
+        ROOT / "scenarios/datacenter/fat-tree-k4-websearch-dcqcn-pfc.toml", {"flow_control.headroom": "3KB"}
+    )
     (msg,) = config_warnings(sc)
-    assert msg.startswith("flow_control.headroom: PFC headroom of all 20 switches is below the formula on 80 of "
-                          "their 80 ports (largest: switch ")
+    assert msg.startswith(
+        "flow_control.headroom: PFC headroom of all 20 switches is below the formula on 80 of "
+        "their 80 ports (largest: switch "
+    )
     assert msg.endswith("lossless priorities can drop frames (got 3KB)")
 
 
@@ -123,10 +136,12 @@ def test_pause_headroom_warning_is_one_line_for_many_switches():
     """The seed-000 parking lot (global PAUSE, 10 KB of headroom) is short at all three switches: one
     warning naming them and the largest gap; a single short switch keeps its own wording."""
     (msg,) = config_warnings(load_scenario(ROOT / "scenarios/seed-000/parking-lot-bcn.toml"))
-    assert msg.startswith("flow_control.high: PAUSE headroom of all 3 switches (sw1, sw2, sw3) is below the "
-                          "overshoot after XOFF (2 x rate x link delay + 2 frames + the PAUSE frame); the largest "
-                          "gap is at switch 'sw1': 10KB (defaults.buffer.size - flow_control.high) against the sum "
-                          "over its 6 inputs of the overshoot, 25.884KB"), msg
+    assert msg.startswith(
+        "flow_control.high: PAUSE headroom of all 3 switches (sw1, sw2, sw3) is below the "
+        "overshoot after XOFF (2 x rate x link delay + 2 frames + the PAUSE frame); the largest "
+        "gap is at switch 'sw1': 10KB (defaults.buffer.size - flow_control.high) against the sum "
+        "over its 6 inputs of the overshoot, 25.884KB"
+    ), msg
     assert msg.endswith("frames can be dropped with PAUSE on (got 140KB)")
     (one,) = config_warnings(load_scenario(ROOT / "scenarios/seed-000/symmetric-bcn.toml"))
     assert one.startswith("flow_control.high: PAUSE headroom of switch 'sw1' is 10KB"), one
@@ -134,10 +149,19 @@ def test_pause_headroom_warning_is_one_line_for_many_switches():
     assert "PAUSE headroom of both switches (sw1, sw2) is below" in two, two
 
 
-@pytest.mark.parametrize("scheme,params", [
-    ("bcn", {"severe": "max", "oversampling": "thresh"}), ("ecm", {}), ("qcn", {}), ("becn", {}),
-    ("fecn", {"efecn": True}), ("dcqcn", {}), ("hpcc", {}), ("none", {}),
-])
+@pytest.mark.parametrize(
+    "scheme,params",
+    [
+        ("bcn", {"severe": "max", "oversampling": "thresh"}),
+        ("ecm", {}),
+        ("qcn", {}),
+        ("becn", {}),
+        ("fecn", {"efecn": True}),
+        ("dcqcn", {}),
+        ("hpcc", {}),
+        ("none", {}),
+    ],
+)
 def test_a_correct_configuration_gives_no_warning(scheme, params):
     sc = scenario(scheme, params, hotspot=[{"switch": "sw1", "toward": "sink", "start": "20ms", "rate": "1Gbps"}])
     with warnings.catch_warnings():
@@ -149,36 +173,54 @@ CNSIM_1HOP = ROOT / "scenarios/seed-003/cnsim-1hop-none-hs0.5-pause.toml"  # the
 MULTISTAGE = ROOT / "scenarios/seed-004/og-multistage-bcn.toml"  # the preset sets buffers and link delays
 
 
-@pytest.mark.parametrize("path,field,element,preset", [
-    (CNSIM_1HOP, "buffer.size", "switch", "cnsim_1hop"),
-    (CNSIM_1HOP, "switch_latency", "switch", "cnsim_1hop"),
-    (MULTISTAGE, "buffer.size", "switch", "og_multistage"),
-    (MULTISTAGE, "link_delay", "link", "og_multistage"),
-], ids=["1hop-buffer", "1hop-latency", "multistage-buffer", "multistage-delay"])
+@pytest.mark.parametrize(
+    "path,field,element,preset",
+    [
+        (CNSIM_1HOP, "buffer.size", "switch", "cnsim_1hop"),
+        (CNSIM_1HOP, "switch_latency", "switch", "cnsim_1hop"),
+        (MULTISTAGE, "buffer.size", "switch", "og_multistage"),
+        (MULTISTAGE, "link_delay", "link", "og_multistage"),
+    ],
+    ids=["1hop-buffer", "1hop-latency", "multistage-buffer", "multistage-delay"],
+)
 def test_a_default_that_no_element_takes_warns(path, field, element, preset):
     """`--set defaults.buffer.size=...` on a preset that sizes every buffer itself would change nothing:
     the warning names the default and where the elements' own values come from."""
     value = "2us" if field in ("switch_latency", "link_delay") else "100KB"
     (msg,) = config_warnings(load_scenario(path, {f"defaults.{field}": value}))
-    assert msg == (f"defaults.{field}: not used: every {element} has its own, set by the preset {preset!r} "
-                   f"(its parameters: `cnsim describe {preset}`) or the scenario")
+    assert msg == (
+        f"defaults.{field}: not used: every {element} has its own, set by the preset {preset!r} "
+        f"(its parameters: `cnsim describe {preset}`) or the scenario"
+    )
 
 
 def test_a_default_some_element_takes_does_not_warn():
     """fan-in-4 leaves its switch's buffer and its links to [defaults]; one switch or link of a scenario
     with its own value does not make the default unused while others take it."""
-    assert config_warnings(scenario(**{"defaults.buffer.size": "100KB", "defaults.link_delay": "2us",
-                                       "defaults.switch_latency": "2us"})) == []
-    assert config_warnings(scenario(**{"defaults.link_delay": "2us",
-                                       "topology.links": [{"a": "h1", "b": "sw1", "delay": "1us"}]})) == []
+    assert (
+        config_warnings(
+            scenario(
+                **{"defaults.buffer.size": "100KB", "defaults.link_delay": "2us", "defaults.switch_latency": "2us"}
+            )
+        )
+        == []
+    )
+    assert (
+        config_warnings(
+            scenario(**{"defaults.link_delay": "2us", "topology.links": [{"a": "h1", "b": "sw1", "delay": "1us"}]})
+        )
+        == []
+    )
 
 
 def test_a_frame_size_default_no_generator_takes_warns_and_does_not_size_the_buffer_check():
     """Every generator of fan-in-4 given its own 1500-B frames: a 9000-B defaults.frame_size is sent by
     nobody, so it warns and does not make the 5-KB buffer 'smaller than one frame'."""
     sc = scenario(**{"defaults.frame_size": "9000B", "traffic.0.frame_size": "1500B", "defaults.buffer.size": "5KB"})
-    assert config_warnings(sc) == ["defaults.frame_size: not used: every generator has its own, set by the "
-                                   "scenario (frame_size or size_mix of each [[traffic]])"]
+    assert config_warnings(sc) == [
+        "defaults.frame_size: not used: every generator has its own, set by the "
+        "scenario (frame_size or size_mix of each [[traffic]])"
+    ]
 
 
 def test_a_sweep_or_a_rerun_of_a_resolved_scenario_does_not_invent_defaults():
@@ -194,8 +236,12 @@ def test_a_sweep_or_a_rerun_of_a_resolved_scenario_does_not_invent_defaults():
             warnings.simplefilter("always")
             sc = api.resolve(path)
             again = api.resolve(sc, seed=7, overrides={"run.name": "again"})
-            runs = expand(SweepSpec(base=str(path.relative_to(ROOT / "scenarios")), replications=2,
-                                    parameters={"run.name": ["a", "b"]}), root=ROOT / "scenarios")
+            runs = expand(
+                SweepSpec(
+                    base=str(path.relative_to(ROOT / "scenarios")), replications=2, parameters={"run.name": ["a", "b"]}
+                ),
+                root=ROOT / "scenarios",
+            )
         assert [str(w.message) for w in got if issubclass(w.category, ConfigWarning)] == []
         assert again.defaults == sc.defaults and again.run.seed == 7
         assert len(runs) == 4

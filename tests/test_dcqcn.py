@@ -5,9 +5,8 @@ pacing, seed scenarios. Marking curve, α update and rate decrease are unit-test
 
 from __future__ import annotations
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim import schemes
 from cnsim.exceptions import ConfigError
 from conftest import ROOT, needs_core
@@ -23,8 +22,9 @@ def single_bottleneck(n: int, params: dict, duration: str = "40ms", warmup: str 
     return {
         "run": {"name": f"dcqcn-single-{n}", "duration": duration, "warmup": warmup},
         "topology": {"preset": "symmetric", "params": {"n_sources": n}},
-        "traffic": [{"name": "sat", "kind": "saturated", "src": [f"h{i}" for i in range(1, n + 1)],
-                     "dst": f"h{n + 1}"}],
+        "traffic": [
+            {"name": "sat", "kind": "saturated", "src": [f"h{i}" for i in range(1, n + 1)], "dst": f"h{n + 1}"}
+        ],
         "cm": {"scheme": "dcqcn", "params": params},
     }
 
@@ -62,8 +62,9 @@ def test_rates_converge_to_fair_share(n, variant):
 def test_cnps_are_paced_per_flow():
     """The NP sends at most one CNP per flow per N = 50 us, whatever the marking rate."""
     n, ms = 4, 20
-    r = cnsim.run(single_bottleneck(n, {"kmin": "1KB", "kmax": "2KB", "pmax": 1.0}, f"{ms}ms", "0ms"),
-                  plots=False).summary
+    r = cnsim.run(
+        single_bottleneck(n, {"kmin": "1KB", "kmax": "2KB", "pmax": 1.0}, f"{ms}ms", "0ms"), plots=False
+    ).summary
     cnps = r["control"]["messages"]["cnp"]
     assert 0 < cnps <= n * (ms * 1000 // 50 + 1)
 
@@ -84,8 +85,9 @@ def test_marking_on_enqueue_also_controls_the_queue():
 
 
 def test_seed_symmetric_runs_lossless_with_pause():
-    r = cnsim.run(ROOT / "scenarios" / "seed-000" / "symmetric-dcqcn.toml", overrides={"run.duration": "20ms"},
-                  plots=False).summary
+    r = cnsim.run(
+        ROOT / "scenarios" / "seed-000" / "symmetric-dcqcn.toml", overrides={"run.duration": "20ms"}, plots=False
+    ).summary
     assert r["frames"]["dropped"] == 0
     assert r["control"]["messages"]["cnp"] > 0
 

@@ -7,13 +7,11 @@ from __future__ import annotations
 import json
 import warnings
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim.compile.compiler import compile_ir
-from cnsim.exceptions import ConfigError, ConfigWarning
 from cnsim.compile.loader import load_scenario
-
+from cnsim.exceptions import ConfigError, ConfigWarning
 from conftest import ROOT, needs_core
 
 FAILURE = ROOT / "scenarios/datacenter/fat-tree-k4-link-failure.toml"
@@ -29,13 +27,23 @@ def two_paths(**extra) -> dict:
     """h1 → s1 → (s2 or s3) → s4 → h2: a diamond whose two 5-Gb/s first hops ECMP chooses between; a saturated
     10-Gb/s source builds a queue at s1."""
     sw = ["s1", "s2", "s3", "s4"]
-    sc = {"run": {"duration": "3ms"},
-          "topology": {"hosts": [{"name": "h1"}, {"name": "h2"}], "switches": [{"name": n} for n in sw],
-                       "links": [{"a": "h1", "b": "s1"}, {"a": "s1", "b": "s2", "rate": "5Gbps"},
-                                 {"a": "s1", "b": "s3", "rate": "5Gbps"}, {"a": "s2", "b": "s4"},
-                                 {"a": "s3", "b": "s4"}, {"a": "s4", "b": "h2"}]},
-          "defaults": {"buffer": {"policy": "egress", "size": "300KB"}},
-          "traffic": [{"name": "t", "kind": "saturated", "src": "h1", "dst": "h2"}]}
+    sc = {
+        "run": {"duration": "3ms"},
+        "topology": {
+            "hosts": [{"name": "h1"}, {"name": "h2"}],
+            "switches": [{"name": n} for n in sw],
+            "links": [
+                {"a": "h1", "b": "s1"},
+                {"a": "s1", "b": "s2", "rate": "5Gbps"},
+                {"a": "s1", "b": "s3", "rate": "5Gbps"},
+                {"a": "s2", "b": "s4"},
+                {"a": "s3", "b": "s4"},
+                {"a": "s4", "b": "h2"},
+            ],
+        },
+        "defaults": {"buffer": {"policy": "egress", "size": "300KB"}},
+        "traffic": [{"name": "t", "kind": "saturated", "src": "h1", "dst": "h2"}],
+    }
     sc.update(extra)
     return sc
 
@@ -71,14 +79,20 @@ def test_a_half_converged_fat_tree_loops_into_a_pfc_deadlock():
     assert s["routing"]["recomputations"] == 2
     first = s["pfc"]["first_cycle"]
     assert s["pfc"]["cycles_detected"] > 0 and first["t_s"] > 1e-3
-    assert len(first["queues"]) == 2 and first["queues"][0].startswith("c0_0>a") and first["queues"][1].endswith(">c0_0:p3")
+    assert (
+        len(first["queues"]) == 2
+        and first["queues"][0].startswith("c0_0>a")
+        and first["queues"][1].endswith(">c0_0:p3")
+    )
     assert set(s["pause"]["deadlock"]) == set(first["queues"]) and s["pause"]["stuck_ports"] >= 2
 
 
 @needs_core
 def test_detection_delay_sets_how_much_the_dead_link_swallows():
-    lost = [run(FAILURE, **{"topology.link_detection": d}).summary["drops"]["by_reason"]["link_down"]
-            for d in ("0us", "10us", "50us")]
+    lost = [
+        run(FAILURE, **{"topology.link_detection": d}).summary["drops"]["by_reason"]["link_down"]
+        for d in ("0us", "10us", "50us")
+    ]
     assert lost[0] < lost[1] < lost[2]
     assert lost[0] <= 3  # the frames on the wire when it failed
 
@@ -86,11 +100,16 @@ def test_detection_delay_sets_how_much_the_dead_link_swallows():
 @needs_core
 def test_queued_frames_move_to_the_new_route_and_a_link_comes_back():
     base = run(two_paths()).summary
-    used = [lk["to"] for lk in base["links"] if lk["from"] == "s1" and lk["to"] in ("s2", "s3") and lk["utilization"] > 0.9]
+    used = [
+        lk["to"] for lk in base["links"] if lk["from"] == "s1" and lk["to"] in ("s2", "s3") and lk["utilization"] > 0.9
+    ]
     assert len(used) == 1, "ECMP keeps the flow on one of the two paths"
     other = "s3" if used[0] == "s2" else "s2"
     # fail the link the flow uses at 1 ms, repair it at 2 ms; detection is instant: s1 moves its queue
-    ev = [{"at": "1ms", "link": ["s1", used[0]], "state": "down"}, {"at": "2ms", "link": ["s1", used[0]], "state": "up"}]
+    ev = [
+        {"at": "1ms", "link": ["s1", used[0]], "state": "down"},
+        {"at": "2ms", "link": ["s1", used[0]], "state": "up"},
+    ]
     s = run(two_paths(events=ev)).summary
     links = {(lk["from"], lk["to"]): lk for lk in s["links"]}
     assert s["routing"]["rerouted_frames"] > 50  # s1's queue (~300 KB of 1500-B frames) moved
@@ -140,15 +159,46 @@ def test_bad_events_and_paths_are_field_errors():
         ({"events": [{"at": "1ms", "link": ["h1", "h2"], "state": "down"}]}, "events.0.link"),
         ({"events": [{"at": "1ms", "link": ["s1", "s4"], "state": "down"}]}, "events.0.link"),
         ({"events": [{"at": "1ms", "link": ["s1", "nosuch"], "state": "down"}]}, "events.0.link"),
-        ({"traffic": [{"name": "t", "kind": "saturated", "src": "h1", "dst": "h2", "path": ["h2", "s1", "h1"]}]},
-         "traffic.0.path"),
-        ({"traffic": [{"name": "t", "kind": "saturated", "src": "h1", "dst": "h2", "path": ["h1", "s2", "s4", "h2"]}]},
-         "traffic.0.path.1"),
-        ({"traffic": [{"name": "t", "kind": "saturated", "src": "h1", "dst": "h2",
-                       "path": ["h1", "s1", "s2", "s1", "s3", "s4", "h2"]}]}, "traffic.0.path.3"),
-        ({"traffic": [{"name": "t", "kind": "saturated", "src": "all", "dst": "h2",
-                       "path": ["h1", "s1", "s2", "s4", "h2"]}]},
-         "traffic.0.path"),
+        (
+            {"traffic": [{"name": "t", "kind": "saturated", "src": "h1", "dst": "h2", "path": ["h2", "s1", "h1"]}]},
+            "traffic.0.path",
+        ),
+        (
+            {
+                "traffic": [
+                    {"name": "t", "kind": "saturated", "src": "h1", "dst": "h2", "path": ["h1", "s2", "s4", "h2"]}
+                ]
+            },
+            "traffic.0.path.1",
+        ),
+        (
+            {
+                "traffic": [
+                    {
+                        "name": "t",
+                        "kind": "saturated",
+                        "src": "h1",
+                        "dst": "h2",
+                        "path": ["h1", "s1", "s2", "s1", "s3", "s4", "h2"],
+                    }
+                ]
+            },
+            "traffic.0.path.3",
+        ),
+        (
+            {
+                "traffic": [
+                    {
+                        "name": "t",
+                        "kind": "saturated",
+                        "src": "all",
+                        "dst": "h2",
+                        "path": ["h1", "s1", "s2", "s4", "h2"],
+                    }
+                ]
+            },
+            "traffic.0.path",
+        ),
     ]
     for extra, field in cases:
         with pytest.raises(ConfigError) as e:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 
+import cnsim
 import numpy as np
 import pytest
-
-import cnsim
 from cnsim import schemes
-from cnsim.scenario.describe import rows
 from cnsim.exceptions import ConfigError
+from cnsim.scenario.describe import rows
 from cnsim.schemes._explicit_rate import hyperbolic_f
 from conftest import ROOT, needs_core
 
@@ -33,8 +32,9 @@ def single_bottleneck(n: int, params: dict, duration: str = "40ms", warmup: str 
     return {
         "run": {"name": f"fecn-single-{n}", "duration": duration, "warmup": warmup},
         "topology": {"preset": "symmetric", "params": {"n_sources": n}},
-        "traffic": [{"name": "sat", "kind": "saturated", "src": [f"h{i}" for i in range(1, n + 1)],
-                     "dst": f"h{n + 1}"}],
+        "traffic": [
+            {"name": "sat", "kind": "saturated", "src": [f"h{i}" for i in range(1, n + 1)], "dst": f"h{n + 1}"}
+        ],
         "cm": {"scheme": "fecn", "params": params},
     }
 
@@ -52,9 +52,18 @@ def late_rates(result, t_from: float) -> "np.ndarray":
 def test_defaults_are_seed003_and_ir_is_in_base_units():
     p = schemes.get("fecn").params()
     ir = schemes.get("fecn").to_ir(p)
-    assert ir["switch"] == {"interval_ps": 10**9, "qeq_bytes": 24_000.0, "a": 1.1, "b": 1.02, "c": 0.1,
-                            "beta": 0.5, "n0": 200.0, "limit_increase": False, "capacity_estimation": True,
-                            "variable_capacity": True}
+    assert ir["switch"] == {
+        "interval_ps": 10**9,
+        "qeq_bytes": 24_000.0,
+        "a": 1.1,
+        "b": 1.02,
+        "c": 0.1,
+        "beta": 0.5,
+        "n0": 200.0,
+        "limit_increase": False,
+        "capacity_estimation": True,
+        "variable_capacity": True,
+    }
     assert ir["tagging_rate"] is None and ir["rl_timeout_ps"] == 2 * 10**9
     assert ir["efecn"] is False and ir["qsc_bytes"] == 1300 * 64 and ir["tag_bytes"] == 0
 
@@ -66,9 +75,21 @@ def test_describe_documents_every_parameter():
     assert all(desc for desc in documented.values())
 
 
-@pytest.mark.parametrize("bad", [{"a": 0.9}, {"c": 0}, {"c": 1.5}, {"beta": 1.0}, {"n0": 0},
-                                 {"tagging_rate": 0}, {"tagging_rate": 1.5}, {"efecn": True, "qsc": "10KB"},
-                                 {"interval": "30"}, {"unknown": 1}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"a": 0.9},
+        {"c": 0},
+        {"c": 1.5},
+        {"beta": 1.0},
+        {"n0": 0},
+        {"tagging_rate": 0},
+        {"tagging_rate": 1.5},
+        {"efecn": True, "qsc": "10KB"},
+        {"interval": "30"},
+        {"unknown": 1},
+    ],
+)
 def test_bad_parameters_are_config_errors(bad):
     sc = single_bottleneck(2, bad, duration="1ms", warmup="0ms")
     with pytest.raises(ConfigError) as e:
@@ -119,8 +140,9 @@ def test_single_bottleneck_seed003_parameters():
 
 # --- parking lot: max-min, everyone C/5 ([A] quoting Jain slide 35) -------------------------------
 def test_parking_lot_every_flow_c_over_5():
-    r = cnsim.run(ROOT / "scenarios/seed-000/parking-lot-fecn.toml", overrides={"run.duration": "50ms",
-                                                                               "run.warmup": "10ms"})
+    r = cnsim.run(
+        ROOT / "scenarios/seed-000/parking-lot-fecn.toml", overrides={"run.duration": "50ms", "run.warmup": "10ms"}
+    )
     tp = {f"{f['src']}->{f['dst']}": f["throughput_bps"] for f in r.summary["flows"]}
     assert len(tp) == 6
     for name, x in tp.items():
@@ -133,8 +155,10 @@ def test_parking_lot_every_flow_c_over_5():
 def test_stopped_link_sources_keep_their_last_rate(pause):
     """No tagged frame crosses the stopped sw1 → h1 port, no reply returns: every RL towards h1 keeps
     the rate it had when the link stopped (or R0 = 50 Mb/s if it was created during the stop)."""
-    r = cnsim.run(ROOT / f"scenarios/seed-003/cnsim-1hop-fecn-hs0-{pause}.toml",
-                  overrides={"run.duration": "30ms", "observe.flow_series": "all"})
+    r = cnsim.run(
+        ROOT / f"scenarios/seed-003/cnsim-1hop-fecn-hs0-{pause}.toml",
+        overrides={"run.duration": "30ms", "observe.flow_series": "all"},
+    )
     rr = r.tables["rp_rate"]
     to_hs = rr[rr.dst == "h1"].sort_values(["flow", "t_s"])
     assert to_hs.flow.nunique() == 9
@@ -172,8 +196,10 @@ def test_tagging_rate_sets_reply_count(x):
 
 
 def test_efecn_sends_backward_messages_above_qsc():
-    r = cnsim.run(ROOT / "scenarios/seed-003/cnsim-1hop-fecn-hs0.5-nopause.toml",
-                  overrides={"run.duration": "20ms", "cm.params.efecn": True})
+    r = cnsim.run(
+        ROOT / "scenarios/seed-003/cnsim-1hop-fecn-hs0.5-nopause.toml",
+        overrides={"run.duration": "20ms", "cm.params.efecn": True},
+    )
     assert r.summary["control"]["messages"]["efecn"] > 0
 
 
@@ -181,8 +207,11 @@ def test_efecn_sends_backward_messages_above_qsc():
 def test_issue_scenarios_exist():
     names = {p.relative_to(ROOT / "scenarios").as_posix() for p in FECN_FILES}
     expected = {"seed-000/parking-lot-fecn.toml"} | {f"seed-000/symmetric-fecn-tag{x}.toml" for x in (100, 10, 5, 1)}
-    expected |= {f"seed-003/cnsim-1hop-fecn-{hs}-{p}.toml" for hs in ("nohs", "hs2", "hs0.5", "hs0")
-                 for p in ("pause", "nopause")}
+    expected |= {
+        f"seed-003/cnsim-1hop-fecn-{hs}-{p}.toml"
+        for hs in ("nohs", "hs2", "hs0.5", "hs0")
+        for p in ("pause", "nopause")
+    }
     assert expected <= names
 
 

@@ -7,7 +7,6 @@ in the commit why (a changed `fp_wire` means the traffic itself changed)."""
 import shutil
 
 from cnsim.experiments import selftest as st
-
 from conftest import ROOT, needs_core
 
 pytestmark = needs_core
@@ -38,7 +37,10 @@ def test_cli_exit_1_names_the_changed_row_and_update_lists_it(cli, tmp_path):
     bad = rows[0].__class__(**{**rows[0].__dict__, "fp_wire": "0" * 16})
     st.write(f, [bad, *rows[1:]])
     r = cli(["selftest", "--file", f])
-    assert r.exit_code == 1 and f"{bad.scenario} seed {bad.seed} {bad.sim_time_limit}: fp_wire 0000000000000000 ->" in r.stderr
+    assert (
+        r.exit_code == 1
+        and f"{bad.scenario} seed {bad.seed} {bad.sim_time_limit}: fp_wire 0000000000000000 ->" in r.stderr
+    )
     r = cli(["selftest", "--update-fingerprints", "--file", f])
     assert r.exit_code == 0 and "1 changed" in r.stdout and st.read(f) == rows
     shutil.copy(FILE, tmp_path / "same.csv")

@@ -8,11 +8,10 @@ the source also waits while more of its frames than fit wait in the host.
 
 from pathlib import Path
 
-import pytest
-from pydantic import ValidationError
-
 import cnsim
+import pytest
 from cnsim.scenario.spec import ParetoOnOff
+from pydantic import ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED3 = ROOT / "scenarios" / "seed-003"
@@ -69,7 +68,9 @@ def test_tcp_transfers_have_a_first_transmission_time():
     # TCP transfers share one byte stream per connection: the first segment carrying a transfer's first byte
     # sets fct.first_tx_s (it was NaN for every TCP transfer before); a transfer queued behind another on the
     # same connection starts transmission later than it was generated
-    r = cnsim.run(ROOT / "scenarios" / "datacenter" / "leaf-spine-incast.toml", seed=1, overrides={"run.duration": "5ms"})
+    r = cnsim.run(
+        ROOT / "scenarios" / "datacenter" / "leaf-spine-incast.toml", seed=1, overrides={"run.duration": "5ms"}
+    )
     f = r.fct
     done = f[f["completed"] == 1]
     assert len(done) > 100 and not done["first_tx_s"].isna().any()

@@ -31,5 +31,7 @@ def key_paths(value, path: str = "") -> set[str]:
 def test_committed_golden_ir_has_the_compilers_format(case):
     committed = key_paths(json.loads((GOLDEN / f"{case}.ir.json").read_text()))
     current = key_paths(json.loads(make_irs.ir_text(case)))
-    assert committed == current, (f"tests/golden/{case}.ir.json: fields only in the compiler's IR "
-                                  f"{sorted(current - committed)}, only in the committed one {sorted(committed - current)}")
+    assert committed == current, (
+        f"tests/golden/{case}.ir.json: fields only in the compiler's IR "
+        f"{sorted(current - committed)}, only in the committed one {sorted(committed - current)}"
+    )

@@ -6,9 +6,8 @@ thinning, determinism, parameter errors and the shipped fat-tree scenario. The w
 
 from __future__ import annotations
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim import schemes
 from cnsim.exceptions import ConfigError
 from conftest import ROOT, needs_core
@@ -24,8 +23,9 @@ def incast(n: int, cm: str, params: dict | None = None, delay: str = "1us", dura
         "run": {"name": f"hpcc-incast-{n}", "duration": duration, "warmup": "10ms"},
         "topology": {"preset": "symmetric", "params": {"n_sources": n}},
         "defaults": {"link_delay": delay},
-        "traffic": [{"name": "sat", "kind": "saturated", "src": [f"h{i}" for i in range(1, n + 1)],
-                     "dst": f"h{n + 1}"}],
+        "traffic": [
+            {"name": "sat", "kind": "saturated", "src": [f"h{i}" for i in range(1, n + 1)], "dst": f"h{n + 1}"}
+        ],
         "cm": {"scheme": cm, "params": params or {}},
     }
 
@@ -37,20 +37,33 @@ def bottleneck(summary: dict) -> dict:
 def test_defaults_and_ir():
     s = schemes.get("hpcc")
     ir = s.to_ir(s.params())
-    assert ir == {"eta": 0.95, "max_stage": 5, "w_ai_bytes": 0.0, "expected_flows": 100, "base_rtt": "network",
-                  "base_rtt_ps": 0, "min_rate_bps": 100e6, "ack_every": 1, "loss_timeout_ps": 10**9,
-                  "int_base_bytes": 2, "int_hop_bytes": 8}
+    assert ir == {
+        "eta": 0.95,
+        "max_stage": 5,
+        "w_ai_bytes": 0.0,
+        "expected_flows": 100,
+        "base_rtt": "network",
+        "base_rtt_ps": 0,
+        "min_rate_bps": 100e6,
+        "ack_every": 1,
+        "loss_timeout_ps": 10**9,
+        "int_base_bytes": 2,
+        "int_hop_bytes": 8,
+    }
     ir = s.to_ir(s.params(base_rtt="12us", w_ai="80B", ack_every=2))
     assert (ir["base_rtt_ps"], ir["base_rtt"], ir["w_ai_bytes"], ir["ack_every"]) == (12 * 10**6, "fixed", 80.0, 2)
     assert s.to_ir(s.params(base_rtt="path"))["base_rtt"] == "path"
 
 
-@pytest.mark.parametrize("field, value, fragment", [
-    ("eta", 1.5, "less than or equal to 1"),
-    ("eta", 0, "greater than 0"),
-    ("ack_every", 0, "greater than or equal to 1"),
-    ("base_rtt", "soon", "base_rtt"),
-])
+@pytest.mark.parametrize(
+    "field, value, fragment",
+    [
+        ("eta", 1.5, "less than or equal to 1"),
+        ("eta", 0, "greater than 0"),
+        ("ack_every", 0, "greater than or equal to 1"),
+        ("base_rtt", "soon", "base_rtt"),
+    ],
+)
 def test_parameter_errors_name_the_field_and_the_range(field, value, fragment):
     with pytest.raises(ConfigError) as e:
         cnsim.run(incast(2, "hpcc", {field: value}, duration="1ms"), plots=False)

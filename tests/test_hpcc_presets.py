@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import warnings
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim import schemes
 from cnsim.compile.compiler import compile_ir
-from cnsim.exceptions import ConfigWarning, RunWarning
 from cnsim.compile.loader import load_scenario
-
+from cnsim.exceptions import ConfigWarning, RunWarning
 from conftest import ROOT, needs_core
 
 DC = ROOT / "scenarios/datacenter"
@@ -37,7 +35,12 @@ def test_the_dcqcn_baseline_of_the_hpcc_paper():
     ir = s.to_ir(s.params(variant="hpcc_paper"))
     # simulation/run.py --cc dcqcn of the HPCC authors: the Mellanox machine, settings per 25 Gb/s
     assert ir["variant"] == "mellanox" and ir["rate_reference_bps"] == 25e9
-    assert (ir["g"], ir["alpha_resume_ps"], ir["rate_timer_ps"], ir["fast_recovery_th"]) == (1 / 256, 10**6, 300 * 10**6, 1)
+    assert (ir["g"], ir["alpha_resume_ps"], ir["rate_timer_ps"], ir["fast_recovery_th"]) == (
+        1 / 256,
+        10**6,
+        300 * 10**6,
+        1,
+    )
     assert (ir["r_ai_bps"], ir["r_hai_bps"], ir["min_rate_bps"]) == (5e6, 50e6, 1e9)
     assert (ir["kmin_bytes"], ir["kmax_bytes"], ir["pmax"], ir["cnp_interval_ps"]) == (100_000, 400_000, 0.2, 0)
     assert ir["byte_counter_bytes"] == 0 and ir["rate_decrease_interval_ps"] == 4 * 10**6
@@ -53,7 +56,12 @@ def test_the_hpcc_presets_state_max_stage_and_w_ai():
     assert (paper["max_stage"], paper["w_ai_bytes"], paper["min_rate_bps"]) == (5, 0.0, 100e6)
     assert (paper["int_base_bytes"], paper["int_hop_bytes"]) == (2, 8) and "rate_ai_bps" not in paper
     # the reference simulation: MI_THRESH 0, RATE_AI 10 Mb/s per 25 Gb/s, MIN_RATE 1 Gb/s, the 42-B IntHeader
-    assert (ref["max_stage"], ref["rate_ai_bps"], ref["rate_reference_bps"], ref["min_rate_bps"]) == (0, 10e6, 25e9, 1e9)
+    assert (ref["max_stage"], ref["rate_ai_bps"], ref["rate_reference_bps"], ref["min_rate_bps"]) == (
+        0,
+        10e6,
+        25e9,
+        1e9,
+    )
     assert (ref["int_base_bytes"], ref["int_hop_bytes"]) == (42, 0)
     # a user's rate_ai is absolute; int_header = 'off' puts no INT bytes on the wire
     mine = s.to_ir(s.params(rate_ai="40Mbps", int_header="off"))
@@ -93,10 +101,12 @@ def test_hpcc_reference_preset_carries_42_bytes_of_int_per_frame():
 
 def lone_hpcc(int_header: str, **extra) -> dict:
     """One HPCC flow h1 → h3 over two switches at 2 Gb/s for 1 ms (everything delivered by the end)."""
-    return {"run": {"duration": "2ms"},
-            "topology": {"preset": "symmetric", "params": {"n_sources": 2}},
-            "traffic": [{"name": "cbr", "kind": "cbr", "rate": "2Gbps", "src": "h1", "dst": "h3", "stop": "1ms"}],
-            "cm": {"scheme": "hpcc", "params": {"int_header": int_header, **extra}}}
+    return {
+        "run": {"duration": "2ms"},
+        "topology": {"preset": "symmetric", "params": {"n_sources": 2}},
+        "traffic": [{"name": "cbr", "kind": "cbr", "rate": "2Gbps", "src": "h1", "dst": "h3", "stop": "1ms"}],
+        "cm": {"scheme": "hpcc", "params": {"int_header": int_header, **extra}},
+    }
 
 
 @needs_core

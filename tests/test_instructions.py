@@ -5,7 +5,6 @@ import importlib.util
 import shutil
 
 import pytest
-
 from conftest import ROOT
 
 
@@ -20,7 +19,9 @@ def test_more_than_five_percent_over_the_stored_count_fails():
     m = _module()
     stored = {"a": 1_000_000, "b": 1_000_000}
     assert m.compare({"a": 1_049_999, "b": 900_000}, stored) == []
-    assert m.compare({"a": 1_050_001, "b": 1_000_000}, stored) == ["a: 1,050,001 instructions, +5.0% over the stored 1,000,000"]
+    assert m.compare({"a": 1_050_001, "b": 1_000_000}, stored) == [
+        "a: 1,050,001 instructions, +5.0% over the stored 1,000,000"
+    ]
     assert m.compare({"c": 1}, stored) == ["c: no stored count"]
 
 

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import FOREGROUND, ROOT, needs_core
 
 pytestmark = needs_core
@@ -22,8 +21,14 @@ ONE_LINE = ["interrupted; finished runs are kept — rerun the same command to r
 
 def _sweep(out: Path, *extra: str, **kw) -> subprocess.Popen:
     # its own process group: the signal goes to every process of it, as a terminal's Ctrl-C does
-    return subprocess.Popen([*FOREGROUND, "sweep", str(SWEEP), "-o", str(out), "-j", "2", "--no-progress", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kw)
+    return subprocess.Popen(
+        [*FOREGROUND, "sweep", str(SWEEP), "-o", str(out), "-j", "2", "--no-progress", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **kw,
+    )
 
 
 def _interrupt(p: subprocess.Popen, when) -> tuple[int, list[str]]:
@@ -44,9 +49,8 @@ def _summary(cli, out: Path):
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
-    from typer.testing import CliRunner
-
     from cnsim.cli.main import app
+    from typer.testing import CliRunner
 
     out = tmp_path_factory.mktemp("whole") / "out"
     r = CliRunner().invoke(app, ["sweep", str(SWEEP), "-o", str(out), "--no-progress"])  # in-process, -j 1

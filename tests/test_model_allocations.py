@@ -6,8 +6,6 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog, minimize
-
 from cnsim.model import (
     BcnParams,
     bcn_equilibrium,
@@ -19,6 +17,7 @@ from cnsim.model import (
     utility_max,
 )
 from cnsim.model.allocations import incidence
+from scipy.optimize import linprog, minimize
 
 C = 10e9
 PARK_CAPS = {"L1": C, "L2": C}
@@ -57,8 +56,9 @@ def test_bcn_parking_lot_matches_spec_caveat():
 
 def test_bcn_tends_to_proportional_when_k_is_small():
     params = BcnParams(gi=1e-3)  # k = Gi·Ru/Gd ≈ 3.75 Mb/s ≪ rates
-    np.testing.assert_allclose(bcn_equilibrium(PARK_CAPS, PARK_PATHS, params),
-                               proportional_fair(PARK_CAPS, PARK_PATHS), rtol=2e-3)
+    np.testing.assert_allclose(
+        bcn_equilibrium(PARK_CAPS, PARK_PATHS, params), proportional_fair(PARK_CAPS, PARK_PATHS), rtol=2e-3
+    )
 
 
 def test_gain_normalisation_golden_values():
@@ -179,10 +179,14 @@ def test_proportional_matches_slsqp(seed):
     a, c = incidence(caps, paths)
     w = np.random.default_rng(seed).uniform(0.5, 2.0, len(paths))
     x = proportional_fair(caps, paths, weights=w)
-    ref = minimize(lambda v: -w @ np.log(v), np.full(len(paths), 1e-3), method="SLSQP",
-                   bounds=[(1e-9, None)] * len(paths),
-                   constraints=[{"type": "ineq", "fun": lambda v: c - a @ v, "jac": lambda v: -a}],
-                   options={"ftol": 1e-14, "maxiter": 1000})
+    ref = minimize(
+        lambda v: -w @ np.log(v),
+        np.full(len(paths), 1e-3),
+        method="SLSQP",
+        bounds=[(1e-9, None)] * len(paths),
+        constraints=[{"type": "ineq", "fun": lambda v: c - a @ v, "jac": lambda v: -a}],
+        options={"ftol": 1e-14, "maxiter": 1000},
+    )
     assert ref.success
     assert w @ np.log(x) >= -ref.fun - 1e-7
     np.testing.assert_allclose(x, ref.x, rtol=1e-4)

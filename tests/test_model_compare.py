@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from cnsim.model import BcnParams, Topology, describe_ir
 from cnsim.model.compare import model_vs_sim, params_from_ir, plot_fluid, plot_model_vs_sim, predictions
 
@@ -15,8 +14,13 @@ PS_PER_US = 1_000_000
 
 
 def _switch(name: str) -> dict:
-    return {"kind": "switch", "name": name, "latency_ps": PS_PER_US,
-            "buffer": {"policy": "egress", "egress_bytes": 150_000}, "pause": {"mode": "none"}}
+    return {
+        "kind": "switch",
+        "name": name,
+        "latency_ps": PS_PER_US,
+        "buffer": {"policy": "egress", "egress_bytes": 150_000},
+        "pause": {"mode": "none"},
+    }
 
 
 def _host(name: str) -> dict:
@@ -30,8 +34,20 @@ def complete(ir: dict) -> dict:
     from cnsim.compile.compiler import compile_ir
 
     base = compile_ir(loader.load_scenario(ROOT / "scenarios/baseline/md1.toml"))
-    glob = {k: base[k] for k in ("name", "duration_ps", "warmup_ps", "seed", "replication", "control_frame_bytes",
-                                 "wire_overhead_bytes", "observe", "cm")}
+    glob = {
+        k: base[k]
+        for k in (
+            "name",
+            "duration_ps",
+            "warmup_ps",
+            "seed",
+            "replication",
+            "control_frame_bytes",
+            "wire_overhead_bytes",
+            "observe",
+            "cm",
+        )
+    }
     return {**glob, "hotspots": [], **ir}
 
 
@@ -40,16 +56,35 @@ def parking_lot_ir(scheme: dict | None = None) -> dict:
     names = ["sw1", "sw2", "sw3"] + [f"h{i}" for i in range(1, 10)]
     nodes = [_switch(n) if n.startswith("sw") else _host(n) for n in names]
     idx = {n: i for i, n in enumerate(names)}
-    attach = {"h1": "sw1", "h2": "sw1", "h3": "sw1", "h4": "sw1", "h5": "sw1", "h6": "sw2", "h7": "sw2",
-              "h8": "sw3", "h9": "sw3"}
+    attach = {
+        "h1": "sw1",
+        "h2": "sw1",
+        "h3": "sw1",
+        "h4": "sw1",
+        "h5": "sw1",
+        "h6": "sw2",
+        "h7": "sw2",
+        "h8": "sw3",
+        "h9": "sw3",
+    }
     pairs = [("sw1", "sw2"), ("sw2", "sw3")] + [(sw, h) for h, sw in attach.items()]
     links = [{"a": idx[a], "b": idx[b], "rate_bps": 10**10, "prop_ps": PS_PER_US // 2} for a, b in pairs]
     routes = [("h1", "h9"), ("h2", "h9"), ("h3", "h9"), ("h4", "h9"), ("h5", "h7"), ("h6", "h8")]
     flows = [{"src": idx[s], "dst": idx[d], "frame_bytes": 1500} for s, d in routes]
-    sources = [{"stream_id": i, "flows": [i], "start_ps": 0, "stop_ps": 2**64 - 1, "process": {"kind": "saturated"}}
-               for i in range(len(flows))]
-    return complete({"name": "park", "nodes": nodes, "links": links, "flows": flows, "sources": sources,
-                     "cm": scheme or {"scheme": "none", "params": {}}})
+    sources = [
+        {"stream_id": i, "flows": [i], "start_ps": 0, "stop_ps": 2**64 - 1, "process": {"kind": "saturated"}}
+        for i in range(len(flows))
+    ]
+    return complete(
+        {
+            "name": "park",
+            "nodes": nodes,
+            "links": links,
+            "flows": flows,
+            "sources": sources,
+            "cm": scheme or {"scheme": "none", "params": {}},
+        }
+    )
 
 
 def test_describe_ir_paths_capacities_and_delays():
@@ -75,9 +110,22 @@ def test_paths_are_the_engines_routes_ties_by_link_order():
     nodes = [_switch(n) if n.startswith("sw") else _host(n) for n in names]
     pairs = [(0, 1), (1, 5), (1, 2), (5, 6), (2, 6), (6, 3), (3, 4)]
     links = [{"a": a, "b": b, "rate_bps": 10**9, "prop_ps": 0} for a, b in pairs]
-    ir = complete({"nodes": nodes, "links": links, "flows": [{"src": 0, "dst": 4, "frame_bytes": 1500}],
-                   "sources": [{"stream_id": 0, "flows": [0], "start_ps": 0, "stop_ps": 1,
-                                "process": {"kind": "bernoulli", "slot_ps": 1_200_000, "p": 0.02}}]})
+    ir = complete(
+        {
+            "nodes": nodes,
+            "links": links,
+            "flows": [{"src": 0, "dst": 4, "frame_bytes": 1500}],
+            "sources": [
+                {
+                    "stream_id": 0,
+                    "flows": [0],
+                    "start_ps": 0,
+                    "stop_ps": 1,
+                    "process": {"kind": "bernoulli", "slot_ps": 1_200_000, "p": 0.02},
+                }
+            ],
+        }
+    )
     desc = describe_ir(ir)
     assert desc["flows"][0]["path"] == ["s0->sw1", "sw1->sw4", "sw4->sw5", "sw5->sw3", "sw3->h"]
     assert desc["flows"][0]["demand_bps"] == pytest.approx(0.02 * 12000 / 1.2e-6)
@@ -97,9 +145,13 @@ def test_describe_ir_on_a_shipped_scenario():
 def _synthetic_summary(rates: np.ndarray, messages: dict[str, int]) -> dict:
     names = [("h1", "h9"), ("h2", "h9"), ("h3", "h9"), ("h4", "h9"), ("h5", "h7"), ("h6", "h8")]
     return {
-        "flows": [{"id": i, "src": s, "dst": d, "throughput_bps": float(r)} for i, ((s, d), r) in enumerate(zip(names, rates))],
-        "queues": [{"switch": "sw1", "port": "sw2", "mean_bytes": 20_000.0},
-                   {"switch": "sw2", "port": "sw3", "mean_bytes": 22_000.0}],
+        "flows": [
+            {"id": i, "src": s, "dst": d, "throughput_bps": float(r)} for i, ((s, d), r) in enumerate(zip(names, rates))
+        ],
+        "queues": [
+            {"switch": "sw1", "port": "sw2", "mean_bytes": 20_000.0},
+            {"switch": "sw2", "port": "sw3", "mean_bytes": 22_000.0},
+        ],
         "control": {"messages": messages},
     }
 
@@ -150,9 +202,21 @@ def test_plots_are_written(park_table, tmp_path):
 
 
 def test_params_from_bcn_ir():
-    ir = parking_lot_ir({"scheme": "bcn", "params": {"sampling": "random_bytes", "sample_probability": 0.01,
-                                                      "sample_interval_bytes": 25_000, "qeq_bytes": 24_000, "w": 2.0,
-                                                      "gi": 0.5, "gd": 1e-4, "ru_bps": 8e6}})
+    ir = parking_lot_ir(
+        {
+            "scheme": "bcn",
+            "params": {
+                "sampling": "random_bytes",
+                "sample_probability": 0.01,
+                "sample_interval_bytes": 25_000,
+                "qeq_bytes": 24_000,
+                "w": 2.0,
+                "gi": 0.5,
+                "gd": 1e-4,
+                "ru_bps": 8e6,
+            },
+        }
+    )
     p = params_from_ir(ir)
     assert (p.pm, p.qeq_pages, p.gi, p.gd, p.ru_bps) == pytest.approx((0.06, 375.0, 0.5, 1e-4, 8e6))
     assert params_from_ir(parking_lot_ir()) == BcnParams()

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
-
 from cnsim.model import (
     BcnParams,
     Topology,
@@ -23,6 +21,7 @@ from cnsim.model import (
 )
 from cnsim.model.allocations import incidence
 from cnsim.model.fluid import mean_feedback, mean_field_rhs, negative_probability, predicted_queue_bytes
+from scipy.optimize import minimize
 
 C = 10e9
 P = BcnParams()
@@ -49,8 +48,12 @@ def test_mean_field_equilibrium_is_the_closed_form():
 def test_mean_field_equilibrium_maximises_v():
     a, c = _cp_matrix(PARK)
     r = solve_mean_field(PARK, P, t_end_s=1.0).final_rates
-    ref = minimize(lambda x: -lyapunov(x * 1e9, a, c, P), np.ones(6), method="Nelder-Mead",
-                   options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 20000, "maxfev": 40000})
+    ref = minimize(
+        lambda x: -lyapunov(x * 1e9, a, c, P),
+        np.ones(6),
+        method="Nelder-Mead",
+        options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 20000, "maxfev": 40000},
+    )
     np.testing.assert_allclose(r, ref.x * 1e9, rtol=1e-4)
 
 
@@ -67,8 +70,10 @@ def test_lyapunov_never_decreases(topo):
 def test_steep_penalty_approaches_hard_capacity_equilibrium():
     """As p_l(y) = (y/c)^β steepens, the eq. (11) maximiser tends to the capacity-constrained one."""
     hard = bcn_equilibrium(PARK.capacities, PARK.link_paths, P)
-    errors = [np.max(np.abs(solve_mean_field(PARK, P, t_end_s=1.0, beta=b).final_rates / hard - 1))
-              for b in (20.0, 100.0, 1000.0)]
+    errors = [
+        np.max(np.abs(solve_mean_field(PARK, P, t_end_s=1.0, beta=b).final_rates / hard - 1))
+        for b in (20.0, 100.0, 1000.0)
+    ]
     assert errors[0] > errors[1] > errors[2]
     assert errors[2] < 0.005
 
@@ -99,6 +104,7 @@ def test_sampling_delay_dominates_propagation():
 @pytest.mark.extensive  # three 20-ms fluid integrations
 def test_fluid_settling_depends_on_pm_not_on_propagation():
     """§9.8: 9.5 µs links barely move the settling time; a 5× larger Pm shortens it a lot."""
+
     def settle(params, prop):
         topo = Topology.from_description(single_bottleneck(4, prop_s=prop))
         return simulate_queues(topo, params, t_end_s=0.02, dt_s=2e-6).settling_time_s

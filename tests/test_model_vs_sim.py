@@ -11,9 +11,8 @@ because a released limiter receives no positive messages (docs/validation/bcn.md
 
 from pathlib import Path
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim.compile.compiler import compile_ir
 from cnsim.model.compare import model_vs_sim
 

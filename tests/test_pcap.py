@@ -7,18 +7,22 @@ from __future__ import annotations
 import struct
 import warnings
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim.compile.compiler import compile_ir
-from cnsim.exceptions import ConfigError, ConfigWarning
 from cnsim.compile.loader import load_scenario
-
+from cnsim.exceptions import ConfigError, ConfigWarning
 from conftest import ROOT, needs_core
 
 scapy_all = pytest.importorskip("scapy.all")
-rdpcap, Dot1Q, IP, TCP, UDP, Ether = (scapy_all.rdpcap, scapy_all.Dot1Q, scapy_all.IP, scapy_all.TCP,
-                                      scapy_all.UDP, scapy_all.Ether)
+rdpcap, Dot1Q, IP, TCP, UDP, Ether = (
+    scapy_all.rdpcap,
+    scapy_all.Dot1Q,
+    scapy_all.IP,
+    scapy_all.TCP,
+    scapy_all.UDP,
+    scapy_all.Ether,
+)
 pytestmark = needs_core
 SHIPPED = ROOT / "scenarios/datacenter/incast-dcqcn-pfc-pcap.toml"
 FRAME_TIME = 1500 * 8 / 10e9
@@ -38,13 +42,30 @@ def dctcp(**extra) -> dict:
     """3 DCTCP senders of priority 5 writing 5 Gb/s each into sink, marking at 15 KB; they stop writing at 0.5 ms,
     so every frame
     is delivered within the 5-ms run (a loss of the first slow start waits for a 1-ms timeout at most)."""
-    sc = {"run": {"duration": "5ms"},
-          "topology": {"preset": "fan_in", "params": {"n_senders": 3}},
-          "defaults": {"ecn_threshold": "15KB"},
-          "traffic": [{"name": "t", "kind": "cbr", "rate": "5Gbps", "src": "all", "dst": "sink", "transport": "dctcp",
-                       "priority": 5, "stop": "0.5ms"}],
-          "observe": {"pcap": [{"port": ["sw1", "sink"]}, {"port": ["sink", "sw1"]},
-                               {"port": ["sw1", "sink"], "start": "100us", "end": "200us", "name": "window"}]}}
+    sc = {
+        "run": {"duration": "5ms"},
+        "topology": {"preset": "fan_in", "params": {"n_senders": 3}},
+        "defaults": {"ecn_threshold": "15KB"},
+        "traffic": [
+            {
+                "name": "t",
+                "kind": "cbr",
+                "rate": "5Gbps",
+                "src": "all",
+                "dst": "sink",
+                "transport": "dctcp",
+                "priority": 5,
+                "stop": "0.5ms",
+            }
+        ],
+        "observe": {
+            "pcap": [
+                {"port": ["sw1", "sink"]},
+                {"port": ["sink", "sw1"]},
+                {"port": ["sw1", "sink"], "start": "100us", "end": "200us", "name": "window"},
+            ]
+        },
+    }
     sc.update(extra)
     return sc
 
@@ -105,12 +126,14 @@ def test_the_shipped_scenario_traces_roce_data_cnps_and_pfc(tmp_path):
 
 
 def test_pause_and_cnm_frames_have_their_own_ethertypes(tmp_path):
-    sc = {"run": {"duration": "1ms"},
-          "topology": {"preset": "fan_in", "params": {"n_senders": 2}},
-          "traffic": [{"name": "t", "kind": "saturated", "src": "all", "dst": "sink"}],
-          "cm": {"scheme": "qcn"},
-          "flow_control": {"mode": "global", "high": "40KB", "low": "30KB"},
-          "observe": {"pcap": [{"port": ["sw1", "h1"]}, {"port": ["sw1", "h2"]}, {"port": ["sw1", "sink"]}]}}
+    sc = {
+        "run": {"duration": "1ms"},
+        "topology": {"preset": "fan_in", "params": {"n_senders": 2}},
+        "traffic": [{"name": "t", "kind": "saturated", "src": "all", "dst": "sink"}],
+        "cm": {"scheme": "qcn"},
+        "flow_control": {"mode": "global", "high": "40KB", "low": "30KB"},
+        "observe": {"pcap": [{"port": ["sw1", "h1"]}, {"port": ["sw1", "h2"]}, {"port": ["sw1", "sink"]}]},
+    }
     s = run(sc, tmp_path)
     frames = [p for n in ("sw1-h1", "sw1-h2", "sw1-sink") for p in read(tmp_path, n)]
     pause = [p for p in frames if p[Ether].type == 0x8808]
@@ -128,11 +151,12 @@ def test_pause_and_cnm_frames_have_their_own_ethertypes(tmp_path):
 
 def test_bad_captures_are_field_errors():
     base = dctcp()
-    for pcap, field in (([{"port": ["sw1", "nosuch"]}], "observe.pcap.0.port"),
-                        ([{"port": ["h1", "sink"]}], "observe.pcap.0.port"),
-                        ([{"port": ["sw1", "sink"], "start": "1ms", "end": "1ms"}], "observe.pcap.0.end"),
-                        ([{"port": ["sw1", "sink"], "name": "a"}, {"port": ["sink", "sw1"], "name": "a"}],
-                         "observe.pcap.1.name")):
+    for pcap, field in (
+        ([{"port": ["sw1", "nosuch"]}], "observe.pcap.0.port"),
+        ([{"port": ["h1", "sink"]}], "observe.pcap.0.port"),
+        ([{"port": ["sw1", "sink"], "start": "1ms", "end": "1ms"}], "observe.pcap.0.end"),
+        ([{"port": ["sw1", "sink"], "name": "a"}, {"port": ["sink", "sw1"], "name": "a"}], "observe.pcap.1.name"),
+    ):
         with pytest.raises(ConfigError) as e:
             compile_ir(load_scenario({**base, "observe": {"pcap": pcap}}))
         assert field in str(e.value)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import warnings
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim.compile.compiler import compile_ir
-from cnsim.exceptions import ConfigError, ConfigWarning
 from cnsim.compile.loader import load_scenario
 from cnsim.compile.pfc import headroom_bytes
+from cnsim.exceptions import ConfigError, ConfigWarning
 from conftest import needs_core
 
 
@@ -19,11 +18,13 @@ def incast(headroom="auto", threshold="static", n=8, **fc) -> dict:
     """n saturated senders of priority 3 into one receiver through one switch; 5-µs cables, so the headroom
     formula gives 18.3 KB per (input, priority)."""
     hosts = [f"h{i}" for i in range(1, n + 1)] + ["r"]
-    sc = {"run": {"duration": "5ms"},
-          "topology": {"hosts": hosts, "switches": ["s1"], "links": [["s1", h] for h in hosts]},
-          "defaults": {"link_delay": "5us", "buffer": {"policy": "shared", "size": "2MB"}},
-          "traffic": [{"name": "incast", "kind": "saturated", "src": hosts[:-1], "dst": "r", "priority": 3}],
-          "flow_control": {"mode": "pfc", "threshold": threshold, "headroom": headroom, **fc}}
+    sc = {
+        "run": {"duration": "5ms"},
+        "topology": {"hosts": hosts, "switches": ["s1"], "links": [["s1", h] for h in hosts]},
+        "defaults": {"link_delay": "5us", "buffer": {"policy": "shared", "size": "2MB"}},
+        "traffic": [{"name": "incast", "kind": "saturated", "src": hosts[:-1], "dst": "r", "priority": 3}],
+        "flow_control": {"mode": "pfc", "threshold": threshold, "headroom": headroom, **fc},
+    }
     if threshold == "static":
         sc["flow_control"]["high"] = "40KB"
     return sc
@@ -85,14 +86,27 @@ def test_the_peers_response_time_needs_more_headroom():
 def two_priorities(mode: str) -> dict:
     """h1, h2 → r1 at priority 3 (20 Gb/s into a 10-Gb/s port of s2), h3 → r2 at 8 Gb/s on priority 1; both
     cross the 40-Gb/s s1 - s2 link, where only priority 3 is congested."""
-    sc = {"run": {"duration": "5ms", "warmup": "1ms"},
-          "topology": {"hosts": ["h1", "h2", "h3", "r1", "r2"], "switches": ["s1", "s2"],
-                       "links": [["s1", "h1"], ["s1", "h2"], ["s1", "h3"], {"a": "s1", "b": "s2", "rate": "40Gbps"},
-                                 ["s2", "r1"], ["s2", "r2"]]},
-          "defaults": {"link_delay": "2us", "buffer": {"policy": "shared", "size": "1MB"}},
-          "traffic": [{"name": "hot", "kind": "saturated", "src": ["h1", "h2"], "dst": "r1", "priority": 3},
-                      {"name": "cold", "kind": "cbr", "src": "h3", "dst": "r2", "rate": "8Gbps", "priority": 1}],
-          "flow_control": {"mode": mode}}
+    sc = {
+        "run": {"duration": "5ms", "warmup": "1ms"},
+        "topology": {
+            "hosts": ["h1", "h2", "h3", "r1", "r2"],
+            "switches": ["s1", "s2"],
+            "links": [
+                ["s1", "h1"],
+                ["s1", "h2"],
+                ["s1", "h3"],
+                {"a": "s1", "b": "s2", "rate": "40Gbps"},
+                ["s2", "r1"],
+                ["s2", "r2"],
+            ],
+        },
+        "defaults": {"link_delay": "2us", "buffer": {"policy": "shared", "size": "1MB"}},
+        "traffic": [
+            {"name": "hot", "kind": "saturated", "src": ["h1", "h2"], "dst": "r1", "priority": 3},
+            {"name": "cold", "kind": "cbr", "src": "h3", "dst": "r2", "rate": "8Gbps", "priority": 1},
+        ],
+        "flow_control": {"mode": mode},
+    }
     if mode == "selective":
         sc["defaults"]["buffer"] = {"policy": "ingress", "size": "150KB"}
         sc["flow_control"].update(high="100KB", low="80KB")
@@ -121,13 +135,20 @@ def ring(watchdog: str | None = None, n: int = 5) -> dict:
     two-hop clockwise path, so every ring link carries two flows (overloaded) and every switch's buffer waits
     on the next one's — a cyclic buffer dependency."""
     sw, hosts = [f"s{i}" for i in range(1, n + 1)], [f"h{i}" for i in range(1, n + 1)]
-    sc = {"run": {"duration": "5ms"},
-          "topology": {"hosts": hosts, "switches": sw,
-                       "links": [[sw[i], sw[(i + 1) % n]] for i in range(n)] + [[sw[i], hosts[i]] for i in range(n)]},
-          "defaults": {"buffer": {"policy": "shared", "size": "300KB"}},
-          "traffic": [{"name": f"f{i}", "kind": "saturated", "src": hosts[i], "dst": hosts[(i + 2) % n],
-                       "priority": 3} for i in range(n)],
-          "flow_control": {"mode": "pfc", "threshold": "static", "high": "30KB"}}
+    sc = {
+        "run": {"duration": "5ms"},
+        "topology": {
+            "hosts": hosts,
+            "switches": sw,
+            "links": [[sw[i], sw[(i + 1) % n]] for i in range(n)] + [[sw[i], hosts[i]] for i in range(n)],
+        },
+        "defaults": {"buffer": {"policy": "shared", "size": "300KB"}},
+        "traffic": [
+            {"name": f"f{i}", "kind": "saturated", "src": hosts[i], "dst": hosts[(i + 2) % n], "priority": 3}
+            for i in range(n)
+        ],
+        "flow_control": {"mode": "pfc", "threshold": "static", "high": "30KB"},
+    }
     if watchdog:
         sc["flow_control"]["watchdog"] = watchdog
     return sc
@@ -158,12 +179,20 @@ def test_cyclic_buffer_dependency_deadlocks_and_the_watchdog_recovers():
 def test_egress_scheduler_shares_a_port_between_priorities(scheduler, expect):
     """h1 (priority 5) and h2 (priority 2) saturate r's port; PFC keeps both queues backlogged without loss.
     DWRR with weights 3 : 1 splits the port 3 : 1; strict priority gives it all to priority 5."""
-    sc = {"run": {"duration": "4ms", "warmup": "1ms"},
-          "topology": {"hosts": ["h1", "h2", "r"], "switches": ["s1"], "links": [["s1", "h1"], ["s1", "h2"], ["s1", "r"]]},
-          "defaults": {"buffer": {"policy": "shared", "size": "1MB"}},
-          "traffic": [{"name": "a", "kind": "saturated", "src": "h1", "dst": "r", "priority": 5},
-                      {"name": "b", "kind": "saturated", "src": "h2", "dst": "r", "priority": 2}],
-          "flow_control": {"mode": "pfc", "scheduler": scheduler, "weights": [1, 1, 1, 1, 1, 3, 1, 1]}}
+    sc = {
+        "run": {"duration": "4ms", "warmup": "1ms"},
+        "topology": {
+            "hosts": ["h1", "h2", "r"],
+            "switches": ["s1"],
+            "links": [["s1", "h1"], ["s1", "h2"], ["s1", "r"]],
+        },
+        "defaults": {"buffer": {"policy": "shared", "size": "1MB"}},
+        "traffic": [
+            {"name": "a", "kind": "saturated", "src": "h1", "dst": "r", "priority": 5},
+            {"name": "b", "kind": "saturated", "src": "h2", "dst": "r", "priority": 2},
+        ],
+        "flow_control": {"mode": "pfc", "scheduler": scheduler, "weights": [1, 1, 1, 1, 1, 3, 1, 1]},
+    }
     s = cnsim.run(sc).summary
     tp = {f["src"]: f["throughput_bps"] for f in s["flows"]}
     assert s["frames"]["dropped"] == 0
@@ -199,9 +228,8 @@ def test_pfc_errors_name_the_field():
 def test_the_run_summary_table_shows_the_deadlock_and_the_paused_priority():
     """`cnsim run` prints what a PFC user looks for: which priority paused, the wait-for cycle found during
     the run and the queues of the end-of-run deadlock."""
-    from rich.console import Console
-
     from cnsim.cli.main import pfc_rows, summary_table
+    from rich.console import Console
 
     s = cnsim.run(ring()).summary
     rows = dict(pfc_rows(s["pfc"]))
@@ -218,7 +246,6 @@ def test_the_run_summary_table_shows_the_deadlock_and_the_paused_priority():
 def test_per_priority_counters_reach_the_summary_table_and_sweep_metrics(tmp_path):
     """The PFC counters per priority are columns of summary.parquet and sweep metrics, not only JSON lists."""
     import pandas as pd
-
     from cnsim.experiments.sweep_summary import flat_metrics
 
     r = cnsim.run(ring(), out=tmp_path / "r")

@@ -3,7 +3,6 @@
 from collections import deque
 
 import pytest
-
 from cnsim.compile.compiler import compile_ir
 from cnsim.compile.loader import load_scenario
 from cnsim.scenario.presets import PRESETS
@@ -24,8 +23,12 @@ EXPECTED = {
 
 
 def build(preset, params):
-    sc = load_scenario({"topology": {"preset": preset, "params": params},
-                        "traffic": [{"kind": "saturated", "src": "all", "dst": "all"}]})
+    sc = load_scenario(
+        {
+            "topology": {"preset": preset, "params": params},
+            "traffic": [{"kind": "saturated", "src": "all", "dst": "all"}],
+        }
+    )
     return compile_ir(sc)
 
 
@@ -74,10 +77,13 @@ def test_preset_specifics():
 
 
 def test_preset_element_override_by_name():
-    sc = load_scenario({"topology": {"preset": "cnsim_1hop"},
-                        "traffic": [{"kind": "saturated", "src": "h1", "dst": "h2"}]},
-                       overrides={"topology.switches.sw1.latency": "1us",
-                                  "topology.links": [{"a": "h2", "b": "sw1", "rate": "1Gbps"}]})
+    sc = load_scenario(
+        {"topology": {"preset": "cnsim_1hop"}, "traffic": [{"kind": "saturated", "src": "h1", "dst": "h2"}]},
+        overrides={
+            "topology.switches.sw1.latency": "1us",
+            "topology.links": [{"a": "h2", "b": "sw1", "rate": "1Gbps"}],
+        },
+    )
     ir = compile_ir(sc)
     sw = next(n for n in ir["nodes"] if n["kind"] == "switch")
     assert sw["latency_ps"] == 10**6
@@ -87,8 +93,10 @@ def test_preset_element_override_by_name():
 
 
 def test_stream_ids_follow_names_not_order():
-    gens = [{"name": "a", "kind": "saturated", "src": "h1", "dst": "sink"},
-            {"name": "b", "kind": "saturated", "src": "h2", "dst": "sink"}]
+    gens = [
+        {"name": "a", "kind": "saturated", "src": "h1", "dst": "sink"},
+        {"name": "b", "kind": "saturated", "src": "h2", "dst": "sink"},
+    ]
     base = {"topology": {"preset": "fan_in", "params": {"n_senders": 2}}}
     one = compile_ir(load_scenario(dict(base, traffic=gens)))
     two = compile_ir(load_scenario(dict(base, traffic=gens[::-1])))

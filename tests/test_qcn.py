@@ -6,9 +6,8 @@ unit-tested in ``crates/cnsim-core/src/cm/qcn.rs``; here the scheme runs inside 
 
 from __future__ import annotations
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim import schemes
 from cnsim.exceptions import ConfigError
 from conftest import ROOT, needs_core
@@ -19,14 +18,16 @@ QEQ = 26_000
 LINE = 10e9
 
 
-def single_bottleneck(n: int, duration: str = "40ms", warmup: str = "10ms", pause: bool = False,
-                      params: dict | None = None) -> dict:
+def single_bottleneck(
+    n: int, duration: str = "40ms", warmup: str = "10ms", pause: bool = False, params: dict | None = None
+) -> dict:
     """S-SYM topology (model reference §9.1) with n saturated sources h1..hn → h(n+1); bottleneck sw1 → sw2."""
     sc = {
         "run": {"name": f"qcn-single-{n}", "duration": duration, "warmup": warmup},
         "topology": {"preset": "symmetric", "params": {"n_sources": n}},
-        "traffic": [{"name": "sat", "kind": "saturated", "src": [f"h{i}" for i in range(1, n + 1)],
-                     "dst": f"h{n + 1}"}],
+        "traffic": [
+            {"name": "sat", "kind": "saturated", "src": [f"h{i}" for i in range(1, n + 1)], "dst": f"h{n + 1}"}
+        ],
         "cm": {"scheme": "qcn", "params": params or {}},
     }
     if pause:
@@ -53,8 +54,13 @@ def test_units_and_bad_values_are_reported_with_paths():
     p = schemes.get("qcn").params(qeq="34KB", timer_period="1.5ms", r_ai="8Mbps")
     ir = schemes.get("qcn").to_ir(p)
     assert (ir["qeq_bytes"], ir["timer_period_ps"], ir["r_ai_bps"]) == (34_000, 1_500_000_000, 8e6)
-    for key, value in [("bogus", 1), ("gd", 0), ("mark_table", ["150KB"]), ("stage_boundary", "lt"),
-                       ("timer_period", "15")]:
+    for key, value in [
+        ("bogus", 1),
+        ("gd", 0),
+        ("mark_table", ["150KB"]),
+        ("stage_boundary", "lt"),
+        ("timer_period", "15"),
+    ]:
         with pytest.raises(ConfigError) as e:
             cnsim.run(single_bottleneck(2, "1ms", "0ms", params={key: value}), plots=False)
         assert f"cm.params.{key}" in str(e.value)
@@ -101,15 +107,17 @@ def test_timer_period_is_a_parameter():
     path = ROOT / "scenarios" / "seed-000" / "symmetric-qcn.toml"
     tp = {}
     for t in ("15ms", "1.5ms"):
-        r = cnsim.run(path, overrides={"run.duration": "40ms", "run.warmup": "22ms",
-                                       "cm.params.timer_period": t}, plots=False).summary
+        r = cnsim.run(
+            path, overrides={"run.duration": "40ms", "run.warmup": "22ms", "cm.params.timer_period": t}, plots=False
+        ).summary
         tp[t] = sum(f["throughput_bps"] for f in r["flows"])
     assert tp["1.5ms"] > tp["15ms"] * 1.2, tp
 
 
 def test_seed_symmetric_runs_lossless_with_pause():
-    r = cnsim.run(ROOT / "scenarios" / "seed-000" / "symmetric-qcn.toml", overrides={"run.duration": "20ms"},
-                  plots=False).summary
+    r = cnsim.run(
+        ROOT / "scenarios" / "seed-000" / "symmetric-qcn.toml", overrides={"run.duration": "20ms"}, plots=False
+    ).summary
     assert r["frames"]["dropped"] == 0
     assert r["control"]["messages"]["cnm"] > 0
 

@@ -10,11 +10,9 @@ import subprocess
 import sys
 import warnings
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim.exceptions import ConfigWarning
-
 from conftest import ROOT, needs_core
 
 LOSSY = ROOT / "scenarios/datacenter/lossy-roce-incast-gbn.toml"
@@ -81,8 +79,10 @@ def test_random_link_outages_lose_frames_and_every_transfer_still_completes(mode
     rng = random.Random(36)
     events = []
     for t in sorted(rng.uniform(0.1e-3, 4.0e-3) for _ in range(6)):
-        events += [{"at": f"{t * 1e6:.3f}us", "link": ["sw1", "sink"], "state": "down"},
-                   {"at": f"{(t + rng.uniform(5e-6, 30e-6)) * 1e6:.3f}us", "link": ["sw1", "sink"], "state": "up"}]
+        events += [
+            {"at": f"{t * 1e6:.3f}us", "link": ["sw1", "sink"], "state": "down"},
+            {"at": f"{(t + rng.uniform(5e-6, 30e-6)) * 1e6:.3f}us", "link": ["sw1", "sink"], "state": "up"},
+        ]
     from cnsim.compile.loader import load_scenario
 
     sc = load_scenario(LOSSY).model_dump(mode="json", exclude_none=True)
@@ -105,15 +105,21 @@ def test_a_run_with_recovery_is_deterministic():
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
-@pytest.mark.parametrize("overrides, field", [
-    ({"nic.queues": "fifo"}, "rdma.loss_recovery"),
-    ({"rdma.timeout": "0s"}, "rdma"),
-    ({"rdma.loss_recovery": "go_back_m"}, "rdma.loss_recovery"),
-])
+@pytest.mark.parametrize(
+    "overrides, field",
+    [
+        ({"nic.queues": "fifo"}, "rdma.loss_recovery"),
+        ({"rdma.timeout": "0s"}, "rdma"),
+        ({"rdma.loss_recovery": "go_back_m"}, "rdma.loss_recovery"),
+    ],
+)
 def test_bad_recovery_settings_exit_2_naming_the_field(overrides, field, tmp_path):
     args = [a for k, v in overrides.items() for a in ("--set", f"{k}={v}")]
-    p = subprocess.run([sys.executable, "-m", "cnsim", "run", str(LOSSY), "-o", str(tmp_path / "out"), "--quiet", *args],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "cnsim", "run", str(LOSSY), "-o", str(tmp_path / "out"), "--quiet", *args],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 2, p.stderr
     assert field in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "out").exists()

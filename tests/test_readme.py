@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, needs_core
 
 pytestmark = needs_core
@@ -71,8 +70,9 @@ def test_the_readme_commands_run_as_written(here):
 
 def test_the_readme_python_snippet_runs(here):
     (snippet,) = _blocks("python")
-    r = subprocess.run([sys.executable, "-c", snippet + "\nprint('ok')"], cwd=here, capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", snippet + "\nprint('ok')"], cwd=here, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr
 
 

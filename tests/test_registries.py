@@ -3,9 +3,7 @@
 from pathlib import Path
 
 import pytest
-
 from cnsim import schemes
-
 from conftest import needs_core
 
 
@@ -15,7 +13,8 @@ def test_rust_and_python_scheme_registries_agree():
 
     assert sorted(_core.schemes()) == sorted(schemes.SCHEMES), (
         "a scheme is registered on one side only: add its row to cm::REGISTRY (Rust) and its params "
-        "module to cnsim.schemes.SCHEMES (Python)")
+        "module to cnsim.schemes.SCHEMES (Python)"
+    )
     assert len(set(_core.schemes())) == len(_core.schemes())
 
 

@@ -16,11 +16,9 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim.exceptions import ConfigError
-
 from conftest import ROOT, needs_core
 
 pytestmark = needs_core
@@ -41,6 +39,7 @@ def one_line(text: str) -> str:
 
 
 # ---- writers ----------------------------------------------------------------------------------
+
 
 def test_result_save_keeps_a_users_folder(tmp_path):
     """`r.save(DIR)` onto a folder holding the user's notes replaced it silently: now refused."""
@@ -163,14 +162,16 @@ def test_a_sweep_rerun_with_force_leaves_a_users_folder_in_runs(tmp_path):
 
 # ---- figures that cannot exceed physics ------------------------------------------------------
 
+
 def test_no_throughput_bin_exceeds_the_line_rate_on_fan_in_4(tmp_path):
     """flow_tp bins of fan-in-4 read 10.08 Gb/s on a 10 Gb/s link (whole frames counted in the bin
     of their start): each frame's bits now go to the bins its reception spans."""
     import pandas as pd
 
     out = tmp_path / "f4"
-    r = cnsim.run(ROOT / "scenarios/baseline/fan-in-4.toml", overrides={"run.duration": "30ms", "run.warmup": "5ms"},
-                  out=out)
+    r = cnsim.run(
+        ROOT / "scenarios/baseline/fan-in-4.toml", overrides={"run.duration": "30ms", "run.warmup": "5ms"}, out=out
+    )
     tp = pd.read_parquet(out / "flow_tp.parquet")
     per_bin = tp.groupby("t_s").bps.sum()
     total = pd.read_parquet(out / "throughput_ts.parquet").set_index("t_s").bps
@@ -202,9 +203,23 @@ def test_queue_statistics_exclude_the_warm_up(tmp_path):
 def test_the_summary_table_adds_up(tmp_path):
     """The table printed by `cnsim run` left out frames still queued at hosts: its frame rows now add
     up to the frames generated."""
-    r = subprocess.run([*CNSIM, "run", str(ROOT / "scenarios/baseline/fan-in-4.toml"), "--set", "run.duration=5ms",
-                        "--set", "flow_control.mode=global", "-o", str(tmp_path / "s"), "--no-progress"],
-                       capture_output=True, text=True, timeout=120)  # paused hosts queue CBR frames
+    r = subprocess.run(
+        [
+            *CNSIM,
+            "run",
+            str(ROOT / "scenarios/baseline/fan-in-4.toml"),
+            "--set",
+            "run.duration=5ms",
+            "--set",
+            "flow_control.mode=global",
+            "-o",
+            str(tmp_path / "s"),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # paused hosts queue CBR frames
     assert r.returncode == 0, r.stderr
     text = r.stdout
 
@@ -219,6 +234,7 @@ def test_the_summary_table_adds_up(tmp_path):
 
 # ---- messages ---------------------------------------------------------------------------------
 
+
 def test_an_unreachable_scheduler_is_one_line_within_seconds(cli, tmp_path):
     t0 = time.monotonic()
     r = cli(["sweep", ROOT / "sweeps/fan-in-4-rates.toml", "-o", tmp_path / "sw", "--scheduler", "tcp://127.0.0.1:9"])
@@ -231,9 +247,17 @@ def test_an_unreachable_scheduler_is_one_line_within_seconds(cli, tmp_path):
 BCN = ROOT / "scenarios/seed-000/symmetric-bcn.toml"
 
 
-@pytest.mark.parametrize("scenario, field, value", [(BCN, "cm.params.gi", "inf"), (BCN, "cm.params.gd", "-inf"),
-                                                    (BCN, "cm.params.ru", "nan"), (MD1, "traffic.0.rate", "inf"),
-                                                    (MD1, "defaults.link_delay", "inf"), (MD1, "run.seed", "nan")])
+@pytest.mark.parametrize(
+    "scenario, field, value",
+    [
+        (BCN, "cm.params.gi", "inf"),
+        (BCN, "cm.params.gd", "-inf"),
+        (BCN, "cm.params.ru", "nan"),
+        (MD1, "traffic.0.rate", "inf"),
+        (MD1, "defaults.link_delay", "inf"),
+        (MD1, "run.seed", "nan"),
+    ],
+)
 def test_an_infinite_parameter_value_names_the_field(cli, tmp_path, scenario, field, value):
     r = cli(["run", scenario, "--set", f"{field}={value}", "-q", "-o", tmp_path / "o"])
     assert r.exit_code == 2, r.stderr
@@ -249,8 +273,22 @@ def test_a_full_disk_names_the_path(tmp_path):
     def small_files():
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 
-    p = subprocess.run([*CNSIM, "run", str(ROOT / "scenarios/baseline/fan-in-4.toml"), "--set", "run.duration=20ms",
-                        "-o", str(out), "-q"], capture_output=True, text=True, timeout=120, preexec_fn=small_files)
+    p = subprocess.run(
+        [
+            *CNSIM,
+            "run",
+            str(ROOT / "scenarios/baseline/fan-in-4.toml"),
+            "--set",
+            "run.duration=20ms",
+            "-o",
+            str(out),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=small_files,
+    )
     assert p.returncode == 1, p.stderr
     line = one_line(p.stderr)
     assert str(out) in line and "File too large" in line and "Traceback" not in p.stderr
@@ -270,10 +308,16 @@ def test_a_million_run_dry_run_prints_at_once(tmp_path):
     """A 10⁶-run --dry-run printed nothing for over two minutes: it now says how many runs there are
     and lists them as it goes."""
     f = tmp_path / "big.toml"
-    f.write_text(f'base = "{MD1}"\nreplications = 1000\n[set]\n"run.duration" = "2ms"\n[parameters]\n'
-                 '"traffic.0.rate" = { from = 0.001, to = 0.999, step = 0.001, unit = "Gbps" }\n')
-    p = subprocess.Popen([*CNSIM, "sweep", str(f), "-o", str(tmp_path / "o"), "--dry-run"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    f.write_text(
+        f'base = "{MD1}"\nreplications = 1000\n[set]\n"run.duration" = "2ms"\n[parameters]\n'
+        '"traffic.0.rate" = { from = 0.001, to = 0.999, step = 0.001, unit = "Gbps" }\n'
+    )
+    p = subprocess.Popen(
+        [*CNSIM, "sweep", str(f), "-o", str(tmp_path / "o"), "--dry-run"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         t0 = time.monotonic()
         first = p.stdout.readline()
@@ -288,20 +332,40 @@ def test_a_million_run_dry_run_prints_at_once(tmp_path):
 
 # ---- output and docs --------------------------------------------------------------------------
 
+
 def test_piped_output_is_not_wrapped(tmp_path):
     """Piped, output wrapped at 80 columns (paths split across lines, `cnsim model`'s headers cut); an
     inherited COLUMNS describes a terminal, not the pipe."""
     out = tmp_path / ("a-rather-long-folder-name-" * 4) / "result"
-    p = subprocess.run([*CNSIM, "run", str(MD1), "--set", "run.duration=2ms", "-o", str(out), "--no-progress"],
-                       capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "80"})
+    p = subprocess.run(
+        [*CNSIM, "run", str(MD1), "--set", "run.duration=2ms", "-o", str(out), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "80"},
+    )
     assert p.returncode == 0, p.stderr
     assert f"outputs: {out}" in p.stdout.splitlines()
-    p = subprocess.run([*CNSIM, "describe", "bcn"], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "COLUMNS": "80"})
+    p = subprocess.run(
+        [*CNSIM, "describe", "bcn"], capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "80"}
+    )
     assert "model reference §2.1" in p.stdout and max(len(ln) for ln in p.stdout.splitlines()) > 120
-    p = subprocess.run([*CNSIM, "model", str(ROOT / "scenarios/seed-000/parking-lot-bcn.toml"), "--no-sim", "--set",
-                        "run.duration=5ms", "-o", str(tmp_path / "m")], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "COLUMNS": "80"})
+    p = subprocess.run(
+        [
+            *CNSIM,
+            "model",
+            str(ROOT / "scenarios/seed-000/parking-lot-bcn.toml"),
+            "--no-sim",
+            "--set",
+            "run.duration=5ms",
+            "-o",
+            str(tmp_path / "m"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "80"},
+    )
     header = next(ln for ln in p.stdout.splitlines() if "quantity" in ln)
     assert all(c in header for c in ("bcn_closed_form", "fluid", "max_min", "proportional", "simulation")), header
 

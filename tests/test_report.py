@@ -9,13 +9,14 @@ import shutil
 import subprocess
 
 import pytest
-
 from cnsim.experiments import reproduce as rp
 
 pytestmark = pytest.mark.skipif(
-    __import__("importlib").util.find_spec("cnsim._core") is None, reason="cnsim._core is not built (make build)")
-CHROMIUM = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome", "chrome")
-                 if shutil.which(b)), None)
+    __import__("importlib").util.find_spec("cnsim._core") is None, reason="cnsim._core is not built (make build)"
+)
+CHROMIUM = next(
+    (shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome", "chrome") if shutil.which(b)), None
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +29,15 @@ def report(tmp_path_factory):
 def test_html_is_self_contained_with_sections(report):
     out, html_path, md_path = report
     html = html_path.read_text()
-    for anchor in ("provenance", "overview", "seed-000", "seed-000-tables", "seed-000-figures", "seed-000-parameters",
-                   "method"):
+    for anchor in (
+        "provenance",
+        "overview",
+        "seed-000",
+        "seed-000-tables",
+        "seed-000-figures",
+        "seed-000-parameters",
+        "method",
+    ):
         assert f"id='{anchor}'" in html
     assert "data:image/png;base64," in html
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html), "no network resource"
@@ -52,14 +60,26 @@ def test_cli_report_rewrites(report, cli):
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary; install it with `apt-get install -y chromium`")
 def test_renders_in_headless_chromium_offline(report, tmp_path):
     _, html_path, _ = report
-    common = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              f"--user-data-dir={tmp_path / 'profile'}", "--proxy-server=127.0.0.1:9",  # any network access fails
-              "--proxy-bypass-list=<-loopback>"]
+    common = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--proxy-server=127.0.0.1:9",  # any network access fails
+        "--proxy-bypass-list=<-loopback>",
+    ]
     shot = tmp_path / "shot.png"
-    subprocess.run([*common, f"--screenshot={shot}", "--window-size=1280,2000", html_path.as_uri()],
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [*common, f"--screenshot={shot}", "--window-size=1280,2000", html_path.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
     assert shot.exists() and shot.stat().st_size > 10_000
-    dom = subprocess.run([*common, "--dump-dom", html_path.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run(
+        [*common, "--dump-dom", html_path.as_uri()], capture_output=True, text=True, timeout=120
+    ).stdout
     assert "Published vs cnsim" in dom and "Figures" in dom and "Sweeps, parameters and seeds" in dom
     assert dom.count("<img") >= 1 and "data:image/png;base64," in dom
     assert not re.search(r"""(src|href)=["'](https?:)?//""", dom)
@@ -74,12 +94,14 @@ def test_the_legend_and_the_replication_count_sit_beside_the_verdicts(report):
     overview_end = html.index("</table>", html.index("id='overview'"))
     legend = html.index("id='legend'")
     assert overview_end < legend < html.index("class='study'")
-    text = html[legend:html.index("</p>", legend)]
+    text = html[legend : html.index("</p>", legend)]
     assert "within band" in text and "claim" in text and "seed-000 2 replications" in text
     assert "fewer than 5 replications (seed-000)" in text
-    assert "mean ± 95 % CI over 2 replications" in html[html.index("id='seed-000-tables'"):]
+    assert "mean ± 95 % CI over 2 replications" in html[html.index("id='seed-000-tables'") :]
     md = md_path.read_text()
     assert md.index("**Legend.**") < md.index("## seed-000")
+
+
 def test_overview_counts_structural_cells_apart():
     """Issue 32 (model reference §12 R9, R11): the overview gives the structural cells apart from the discriminating cells'
     verdicts; a published number repeating another cell's measurement counts once; sensitivity rows never; the
@@ -89,11 +111,20 @@ def test_overview_counts_structural_cells_apart():
     def cell(verdict, **kw):
         return {"verdict": verdict, "table": "t", "row": "r", "column": "c", **kw}
 
-    study = {"id": "seed-009", "title": "A [B|F]ECN study", "claim_counts": {"holds": 1},
-             "claims": [{"id": "X-1"}, {"id": "X-2"}],
-             "cells": [cell("within band", structural="a zero with the mechanism off"), cell("within band"),
-                       cell("explained"), cell("outside band"), cell("within band", same_as="r / c"),
-                       cell("outside band", sensitivity=True)]}
+    study = {
+        "id": "seed-009",
+        "title": "A [B|F]ECN study",
+        "claim_counts": {"holds": 1},
+        "claims": [{"id": "X-1"}, {"id": "X-2"}],
+        "cells": [
+            cell("within band", structural="a zero with the mechanism off"),
+            cell("within band"),
+            cell("explained"),
+            cell("outside band"),
+            cell("within band", same_as="r / c"),
+            cell("outside band", sensitivity=True),
+        ],
+    }
     h: list[str] = []
     m: list[str] = []
     report.overview([study], h, m)

@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
-
-from cnsim.experiments import reproduce as rp
 from cnsim.exceptions import ConfigError
+from cnsim.experiments import reproduce as rp
 
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(
-    __import__("importlib").util.find_spec("cnsim._core") is None, reason="cnsim._core is not built (make build)")
+    __import__("importlib").util.find_spec("cnsim._core") is None, reason="cnsim._core is not built (make build)"
+)
 STUDIES = ["seed-000", "seed-001", "seed-002", "seed-003", "seed-004"]
 
 
@@ -31,8 +31,10 @@ def test_unknown_study_and_bad_reference(tmp_path):
     with pytest.raises(ConfigError, match="unknown"):
         rp.load_study("seed-999")
     bad = tmp_path / "x.toml"
-    bad.write_text('id="x"\ntitle="t"\nsource="s"\nspec="s"\n[[sweeps]]\nname="a"\nbase="b.toml"\n'
-                   '[[cells]]\ntable="t"\nrow="r"\ncolumn="c"\nsweep="nope"\nmetric="m"\npublished=1\nband={rel=0.1}\n')
+    bad.write_text(
+        'id="x"\ntitle="t"\nsource="s"\nspec="s"\n[[sweeps]]\nname="a"\nbase="b.toml"\n'
+        '[[cells]]\ntable="t"\nrow="r"\ncolumn="c"\nsweep="nope"\nmetric="m"\npublished=1\nband={rel=0.1}\n'
+    )
     with pytest.raises(ConfigError, match="not a declared sweep"):
         rp.load_study("x", bad)
 

@@ -4,12 +4,10 @@ import json
 import re
 import tomllib
 
+import cnsim
 import numpy as np
 import pytest
-
-import cnsim
 from cnsim.exceptions import RunInterrupted
-
 from conftest import ROOT, SCENARIOS, needs_core
 
 pytestmark = needs_core
@@ -58,13 +56,20 @@ def test_md1_mean_queue_and_busy_fraction_match_theory(rho, tol):
     replication mean and within 1 % (rho = 0.5) or 3 % (rho = 0.8) of theory."""
     from scipy import stats
 
-    runs = [cnsim.run(SC / "baseline/md1.toml", plots=False, overrides={
-        "run.replication": k, "run.warmup": "20ms", "traffic.0.rate": f"{rho * 10:g}Gbps"}).summary for k in range(10)]
+    runs = [
+        cnsim.run(
+            SC / "baseline/md1.toml",
+            plots=False,
+            overrides={"run.replication": k, "run.warmup": "20ms", "traffic.0.rate": f"{rho * 10:g}Gbps"},
+        ).summary
+        for k in range(10)
+    ]
     assert sum(s["frames"]["dropped"] for s in runs) == 0
     lq = rho**2 / (2 * (1 - rho))
     for name, theory, per_run in (
-            ("mean queue", (rho + lq) * 1500, [bottleneck(s)["mean_bytes"] for s in runs]),
-            ("busy fraction", rho, [next(lk for lk in s["links"] if lk["to"] == "sink")["utilization"] for s in runs])):
+        ("mean queue", (rho + lq) * 1500, [bottleneck(s)["mean_bytes"] for s in runs]),
+        ("busy fraction", rho, [next(lk for lk in s["links"] if lk["to"] == "sink")["utilization"] for s in runs]),
+    ):
         x = np.array(per_run)
         half = stats.t.ppf(0.995, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
         assert abs(x.mean() - theory) <= half, (name, x.mean(), theory, half)
@@ -80,11 +85,10 @@ def test_mg1_exponential_sizes_mean_queue_and_busy_fraction_match_pollaczek_khin
     within 1 % (rho = 0.5) or 3 % (rho = 0.8) of theory. Fixed-size frames would give 2 250 / 3 600 B,
     the unbounded M/M/1 1 500 (2 rho + rho^2/(1 - rho)) = 2 250 / 7 200 B: the truncation's 6.5 % smaller
     E[S^2] is what separates 6 728 from 7 200 at rho = 0.8, so the test also checks the sizes' tail."""
-    from scipy import stats
-
-    from cnsim.scenario import framesizes
     from cnsim.api import resolve
     from cnsim.compile.compiler import compile_ir
+    from cnsim.scenario import framesizes
+    from scipy import stats
 
     path = SC / "baseline/mg1-exponential.toml"
     ov = {"run.warmup": "20ms", "traffic.0.rate": f"{rho * 10:g}Gbps"}
@@ -94,9 +98,10 @@ def test_mg1_exponential_sizes_mean_queue_and_busy_fraction_match_pollaczek_khin
     runs = [cnsim.run(path, plots=False, overrides={**ov, "run.replication": k}).summary for k in range(10)]
     assert sum(s["frames"]["dropped"] for s in runs) == 0
     for name, theory, per_run in (
-            ("mean bytes", m2 / m1 * (rho + rho**2 / (2 * (1 - rho))), [bottleneck(s)["mean_bytes"] for s in runs]),
-            ("busy fraction", rho, [next(lk for lk in s["links"] if lk["to"] == "sink")["utilization"] for s in runs]),
-            ("mean size", m1, [s["bytes"]["generated"] / s["frames"]["generated"] for s in runs])):
+        ("mean bytes", m2 / m1 * (rho + rho**2 / (2 * (1 - rho))), [bottleneck(s)["mean_bytes"] for s in runs]),
+        ("busy fraction", rho, [next(lk for lk in s["links"] if lk["to"] == "sink")["utilization"] for s in runs]),
+        ("mean size", m1, [s["bytes"]["generated"] / s["frames"]["generated"] for s in runs]),
+    ):
         x = np.array(per_run)
         half = stats.t.ppf(0.995, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
         assert abs(x.mean() - theory) <= half, (name, x.mean(), theory, half)
@@ -108,8 +113,16 @@ def test_imix_sizes_come_in_their_proportions_and_the_rate_counts_their_mean():
     2 Gb/s: the frames' mean size is the mix's, the delivered rate is the offered 2 Gb/s (the gap is
     set from the mean size), and bytes are conserved with frames of three sizes in the host FIFO."""
     mix = [["64B", 7], ["594B", 4], ["1518B", 1]]
-    r = cnsim.run(SC / "baseline/md1.toml", plots=False, overrides={
-        "run.duration": "50ms", "traffic.0.rate": "2Gbps", "traffic.0.frame_sizes": "mix", "traffic.0.size_mix": mix})
+    r = cnsim.run(
+        SC / "baseline/md1.toml",
+        plots=False,
+        overrides={
+            "run.duration": "50ms",
+            "traffic.0.rate": "2Gbps",
+            "traffic.0.frame_sizes": "mix",
+            "traffic.0.size_mix": mix,
+        },
+    )
     s = r.summary
     conserved(s)
     mean = (64 * 7 + 594 * 4 + 1518) / 12
@@ -153,8 +166,11 @@ def test_fan_in_4_global_pause_no_drops_half_paused():
     the port busy (while unpaused they drain their backlog at line rate), so they are paused 75 % of
     the time — not the 50 % one might guess from the 2:1 overload. XOFF/XON frames also go out on
     the sw1 → sink link (global pause addresses every input), costing it about 0.5 % of its time."""
-    s = cnsim.run(FAN_IN_4, overrides={"flow_control.mode": "global", "flow_control.high": "100KB",
-                                       "flow_control.low": "90KB"}, plots=False).summary
+    s = cnsim.run(
+        FAN_IN_4,
+        overrides={"flow_control.mode": "global", "flow_control.high": "100KB", "flow_control.low": "90KB"},
+        plots=False,
+    ).summary
     conserved(s)
     assert s["frames"]["dropped"] == 0
     assert sum(f["throughput_bps"] for f in s["flows"]) >= 9.9e9
@@ -166,11 +182,16 @@ def victim_scenario(mode: str) -> dict:
     policy = "ingress" if mode == "selective" else "egress"
     return {
         "run": {"name": f"victim-{mode}", "duration": "20ms"},
-        "topology": {"hosts": ["a1", "a2", "v", "x", "y"], "switches": ["sw1"],
-                     "links": [[h, "sw1"] for h in ("a1", "a2", "v", "x", "y")]},
+        "topology": {
+            "hosts": ["a1", "a2", "v", "x", "y"],
+            "switches": ["sw1"],
+            "links": [[h, "sw1"] for h in ("a1", "a2", "v", "x", "y")],
+        },
         "defaults": {"buffer": {"policy": policy, "size": "150KB"}},
-        "traffic": [{"name": "aggressors", "kind": "saturated", "src": ["a1", "a2"], "dst": "x"},
-                    {"name": "victim", "kind": "saturated", "src": "v", "dst": "y"}],
+        "traffic": [
+            {"name": "aggressors", "kind": "saturated", "src": ["a1", "a2"], "dst": "x"},
+            {"name": "victim", "kind": "saturated", "src": "v", "dst": "y"},
+        ],
         "flow_control": {"mode": mode, "high": "130KB", "low": "120KB"},
     }
 
@@ -212,13 +233,34 @@ def test_cli_run_writes_every_output(cli, tmp_path):
     r = cli(["run", FAN_IN_4, "--set", "run.duration=2ms", "--out", out, "--json", "--plots"])
     assert r.exit_code == 0, r.output
     summary = json.loads(r.stdout)
-    for name in ("summary.json", "manifest.json", "resolved-config.toml", "queue_ts.parquet", "flow_tp.parquet",
-                 "rp_rate.parquet", "pause_ts.parquet", "fct.parquet", "flows.parquet", "summary.parquet",
-                 "plots/queue.png", "plots/throughput.png"):
+    for name in (
+        "summary.json",
+        "manifest.json",
+        "resolved-config.toml",
+        "queue_ts.parquet",
+        "flow_tp.parquet",
+        "rp_rate.parquet",
+        "pause_ts.parquet",
+        "fct.parquet",
+        "flows.parquet",
+        "summary.parquet",
+        "plots/queue.png",
+        "plots/throughput.png",
+    ):
         assert (out / name).is_file(), name
     m = json.loads((out / "manifest.json").read_text())
-    for key in ("scenario", "seed", "tool_version", "core_version", "git_describe", "events", "wall_s",
-                "config_hash", "status", "files"):
+    for key in (
+        "scenario",
+        "seed",
+        "tool_version",
+        "core_version",
+        "git_describe",
+        "events",
+        "wall_s",
+        "config_hash",
+        "status",
+        "files",
+    ):
         assert key in m
     assert m["status"] == "ok" and "manifest.json" not in m["files"]
     loaded = cnsim.Result.load(out)
@@ -268,8 +310,12 @@ def test_none_override_inside_scheme_params_means_the_default():
 
 ECM_PAUSE = SC / "seed-003/cnsim-1hop-ecm-hs0.5-pause.toml"
 GLOBAL_PAUSE = {"flow_control.mode": "global", "flow_control.high": "100KB", "flow_control.low": "90KB"}
-SERIES = {"queue_ts": (ECM_PAUSE, {}), "rp_rate": (ECM_PAUSE, {}), "pause_ts": (FAN_IN_4, GLOBAL_PAUSE),
-          "tcp_ts": (SC / "baseline/dctcp-4.toml", {"run.warmup": 0})}
+SERIES = {
+    "queue_ts": (ECM_PAUSE, {}),
+    "rp_rate": (ECM_PAUSE, {}),
+    "pause_ts": (FAN_IN_4, GLOBAL_PAUSE),
+    "tcp_ts": (SC / "baseline/dctcp-4.toml", {"run.warmup": 0}),
+}
 """Each sampled series and a scenario that records it within 3 ms."""
 
 
@@ -296,8 +342,9 @@ def test_every_series_off_writes_empty_tables_and_allows_a_finer_interval(tmp_pa
     with pytest.raises(cnsim.ConfigError) as err:
         cnsim.run(FAN_IN_4, overrides=ov, plots=False)
     assert err.value.problems[0].path == "observe.sample_interval"
-    assert re.search(r"use an interval of at least \d+(\.\d+)?ns, or record fewer series \(observe\.queue_ts",
-                     str(err.value)), str(err.value)
+    assert re.search(
+        r"use an interval of at least \d+(\.\d+)?ns, or record fewer series \(observe\.queue_ts", str(err.value)
+    ), str(err.value)
     r = cnsim.run(FAN_IN_4, overrides={**ov, **off, "run.duration": "1ms"}, out=tmp_path / "o", plots=False)
     for name in SERIES:
         assert (tmp_path / "o" / f"{name}.parquet").exists() and len(getattr(r, name)) == 0
@@ -312,8 +359,25 @@ def test_api_and_cli_in_a_fresh_process_write_the_same_files(tmp_path):
 
     ov = {"run.duration": "5ms"}
     cnsim.run(CNSIM, seed=3, overrides=ov, out=tmp_path / "api", plots=False)
-    subprocess.run([sys.executable, "-m", "cnsim", "run", str(CNSIM), "--seed", "3", "--set", "run.duration=5ms",
-                    "-o", str(tmp_path / "cli"), "-q"], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cnsim",
+            "run",
+            str(CNSIM),
+            "--seed",
+            "3",
+            "--set",
+            "run.duration=5ms",
+            "-o",
+            str(tmp_path / "cli"),
+            "-q",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     files = sorted(p.name for p in (tmp_path / "api").glob("*.parquet"))
     assert files == sorted(p.name for p in (tmp_path / "cli").glob("*.parquet")) and len(files) >= 9
     for name in files:

@@ -6,18 +6,22 @@ import tomllib
 
 import jsonschema
 import pytest
-
 from cnsim.compile.compiler import compile_ir
 from cnsim.compile.loader import dump_toml, load_scenario
 from cnsim.scenario.spec import Scenario
-
 from conftest import ROOT, SCENARIOS
 
 REQUIRED = [
-    "baseline/fan-in-4.toml", "baseline/fan-in-100.toml", "baseline/md1.toml",
-    "seed-000/symmetric-none.toml", "seed-000/asymmetric-none.toml", "seed-000/parking-lot-none.toml",
-    "seed-001/fan-in-100-none.toml", "seed-004/og-multistage-none.toml",
-    "seed-002/symmetric-1g-none.toml", "seed-002/symmetric-10g-none.toml",
+    "baseline/fan-in-4.toml",
+    "baseline/fan-in-100.toml",
+    "baseline/md1.toml",
+    "seed-000/symmetric-none.toml",
+    "seed-000/asymmetric-none.toml",
+    "seed-000/parking-lot-none.toml",
+    "seed-001/fan-in-100-none.toml",
+    "seed-004/og-multistage-none.toml",
+    "seed-002/symmetric-1g-none.toml",
+    "seed-002/symmetric-10g-none.toml",
 ] + [f"seed-003/cnsim-1hop-none-{hs}-{p}.toml" for hs in ("nohs", "hs2", "hs0.5", "hs0") for p in ("pause", "nopause")]
 IDS = [p.relative_to(ROOT / "scenarios").as_posix() for p in SCENARIOS]
 
@@ -59,11 +63,19 @@ def test_dump_load_round_trip(path):
 def test_baseline_values():
     ir = compile_ir(load_scenario(ROOT / "scenarios/baseline/fan-in-4.toml"))
     assert [s["process"] for s in ir["sources"]] == [
-        {"kind": "cbr", "interval_ps": 2_400_000, "phase_ps": 0, "random_phase": True}] * 4
+        {"kind": "cbr", "interval_ps": 2_400_000, "phase_ps": 0, "random_phase": True}
+    ] * 4
     sw = [n for n in ir["nodes"] if n["kind"] == "switch"]
-    assert sw == [{"kind": "switch", "name": "sw1", "latency_ps": 0,
-                   "buffer": {"policy": "egress", "egress_bytes": 150_000}, "pause": {"mode": "none"},
-                   "ecn_threshold_bytes": None}]
+    assert sw == [
+        {
+            "kind": "switch",
+            "name": "sw1",
+            "latency_ps": 0,
+            "buffer": {"policy": "egress", "egress_bytes": 150_000},
+            "pause": {"mode": "none"},
+            "ecn_threshold_bytes": None,
+        }
+    ]
     assert {(lk["rate_bps"], lk["prop_ps"]) for lk in ir["links"]} == {(10**10, 500_000)}
     assert ir["duration_ps"] == 100 * 10**9
     ir100 = compile_ir(load_scenario(ROOT / "scenarios/baseline/fan-in-100.toml"))
@@ -77,10 +89,16 @@ def test_seed_scenario_details():
     assert sw["latency_ps"] == 100_000
     # model reference §12 R3: [D]'s output buffer partitioned per input port (150 KB per (input, output))
     assert sw["buffer"] == {"policy": "partitioned", "partitioned_bytes": 150_000}
-    assert sw["pause"] == {"mode": "selective", "high_bytes": 130_000, "low_bytes": 120_000,
-                           "quanta": 65535, "refresh_fraction": 0.8}
-    assert cn["hotspots"][0]["schedule"] == [[10**10, 5 * 10**8], [9 * 10**10, 10**10]] or \
-        cn["hotspots"][0]["schedule"] == [(10**10, 5 * 10**8), (9 * 10**10, 10**10)]
+    assert sw["pause"] == {
+        "mode": "selective",
+        "high_bytes": 130_000,
+        "low_bytes": 120_000,
+        "quanta": 65535,
+        "refresh_fraction": 0.8,
+    }
+    assert cn["hotspots"][0]["schedule"] == [[10**10, 5 * 10**8], [9 * 10**10, 10**10]] or cn["hotspots"][0][
+        "schedule"
+    ] == [(10**10, 5 * 10**8), (9 * 10**10, 10**10)]
     p = cn["sources"][0]["process"]
     # model reference §12 R2: shifted Pareto (Lomax), alpha 1.23 (fitted to [D]'s unimpeded 18 821 flows, issue 32),
     # scale lambda = mean_on (alpha - 1) = 10.35 us
@@ -93,4 +111,5 @@ def test_seed_scenario_details():
     s100 = compile_ir(load_scenario(ROOT / "scenarios/seed-001/fan-in-100-none.toml"))
     assert len(s100["sources"]) == 100
     assert {(s["process"]["slot_ps"], round(s["process"]["p"], 12), s["start_ps"]) for s in s100["sources"]} == {
-        (1_200_000, 0.02, 5 * 10**9)}
+        (1_200_000, 0.02, 5 * 10**9)
+    }

@@ -17,11 +17,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-
 from cnsim.cli.statreg import main as statreg_main
-from cnsim.experiments import statreg
 from cnsim.exceptions import ConfigError
-
+from cnsim.experiments import statreg
 from conftest import ROOT, needs_core
 
 FAN_IN = statreg.REFERENCE[0]
@@ -75,9 +73,13 @@ def test_same_distribution_is_ok():
     """Five metrics (normal, skewed log-normal, Poisson counts), R = 20 each side, drawn from the same
     distributions: nothing is flagged (under the null the chance of any flag is ≤ α = 1 %)."""
     rng = np.random.default_rng(1)
-    draw = {"normal": lambda: rng.normal(100, 10, 20), "lognormal": lambda: rng.lognormal(3, 1, 20),
-            "poisson": lambda: rng.poisson(50, 20), "tiny-sd": lambda: rng.normal(1e5, 1e-3, 20),
-            "counts": lambda: rng.poisson(2, 20)}
+    draw = {
+        "normal": lambda: rng.normal(100, 10, 20),
+        "lognormal": lambda: rng.lognormal(3, 1, 20),
+        "poisson": lambda: rng.poisson(50, 20),
+        "tiny-sd": lambda: rng.normal(1e5, 1e-3, 20),
+        "counts": lambda: rng.poisson(2, 20),
+    }
     result = statreg.compare({k: f() for k, f in draw.items()}, {k: f() for k, f in draw.items()})
     assert result.ok, result.table()
     assert len(result.rows) == 10 and all(r.p_holm is not None and r.p_holm > 0.01 for r in result.rows)
@@ -110,8 +112,7 @@ def test_constant_metrics_are_compared_exactly_and_left_out_of_the_family():
     same, different ones differ, with no p-value; they do not enlarge the Holm family."""
     rng = np.random.default_rng(4)
     a, b = rng.normal(0, 1, 20), rng.normal(0, 1, 20)
-    result = statreg.compare({"zero": [0] * 20, "five": [5] * 20, "x": a},
-                             {"zero": [0] * 20, "five": [6] * 20, "x": b})
+    result = statreg.compare({"zero": [0] * 20, "five": [5] * 20, "x": a}, {"zero": [0] * 20, "five": [6] * 20, "x": b})
     rows = by_key(result)
     assert not rows["zero", "mean"].differs and not rows["zero", "spread"].differs
     assert rows["five", "mean"].differs and not rows["five", "spread"].differs
@@ -144,8 +145,9 @@ def test_false_alarm_rate_is_at_most_alpha():
     rng = np.random.default_rng(2024)
     flagged = uncorrected = 0
     for _ in range(1000):
-        result = statreg.compare({f"m{i}": rng.lognormal(0, 1, 20) for i in range(10)},
-                                 {f"m{i}": rng.lognormal(0, 1, 20) for i in range(10)})
+        result = statreg.compare(
+            {f"m{i}": rng.lognormal(0, 1, 20) for i in range(10)}, {f"m{i}": rng.lognormal(0, 1, 20) for i in range(10)}
+        )
         flagged += not result.ok
         uncorrected += any(r.p <= 0.01 for r in result.rows)
     assert flagged <= 20, flagged
@@ -155,24 +157,37 @@ def test_false_alarm_rate_is_at_most_alpha():
 # ------------------------------------------------------------------------------ metrics and the file
 
 
-SUMMARY = {"fct": {"mean_us": 12.5, "count": 3}, "fairness": {"jain": None}, "flag": True,
-           "queues": [{"switch": "sw1", "port": "h1", "mean_bytes": 10},
-                      {"switch": "sw1", "port": "h2", "mean_bytes": 20}]}
+SUMMARY = {
+    "fct": {"mean_us": 12.5, "count": 3},
+    "fairness": {"jain": None},
+    "flag": True,
+    "queues": [{"switch": "sw1", "port": "h1", "mean_bytes": 10}, {"switch": "sw1", "port": "h2", "mean_bytes": 20}],
+}
 
 
 def test_metric_paths():
     assert statreg.metric(SUMMARY, "fct.mean_us") == 12.5
     assert statreg.metric(SUMMARY, "queues[switch=sw1,port=h2].mean_bytes") == 20.0
-    for path, why in (("fct.p99", "no key 'p99'"), ("queues[switch=sw1].mean_bytes", "2 elements"),
-                      ("queues[port=h9].mean_bytes", "0 elements"), ("fairness.jain", "not a number"),
-                      ("flag", "not a number"), ("fct", "not a number")):
+    for path, why in (
+        ("fct.p99", "no key 'p99'"),
+        ("queues[switch=sw1].mean_bytes", "2 elements"),
+        ("queues[port=h9].mean_bytes", "0 elements"),
+        ("fairness.jain", "not a number"),
+        ("flag", "not a number"),
+        ("fct", "not a number"),
+    ):
         with pytest.raises(ConfigError, match=why):
             statreg.metric(SUMMARY, path)
 
 
 def test_samples_file_round_trip(tmp_path):
-    samples = statreg.Samples(statreg.REFERENCE, [1, 2, 3], {"fan-in-100-qcn:fct.count": [1.0, 2.0, 3.5]},
-                              {"defaults.buffer.size": "140KB"}, "abc123")
+    samples = statreg.Samples(
+        statreg.REFERENCE,
+        [1, 2, 3],
+        {"fan-in-100-qcn:fct.count": [1.0, 2.0, 3.5]},
+        {"defaults.buffer.size": "140KB"},
+        "abc123",
+    )
     samples.save(tmp_path / "s.json")
     assert statreg.Samples.load(tmp_path / "s.json") == samples
     (tmp_path / "bad.json").write_text("[1, 2")
@@ -191,8 +206,13 @@ def test_samples_file_round_trip(tmp_path):
 
 def tool(*args: object) -> subprocess.CompletedProcess[str]:
     """`cnsim statreg` as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "cnsim", "statreg", *map(str, args)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "cnsim", "statreg", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -215,17 +235,22 @@ def test_tool_bad_input_exits_2_without_traceback(tmp_path, tool_main):
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert "missing.json: No such file" in p.stderr
     (tmp_path / "bad.json").write_text("{")
-    assert tool_main("check", tmp_path / "bad.json") == (2, f"error: {tmp_path / 'bad.json'}: not a JSON file "
-                                                            "(Expecting property name enclosed in double quotes: "
-                                                            "line 1 column 2 (char 1))\n")
+    assert tool_main("check", tmp_path / "bad.json") == (
+        2,
+        f"error: {tmp_path / 'bad.json'}: not a JSON file "
+        "(Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1))\n",
+    )
     status, err = tool_main("record", tmp_path / "x.json", "--replications", "1")
     assert status == 2 and "at least 2" in err
     assert not (tmp_path / "x.json").exists()
     (tmp_path / "mine.json").write_text("a user's file")
     for extra in ([], ["--force"]):  # a file that is not a samples file is never replaced (issue 34)
         assert tool_main("record", tmp_path / "mine.json", *extra) == (
-            2, f"error: {tmp_path / 'mine.json'}: exists and is not a statreg samples file; nothing was replaced: "
-               "choose another file name\n")
+            2,
+            f"error: {tmp_path / 'mine.json'}: exists and is not a statreg samples file; nothing was replaced: "
+            "choose another file name\n",
+        )
     assert (tmp_path / "mine.json").read_text() == "a user's file"
 
 
@@ -298,8 +323,10 @@ def test_tool_check_exit_status(before, tmp_path, tool_main):
     flagged = [line.split()[0] for line in changed.stdout.splitlines() if line.rstrip().endswith("DIFFERS")]
     assert "fan-in-100-qcn:control.generated" in flagged, changed.stdout
     # seeds overlapping the recorded ones and an unknown key are bad input
-    for args, why in ((["--first-seed", 5], "overlap the recorded seeds 1..20"),
-                      (["--set", "defaults.no_such_key=1"], "defaults.no_such_key")):
+    for args, why in (
+        (["--first-seed", 5], "overlap the recorded seeds 1..20"),
+        (["--set", "defaults.no_such_key=1"], "defaults.no_such_key"),
+    ):
         status, err = tool_main("check", tmp_path / "before.json", "--replications", 2, *args)
         assert status == 2 and why in err, (args, err)
 

@@ -7,15 +7,13 @@ leave nothing behind.
 
 import json
 
+import cnsim
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-
-import cnsim
-from cnsim.results import stream
 from cnsim.exceptions import RunInterrupted
+from cnsim.results import stream
 from cnsim.results.result import TABLES, read_table
-
 from conftest import ROOT, needs_core
 
 pytestmark = needs_core
@@ -24,11 +22,12 @@ CASES = {
     # queue_ts only; the bottleneck is active from the first chunk
     "fan-in-4": (SC / "baseline/fan-in-4.toml", {"run.duration": "3ms"}),
     # hotspot from 0.4 ms and selective PAUSE: queues and paused links start in later chunks
-    "cnsim-1hop-pause": (SC / "seed-003/cnsim-1hop-none-hs0.5-pause.toml",
-                         {"run.duration": "2ms", "hotspot.0.start": "0.4ms", "hotspot.0.end": "1.6ms"}),
+    "cnsim-1hop-pause": (
+        SC / "seed-003/cnsim-1hop-none-hs0.5-pause.toml",
+        {"run.duration": "2ms", "hotspot.0.start": "0.4ms", "hotspot.0.end": "1.6ms"},
+    ),
     # RP rates (rp_rate) and FCT rows
-    "dcqcn": (SC / "seed-003/cnsim-1hop-dcqcn-hs0.5-pause.toml",
-              {"run.duration": "2ms", "hotspot.0.start": "0.3ms"}),
+    "dcqcn": (SC / "seed-003/cnsim-1hop-dcqcn-hs0.5-pause.toml", {"run.duration": "2ms", "hotspot.0.start": "0.3ms"}),
     # TCP windows (tcp_ts)
     "tcp": (SC / "baseline/tcp-newreno-4.toml", {"run.duration": "3ms", "run.warmup": 0}),
 }
@@ -146,8 +145,12 @@ def test_default_chunks_equal_small_chunks(tmp_path, monkeypatch):
     monkeypatch.setattr(stream, "STEP_SAMPLES", 3)
     cnsim.run(path, seed=5, overrides=overrides, out=tmp_path / "small", plots=False)
     for name in stream.SERIES:  # the same series and FCT rows whatever the chunking (NaN = NaN)
-        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "default" / f"{name}.parquet"),
-                                      pd.read_parquet(tmp_path / "small" / f"{name}.parquet"), check_exact=True, obj=name)
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(tmp_path / "default" / f"{name}.parquet"),
+            pd.read_parquet(tmp_path / "small" / f"{name}.parquet"),
+            check_exact=True,
+            obj=name,
+        )
     manifest = [json.loads((tmp_path / d / "manifest.json").read_text())["files"] for d in ("default", "small")]
     for name in ("flows.parquet", "queue_cdf.parquet"):  # written whole at the end
         assert manifest[0][name] == manifest[1][name]
@@ -157,8 +160,9 @@ def _max_buffered(duration_ms: int, limit: int, step_samples: int) -> tuple[int,
     """Largest number of rows the engine held while being drained as ``stream.run`` does, and the
     number of drains."""
     path, overrides = CASES["cnsim-1hop-pause"]
-    sc = cnsim.load_scenario(path, overrides={**overrides, "run.duration": f"{duration_ms}ms",
-                                              "hotspot.0.end": f"{duration_ms}ms"})
+    sc = cnsim.load_scenario(
+        path, overrides={**overrides, "run.duration": f"{duration_ms}ms", "hotspot.0.end": f"{duration_ms}ms"}
+    )
     from cnsim import _core
     from cnsim.compile.compiler import compile_ir
 
@@ -196,8 +200,7 @@ def test_an_interrupted_streamed_run_leaves_nothing(tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(RunInterrupted):
-        cnsim.run(SC / "baseline/fan-in-4.toml", overrides={"run.duration": "5ms"}, out=tmp_path / "out",
-                  progress=stop)
+        cnsim.run(SC / "baseline/fan-in-4.toml", overrides={"run.duration": "5ms"}, out=tmp_path / "out", progress=stop)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -218,7 +221,6 @@ def test_an_interrupted_run_keeps_the_previous_result(tmp_path):
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
 def test_tables_built_without_pandas_equal_the_pandas_ones(case, tmp_path):
     import pyarrow as pa
-
     from cnsim.results.result import _write_parquet, flat_summary, summary_row
 
     path, overrides = CASES[case]
@@ -257,6 +259,7 @@ def test_the_api_streams_its_tables_and_removes_them_with_the_result():
 
 def test_an_error_in_the_writer_thread_reaches_the_caller(tmp_path, monkeypatch):
     """The batches are written in a thread: its failure stops the run, with nothing left behind."""
+
     def broken(self, samples, tables):
         raise OSError("disk full")
 

@@ -13,20 +13,24 @@ import time
 from pathlib import Path
 
 import pytest
-
-from cnsim.experiments import sweep as sw
 from cnsim.exceptions import ConfigError
+from cnsim.experiments import sweep as sw
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = ROOT / "scenarios" / "baseline" / "fan-in-4.toml"
 CNSIM = [sys.executable, "-m", "cnsim"]
 pytestmark = pytest.mark.skipif(
-    __import__("importlib").util.find_spec("cnsim._core") is None, reason="cnsim._core is not built (make build)")
+    __import__("importlib").util.find_spec("cnsim._core") is None, reason="cnsim._core is not built (make build)"
+)
 
 
 def spec(**kw) -> sw.SweepSpec:
-    data = {"base": str(BASE), "replications": 2, "set": {"run.duration": "1ms"},
-            "parameters": {"traffic.senders.rate": ["2Gbps", "5Gbps"]}}
+    data = {
+        "base": str(BASE),
+        "replications": 2,
+        "set": {"run.duration": "1ms"},
+        "parameters": {"traffic.senders.rate": ["2Gbps", "5Gbps"]},
+    }
     data.update(kw)
     return sw.SweepSpec.model_validate(data)
 
@@ -34,8 +38,12 @@ def spec(**kw) -> sw.SweepSpec:
 def write_sweep(d: Path, **kw) -> Path:
     import tomli_w
 
-    data = {"base": str(BASE), "replications": 2, "set": {"run.duration": "1ms"},
-            "parameters": {"traffic.senders.rate": ["2Gbps", "5Gbps"]}}
+    data = {
+        "base": str(BASE),
+        "replications": 2,
+        "set": {"run.duration": "1ms"},
+        "parameters": {"traffic.senders.rate": ["2Gbps", "5Gbps"]},
+    }
     data.update(kw)
     p = d / "SWEEP.toml"
     p.write_text(tomli_w.dumps(data))
@@ -59,15 +67,23 @@ def result_set(out: Path) -> dict[str, dict]:
 
 # ---- expansion and seeds ---------------------------------------------------------------------
 
+
 def test_expansion_lists_ranges_values_replications():
-    s = spec(replications=3, parameters={
-        "traffic.senders.rate": ["2Gbps", "5Gbps"],
-        "defaults.buffer.size": {"from": 50, "to": 150, "step": 50, "unit": "KB"},
-        "defaults.link_delay": {"values": ["0.5us", "1us"]},
-    })
+    s = spec(
+        replications=3,
+        parameters={
+            "traffic.senders.rate": ["2Gbps", "5Gbps"],
+            "defaults.buffer.size": {"from": 50, "to": 150, "step": 50, "unit": "KB"},
+            "defaults.link_delay": {"values": ["0.5us", "1us"]},
+        },
+    )
     assert s.axes()["defaults.buffer.size"] == ["50KB", "100KB", "150KB"]
     assert len(s.points()) == 2 * 3 * 2
-    assert s.points()[0] == {"traffic.senders.rate": "2Gbps", "defaults.buffer.size": "50KB", "defaults.link_delay": "0.5us"}
+    assert s.points()[0] == {
+        "traffic.senders.rate": "2Gbps",
+        "defaults.buffer.size": "50KB",
+        "defaults.link_delay": "0.5us",
+    }
     runs = sw.expand(s)
     assert len(runs) == 12 * 3 and len({r.run_id for r in runs}) == 36
     # common random numbers: one seed, replication k at every point
@@ -87,13 +103,16 @@ def test_float_range_inclusive():
     assert sw.Range.model_validate({"from": 3, "to": 1, "step": -1}).values() == [3, 2, 1]
 
 
-@pytest.mark.parametrize("bad, needle", [
-    ({"replications": 0}, "replications"),
-    ({"parameters": {"run.seed": [1, 2]}}, "run.seed"),
-    ({"parameters": {"a.b": []}}, "empty list"),
-    ({"parameters": {"a.b": {"from": 1, "to": 0, "step": 1}}}, "sign of step"),
-    ({"bogus": 1}, "bogus"),
-])
+@pytest.mark.parametrize(
+    "bad, needle",
+    [
+        ({"replications": 0}, "replications"),
+        ({"parameters": {"run.seed": [1, 2]}}, "run.seed"),
+        ({"parameters": {"a.b": []}}, "empty list"),
+        ({"parameters": {"a.b": {"from": 1, "to": 0, "step": 1}}}, "sign of step"),
+        ({"bogus": 1}, "bogus"),
+    ],
+)
 def test_bad_spec_is_a_clear_error(tmp_path, bad, needle):
     p = write_sweep(tmp_path, **bad)
     with pytest.raises(ConfigError) as err:
@@ -130,6 +149,7 @@ def test_cli_dry_run_and_exit_2(tmp_path, cli):
 
 # ---- running, resume, summarize --------------------------------------------------------------
 
+
 def test_sweep_in_process_resume_and_summarize(tmp_path, cli):
     p = write_sweep(tmp_path, replications=3)
     out = tmp_path / "out"
@@ -150,7 +170,15 @@ def test_sweep_in_process_resume_and_summarize(tmp_path, cli):
     import pandas as pd
 
     t = pd.read_parquet(out / "summary.parquet")
-    assert list(t.columns) == ["traffic.senders.rate", "traffic.senders.rate [bit/s]", "metric", "mean", "std", "ci95", "n"]
+    assert list(t.columns) == [
+        "traffic.senders.rate",
+        "traffic.senders.rate [bit/s]",
+        "metric",
+        "mean",
+        "std",
+        "ci95",
+        "n",
+    ]
     assert pd.read_csv(out / "summary.csv").shape == t.shape
     row = t[(t.metric == "frames.generated") & (t["traffic.senders.rate"] == "2Gbps")].iloc[0]
     assert row.n == 3 and row.ci95 >= 0
@@ -158,7 +186,7 @@ def test_sweep_in_process_resume_and_summarize(tmp_path, cli):
     vals = runs[runs["param:traffic.senders.rate"] == "2Gbps"]["frames.generated"]
     from scipy import stats
 
-    half = stats.t.ppf(0.975, 2) * vals.std() / 3 ** 0.5
+    half = stats.t.ppf(0.975, 2) * vals.std() / 3**0.5
     assert row["mean"] == pytest.approx(vals.mean()) and row.ci95 == pytest.approx(half)
     assert "throughput.aggregate_bps" in set(t.metric) and any(m.startswith("flows[h1>sink]") for m in t.metric)
 
@@ -189,16 +217,24 @@ def _wrap_errors(task):
         except RuntimeError as exc:
             sw.write_failed(runs_dir, s, f"RuntimeError: {exc}")
             return {"id": s.run_id, "status": "failed", "error": str(exc)}
+
     return wrapped
 
 
 def test_interrupted_then_resumed_equals_uninterrupted(tmp_path):
-    p = write_sweep(tmp_path, replications=4, set={"run.duration": "20ms"},
-                    parameters={"traffic.senders.rate": ["1Gbps", "2Gbps", "3Gbps", "4Gbps", "5Gbps"]})
+    p = write_sweep(
+        tmp_path,
+        replications=4,
+        set={"run.duration": "20ms"},
+        parameters={"traffic.senders.rate": ["1Gbps", "2Gbps", "3Gbps", "4Gbps", "5Gbps"]},
+    )
     whole, broken = tmp_path / "whole", tmp_path / "broken"
     subprocess.run([*CNSIM, "sweep", p, "-o", whole, "--no-progress"], check=True, capture_output=True)
-    proc = subprocess.Popen([*CNSIM, "sweep", str(p), "-o", str(broken), "--no-progress"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*CNSIM, "sweep", str(p), "-o", str(broken), "--no-progress"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         done = [d for d in (broken / "runs").glob("*/manifest.json")] if (broken / "runs").exists() else []
@@ -219,10 +255,18 @@ def test_interrupted_then_resumed_equals_uninterrupted(tmp_path):
 def test_locked_output_directory_is_refused(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from cnsim.experiments.sweep import OutputLock\n"
-        f"with OutputLock(Path({str(out)!r})):\n    print('locked', flush=True); time.sleep(60)\n")],
-        stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; from pathlib import Path; from cnsim.experiments.sweep import OutputLock\n"
+                f"with OutputLock(Path({str(out)!r})):\n    print('locked', flush=True); time.sleep(60)\n"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         p = write_sweep(tmp_path)
@@ -238,6 +282,7 @@ def test_locked_output_directory_is_refused(tmp_path):
 
 
 # ---- Dask ------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def dask_executor():
@@ -294,15 +339,28 @@ def test_external_scheduler_and_worker_on_loopback(tmp_path):
     port = _free_port()
     addr = f"tcp://127.0.0.1:{port}"
     env = dict(os.environ, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1")
-    sched = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=tmp_path)
-    worker = subprocess.Popen([dask, "worker", addr, "--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1",
-                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                              cwd=tmp_path)
+    sched = subprocess.Popen(
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=tmp_path,
+    )
+    worker = subprocess.Popen(
+        [dask, "worker", addr, "--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=tmp_path,
+    )
     try:
         p = write_sweep(tmp_path)
-        r = subprocess.run([*CNSIM, "sweep", p, "-o", tmp_path / "out", "--scheduler", addr, "--no-progress"],
-                           capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [*CNSIM, "sweep", p, "-o", tmp_path / "out", "--scheduler", addr, "--no-progress"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert r.returncode == 0, r.stderr
         assert json.loads((tmp_path / "out" / "sweep.json").read_text())["executor"] == f"Dask scheduler {addr}"
         one = tmp_path / "one"

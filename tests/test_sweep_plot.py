@@ -8,7 +8,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import tomli_w
-
 from cnsim.report import sweep_plot
 from conftest import ROOT, needs_core
 
@@ -36,8 +35,16 @@ def sweep_dir(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("plot")
     spec = d / "SWEEP.toml"
-    spec.write_text(tomli_w.dumps({"base": str(BASE), "replications": 2, "set": {"run.duration": "1ms"},
-                                   "parameters": {"traffic.senders.rate": ["1Gbps", "2Gbps", "5Gbps"]}}))
+    spec.write_text(
+        tomli_w.dumps(
+            {
+                "base": str(BASE),
+                "replications": 2,
+                "set": {"run.duration": "1ms"},
+                "parameters": {"traffic.senders.rate": ["1Gbps", "2Gbps", "5Gbps"]},
+            }
+        )
+    )
     s, root = sw.load_spec(spec)
     sw.run_sweep(s, d / "out", root, progress=False)
     return d / "out"
@@ -59,8 +66,11 @@ def test_cnsim_plot_draws_numeric_axes(cli, sweep_dir, tmp_path):
     assert r.exit_code == 0, r.stderr
     png = sweep_dir / "plots" / "throughput.aggregate_bps-vs-traffic.senders.rate.png"
     assert png.read_bytes()[:4] == b"\x89PNG"
-    ax = sweep_plot.draw(__import__("cnsim.experiments.sweep_summary", fromlist=["x"]).summarize(sweep_dir)[2],
-                         "traffic.senders.rate", "throughput.aggregate_bps")
+    ax = sweep_plot.draw(
+        __import__("cnsim.experiments.sweep_summary", fromlist=["x"]).summarize(sweep_dir)[2],
+        "traffic.senders.rate",
+        "throughput.aggregate_bps",
+    )
     xs = list(ax.lines[0].get_xdata())
     assert xs == [1.0, 2.0, 5.0] and "Gb/s" in ax.get_xlabel() and "Gb/s" in ax.get_ylabel()
     out = tmp_path / "mine.png"
@@ -70,11 +80,14 @@ def test_cnsim_plot_draws_numeric_axes(cli, sweep_dir, tmp_path):
 
 
 @needs_core
-@pytest.mark.parametrize("args, needle", [
-    (["--x", "nosuch", "--y", "frames.dropped"], "--x"),
-    (["--x", "traffic.senders.rate", "--y", "throughput.agregate_bps"], "did you mean throughput.aggregate_bps"),
-    (["--x", "traffic.senders.rate", "--y", "frames.dropped", "--hue", "traffic.senders.rate"], "--hue"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--x", "nosuch", "--y", "frames.dropped"], "--x"),
+        (["--x", "traffic.senders.rate", "--y", "throughput.agregate_bps"], "did you mean throughput.aggregate_bps"),
+        (["--x", "traffic.senders.rate", "--y", "frames.dropped", "--hue", "traffic.senders.rate"], "--hue"),
+    ],
+)
 def test_cnsim_plot_names_what_exists(cli, sweep_dir, args, needle):
     r = cli(["plot", sweep_dir, *args])
     assert r.exit_code == 2 and needle in r.stderr and "Traceback" not in r.stderr

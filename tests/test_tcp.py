@@ -3,11 +3,9 @@ thresholds, bad input and the warning for a threshold that can never act."""
 
 import warnings
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim.exceptions import ConfigError, ConfigWarning
-
 from conftest import ROOT, needs_core
 
 pytestmark = needs_core
@@ -64,20 +62,24 @@ def test_tcp_under_a_rate_limiting_scheme_is_capped_by_the_rl():
 def test_threshold_at_or_above_the_buffer_warns_naming_the_fields():
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        cnsim.run(DCTCP, overrides={"run.duration": "2ms", "run.warmup": 0, "defaults.ecn_threshold": "150KB"},
-                  plots=False)
+        cnsim.run(
+            DCTCP, overrides={"run.duration": "2ms", "run.warmup": 0, "defaults.ecn_threshold": "150KB"}, plots=False
+        )
     msgs = [str(x.message) for x in w if issubclass(x.category, ConfigWarning)]
     assert msgs and "defaults.ecn_threshold" in msgs[0] and "defaults.buffer.size" in msgs[0]
 
 
-@pytest.mark.parametrize("overrides, path", [
-    ({"traffic.0.frame_size": "40B", "tcp.header": "40B"}, "traffic.0"),
-    ({"tcp.min_rto": "0s"}, "tcp"),
-    ({"tcp.max_rto": "100us", "tcp.min_rto": "1ms"}, "tcp"),
-    ({"tcp.init_cwnd": 0}, "tcp.init_cwnd"),
-    ({"tcp.dctcp_g": 0}, "tcp.dctcp_g"),
-    ({"traffic.0.transport": "quic"}, "traffic.0"),
-])
+@pytest.mark.parametrize(
+    "overrides, path",
+    [
+        ({"traffic.0.frame_size": "40B", "tcp.header": "40B"}, "traffic.0"),
+        ({"tcp.min_rto": "0s"}, "tcp"),
+        ({"tcp.max_rto": "100us", "tcp.min_rto": "1ms"}, "tcp"),
+        ({"tcp.init_cwnd": 0}, "tcp.init_cwnd"),
+        ({"tcp.dctcp_g": 0}, "tcp.dctcp_g"),
+        ({"traffic.0.transport": "quic"}, "traffic.0"),
+    ],
+)
 def test_bad_tcp_input_names_the_field(overrides, path):
     with pytest.raises(ConfigError) as e:
         cnsim.run(DCTCP, overrides=dict(overrides, **{"run.duration": "1ms", "run.warmup": 0}), plots=False)
@@ -98,8 +100,8 @@ def test_pause_headroom_below_the_overshoot_warns_naming_the_field():
     import warnings
 
     from cnsim.compile.compiler import compile_ir
-    from cnsim.exceptions import ConfigWarning
     from cnsim.compile.loader import load_scenario
+    from cnsim.exceptions import ConfigWarning
 
     def warned(path, overrides=None):
         with warnings.catch_warnings(record=True) as w:

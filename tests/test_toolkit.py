@@ -8,7 +8,6 @@ import warnings
 
 import cnsim
 from cnsim.exceptions import ConfigWarning
-
 from conftest import ROOT, needs_core
 
 pytestmark = needs_core

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim.compile.compiler import compile_ir
-from cnsim.exceptions import ConfigError
 from cnsim.compile.loader import load_scenario
+from cnsim.exceptions import ConfigError
 from conftest import ROOT, needs_core
 
 pytestmark = needs_core
@@ -22,16 +21,29 @@ def short_behind_long(queues: str, limiters: str | None = None, scheme: str = "d
     """h1 starts a 20-MB transfer to h2 at 0 and a 3-kB one at 2 ms; h3 saturates h2's link too, so
     the congestion point cuts h1's long transfer."""
     nic = {"queues": queues} | ({"rate_limiters": limiters} if limiters else {})
-    return {"run": {"duration": "6ms", "name": "short-behind-long"},
-            "topology": {"hosts": ["h1", "h2", "h3"], "switches": ["s1"],
-                         "links": [["s1", "h1"], ["s1", "h2"], ["s1", "h3"]]},
-            "traffic": [
-                {"name": "long", "kind": "incast", "src": "h1", "dst": "h2", "size": "20MB", "period": "1s"},
-                {"name": "short", "kind": "incast", "src": "h1", "dst": "h2", "size": "3000B", "period": "1s",
-                 "phase": "2ms"},
-                {"name": "cross", "kind": "saturated", "src": "h3", "dst": "h2"},
-            ],
-            "cm": {"scheme": scheme}, "nic": nic}
+    return {
+        "run": {"duration": "6ms", "name": "short-behind-long"},
+        "topology": {
+            "hosts": ["h1", "h2", "h3"],
+            "switches": ["s1"],
+            "links": [["s1", "h1"], ["s1", "h2"], ["s1", "h3"]],
+        },
+        "traffic": [
+            {"name": "long", "kind": "incast", "src": "h1", "dst": "h2", "size": "20MB", "period": "1s"},
+            {
+                "name": "short",
+                "kind": "incast",
+                "src": "h1",
+                "dst": "h2",
+                "size": "3000B",
+                "period": "1s",
+                "phase": "2ms",
+            },
+            {"name": "cross", "kind": "saturated", "src": "h3", "dst": "h2"},
+        ],
+        "cm": {"scheme": scheme},
+        "nic": nic,
+    }
 
 
 def test_a_short_transfer_does_not_wait_behind_a_throttled_long_one_of_its_pair():
@@ -90,7 +102,11 @@ def test_the_transfer_queue_runs_are_deterministic():
 
 def test_seed_scenarios_keep_the_fifo_nic_and_their_ir():
     # the seeds' hosts: one FIFO per flow; a scenario with the FIFO NIC (or no transfers) has no nic in its IR
-    for path in ("seed-003/cnsim-1hop-ecm-hs2-pause.toml", "seed-002/bursty-udp-1ms-bcn.toml", "baseline/fan-in-4.toml"):
+    for path in (
+        "seed-003/cnsim-1hop-ecm-hs2-pause.toml",
+        "seed-002/bursty-udp-1ms-bcn.toml",
+        "baseline/fan-in-4.toml",
+    ):
         sc = load_scenario(ROOT / "scenarios" / path)
         assert "nic" not in compile_ir(sc), path
 
@@ -108,9 +124,12 @@ def test_a_fabric_of_1024_hosts_runs_in_far_less_than_a_gigabyte(tmp_path):
     import subprocess
     import sys
 
-    code = ("import cnsim, resource, sys; cnsim.run(sys.argv[1], overrides={'run.duration': '2ms'}, out=sys.argv[2], "
-            "plots=False); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    code = (
+        "import cnsim, resource, sys; cnsim.run(sys.argv[1], overrides={'run.duration': '2ms'}, out=sys.argv[2], "
+        "plots=False); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
     sc = ROOT / "scenarios/datacenter/fat-tree-k16-websearch-dcqcn.toml"
-    out = subprocess.run([sys.executable, "-c", code, str(sc), str(tmp_path / "k16")], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(sc), str(tmp_path / "k16")], capture_output=True, text=True, check=True
+    )
     assert int(out.stdout.split()[-1]) < 1024 * 1024, out.stdout  # KiB

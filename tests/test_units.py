@@ -1,7 +1,6 @@
 """cnsim.scenario.units: exact parsing of rates, sizes and times; clear errors; round trip."""
 
 import pytest
-
 from cnsim.scenario.units import UnitError, format_quantity, parse_quantity
 
 GOOD = [
@@ -30,16 +29,19 @@ def test_parse_exact(text, kind, expected):
     assert parse_quantity(text, kind) == expected
 
 
-@pytest.mark.parametrize("text,kind,fragment", [
-    ("10Gpbs", "rate", "unknown unit 'Gpbs'; allowed: bps, Kbps, Mbps, Gbps"),
-    ("150kb", "size", "unknown unit 'kb'; allowed: B, KB"),
-    ("10", "rate", "missing unit"),
-    ("-5Gbps", "rate", "must not be negative"),
-    ("0Gbps", "rate", "must be > 0"),
-    ("0.1ps", "time", "not a whole number of picoseconds"),
-    ("0.5B", "size", "not a whole number of bytes"),
-    ("fast", "rate", "cannot parse 'fast'"),
-])
+@pytest.mark.parametrize(
+    "text,kind,fragment",
+    [
+        ("10Gpbs", "rate", "unknown unit 'Gpbs'; allowed: bps, Kbps, Mbps, Gbps"),
+        ("150kb", "size", "unknown unit 'kb'; allowed: B, KB"),
+        ("10", "rate", "missing unit"),
+        ("-5Gbps", "rate", "must not be negative"),
+        ("0Gbps", "rate", "must be > 0"),
+        ("0.1ps", "time", "not a whole number of picoseconds"),
+        ("0.5B", "size", "not a whole number of bytes"),
+        ("fast", "rate", "cannot parse 'fast'"),
+    ],
+)
 def test_reject(text, kind, fragment):
     with pytest.raises(UnitError, match=None) as exc:
         parse_quantity(text, kind)

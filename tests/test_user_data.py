@@ -4,11 +4,9 @@ temporaries; file modes; names from any file name; clear errors for bad --set pa
 import os
 import stat
 
-import pytest
-
 import cnsim
+import pytest
 from cnsim.exceptions import ConfigError
-
 from conftest import ROOT, needs_core
 
 pytestmark = needs_core
@@ -96,7 +94,9 @@ def test_docs_never_replaces_a_file_it_did_not_write(cli, tmp_path):
     mine.mkdir()
     (mine / "scenario.md").write_text("# my own notes")
     r = cli(["docs", "--out", mine])
-    assert r.exit_code == 2 and "did not generate" in r.stderr and (mine / "scenario.md").read_text() == "# my own notes"
+    assert (
+        r.exit_code == 2 and "did not generate" in r.stderr and (mine / "scenario.md").read_text() == "# my own notes"
+    )
     (mine / "scenario.md").unlink()
     assert cli(["docs", "--out", mine]).exit_code == 0
     assert cli(["docs", "--out", mine]).exit_code == 0  # a reference it generated is regenerated
@@ -193,14 +193,20 @@ def test_getting_started_reads_files_cnsim_demo_writes():
     assert paths and all(p.startswith(default + "/") for p in paths), (default, paths)
 
 
-@pytest.mark.parametrize("field, value", [("run.duration", "1e12s"), ("traffic.0.rate", "100000000Tbps"),
-                                          ("defaults.buffer.size", "1e30B")])
+@pytest.mark.parametrize(
+    "field, value", [("run.duration", "1e12s"), ("traffic.0.rate", "100000000Tbps"), ("defaults.buffer.size", "1e30B")]
+)
 def test_values_beyond_the_engines_range_fail_validation_with_their_field(cli, tmp_path, field, value):
     """validate = run: a quantity the engine cannot hold (u64 of ps, bytes, bit/s) is rejected by
     `cnsim validate` naming the field, not by the engine after the fact."""
     f = tmp_path / "big.toml"
     f.write_text(MD1.read_text())
-    r = cli(["validate", f, ])
+    r = cli(
+        [
+            "validate",
+            f,
+        ]
+    )
     assert r.exit_code == 0
     r = cli(["run", f, "--set", f"{field}={value}", "-q", "-o", tmp_path / "out"])
     assert r.exit_code == 2 and field in r.stderr and "64-bit" in r.stderr, r.stderr

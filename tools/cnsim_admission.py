@@ -23,17 +23,28 @@ from pathlib import Path
 import cnsim
 
 PUB = {  # [D], PAUSE disabled: dropped frames, bad flows
-    ("ecm", "nohs"): (0, 0), ("ecm", "hs2"): (11, 7), ("ecm", "hs0.5"): (484, 6), ("ecm", "hs0"): (4917, 31),
-    ("fecn", "nohs"): (19055, 192), ("fecn", "hs2"): (21634, 139), ("fecn", "hs0.5"): (13369, 115),
-    ("fecn", "hs0"): (14697, 345), ("none", "nohs"): (158747, 200), ("none", "hs2"): (173277, 286),
-    ("none", "hs0.5"): (182056, 1030), ("none", "hs0"): (185568, 1550)}
+    ("ecm", "nohs"): (0, 0),
+    ("ecm", "hs2"): (11, 7),
+    ("ecm", "hs0.5"): (484, 6),
+    ("ecm", "hs0"): (4917, 31),
+    ("fecn", "nohs"): (19055, 192),
+    ("fecn", "hs2"): (21634, 139),
+    ("fecn", "hs0.5"): (13369, 115),
+    ("fecn", "hs0"): (14697, 345),
+    ("none", "nohs"): (158747, 200),
+    ("none", "hs2"): (173277, 286),
+    ("none", "hs0.5"): (182056, 1030),
+    ("none", "hs0"): (185568, 1550),
+}
 PRESET = '[topology]\npreset = "cnsim_1hop"\nparams = { n_hosts = 10 }\n'
 
 
 def written_out(policy: str, size: str) -> str:
     """The cnsim_1hop topology as explicit elements, with the given buffer."""
     t = "[topology]\n" + "".join(f'[[topology.hosts]]\nname = "h{i}"\n' for i in range(1, 11))
-    t += f'[[topology.switches]]\nname = "sw1"\nlatency = "0.1us"\nbuffer = {{ policy = "{policy}", size = "{size}" }}\n'
+    t += (
+        f'[[topology.switches]]\nname = "sw1"\nlatency = "0.1us"\nbuffer = {{ policy = "{policy}", size = "{size}" }}\n'
+    )
     return t + "".join(f'[[topology.links]]\na = "sw1"\nb = "h{i}"\n' for i in range(1, 11))
 
 
@@ -52,8 +63,13 @@ def one(job):
     path, seed = job
     s = cnsim.run(path, seed=seed, plots=False).summary
     f = s["fct"]
-    return s["frames"]["dropped"], f["bad_flows"], f["count"] + f["bad_flows"] + f["unfinished"], f["mean_us"] or 0.0, \
-        f["max_us"] or 0.0
+    return (
+        s["frames"]["dropped"],
+        f["bad_flows"],
+        f["count"] + f["bad_flows"] + f["unfinished"],
+        f["mean_us"] or 0.0,
+        f["max_us"] or 0.0,
+    )
 
 
 def within(v: float, p: float, rel: float, ab: float) -> str:
@@ -76,8 +92,11 @@ def main() -> None:
         pd, pb = PUB[(sch, hs)]
         wd, wb = within(m[0], pd, 0.25, 50), within(m[1], pb, 0.25, 10)
         hits[pol] = hits.get(pol, 0) + (wd == "*") + (wb == "*")
-        print(f"{sch:5} {hs:6} {pol:12} drops {m[0]:9.0f}{wd} [D] {pd:7}  bad {m[1]:7.0f}{wb} [D] {pb:5}  "
-              f"total {m[2]:7.0f}  fct avg {m[3]:7.1f} max {m[4]:8.0f}", flush=True)
+        print(
+            f"{sch:5} {hs:6} {pol:12} drops {m[0]:9.0f}{wd} [D] {pd:7}  bad {m[1]:7.0f}{wb} [D] {pb:5}  "
+            f"total {m[2]:7.0f}  fct avg {m[3]:7.1f} max {m[4]:8.0f}",
+            flush=True,
+        )
     print("cells within band (of 24):", ", ".join(f"{k} {v}" for k, v in hits.items()))
 
 

@@ -20,9 +20,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import polars as pl
-
-from cnsim.exceptions import CnsimError
 from cnsim.compile.loader import parse_value
+from cnsim.exceptions import CnsimError
 from cnsim.experiments.reproduce import Cell, load_study
 
 SCHEMES = ("ecm", "fecn", "none")
@@ -46,15 +45,20 @@ def one(job: tuple) -> tuple:
     import cnsim
 
     d = Path(out) / f"{scheme}-{hs}-{pause}-{seed}"
-    s = cnsim.run(f"scenarios/seed-003/cnsim-1hop-{scheme}-{hs}-{pause}.toml", seed=seed, overrides=overrides,
-                  out=d, force=force).summary
+    s = cnsim.run(
+        f"scenarios/seed-003/cnsim-1hop-{scheme}-{hs}-{pause}.toml", seed=seed, overrides=overrides, out=d, force=force
+    ).summary
     f = pl.read_parquet(d / "fct.parquet")
     good = f.filter(pl.col("completed").cast(pl.Boolean) & (pl.col("bad") == 0))
     fct = (good["end_s"] - good[f"{fct_from}_s"]) * 1e6
     flows = good.height if pause == "pause" else f.height
     paused = 100 * s["pause"]["host_paused_fraction"] if s.get("pause") else 0.0
-    return (scheme, hs, pause, (flows, fct.mean(), fct.max(), fct.std(), paused, s["frames"]["dropped"],
-                                s["control"]["overhead_bps"] / 1e6))
+    return (
+        scheme,
+        hs,
+        pause,
+        (flows, fct.mean(), fct.max(), fct.std(), paused, s["frames"]["dropped"], s["control"]["overhead_bps"] / 1e6),
+    )
 
 
 def main() -> None:
@@ -63,11 +67,20 @@ def main() -> None:
     ap.add_argument("--seeds", default="1,2,3,4")
     ap.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     ap.add_argument("--out", default="/tmp/cnsim_readings")
-    ap.add_argument("--force", action="store_true", help="in run folders under --out that also hold files cnsim did not write, replace cnsim's files and keep those")
+    ap.add_argument(
+        "--force",
+        action="store_true",
+        help="in run folders under --out that also hold files cnsim did not write, replace cnsim's files and keep those",
+    )
     a = ap.parse_args()
     overrides = {k: parse_value(v) for k, v in (kv.split("=", 1) for kv in a.set)}
-    jobs = [(sc, hs, p, int(seed), overrides, a.fct_from, a.out, a.force)
-            for p in ("pause", "nopause") for hs in HOTSPOTS for sc in SCHEMES for seed in a.seeds.split(",")]
+    jobs = [
+        (sc, hs, p, int(seed), overrides, a.fct_from, a.out, a.force)
+        for p in ("pause", "nopause")
+        for hs in HOTSPOTS
+        for sc in SCHEMES
+        for seed in a.seeds.split(",")
+    ]
     from cnsim.results.outdir import check
 
     for j in jobs:  # before any run: a folder under --out that is not a cnsim result is refused, not replaced

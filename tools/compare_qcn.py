@@ -54,14 +54,26 @@ def one(job):
     hosts = {f["src"] for f in r["flows"]} | {f["dst"] for f in r["flows"]}
     paused = [ln["paused_fraction"] for ln in r["links"] if ln["from"] in hosts]
     tp = {(f["src"], f["dst"]): f["throughput_bps"] for f in r["flows"]}
-    return table, label, {
-        "q_mean": q["mean_bytes"] / 1e3, "q_p99": q["p99_bytes"] / 1e3, "q_max": q["max_bytes"] / 1e3,
-        "drops": r["frames"]["dropped"], "ovh": r["control"]["overhead_bps"] / 1e6,
-        "msgs": sum(r["control"]["messages"].values()), "jain": r["fairness"]["jain"],
-        "agg": sum(tp.values()) / 1e9, "paused": 100 * mean(paused) if paused else 0.0,
-        "flows": r["fct"]["count"], "bad": r["fct"]["bad_flows"], "fct_mean": r["fct"]["mean_us"],
-        "fct_max": r["fct"]["max_us"], "tp": tp,
-    }
+    return (
+        table,
+        label,
+        {
+            "q_mean": q["mean_bytes"] / 1e3,
+            "q_p99": q["p99_bytes"] / 1e3,
+            "q_max": q["max_bytes"] / 1e3,
+            "drops": r["frames"]["dropped"],
+            "ovh": r["control"]["overhead_bps"] / 1e6,
+            "msgs": sum(r["control"]["messages"].values()),
+            "jain": r["fairness"]["jain"],
+            "agg": sum(tp.values()) / 1e9,
+            "paused": 100 * mean(paused) if paused else 0.0,
+            "flows": r["fct"]["count"],
+            "bad": r["fct"]["bad_flows"],
+            "fct_mean": r["fct"]["mean_us"],
+            "fct_max": r["fct"]["max_us"],
+            "tp": tp,
+        },
+    )
 
 
 def main():
@@ -85,14 +97,20 @@ def main():
     for table, lines in tables.items():
         print(f"\n### {table}\n")
         if table.startswith("S-CNSIM"):
-            print("| hotspot / scheme | flows | bad | FCT mean µs | FCT max µs | paused % | drops | overhead Mb/s | HS queue mean / max KB |")
+            print(
+                "| hotspot / scheme | flows | bad | FCT mean µs | FCT max µs | paused % | drops | overhead Mb/s | HS queue mean / max KB |"
+            )
             print("|---|---|---|---|---|---|---|---|---|")
             for label, m in lines:
-                print(f"| {label} | {m['flows']:.0f} | {m['bad']:.0f} | {m['fct_mean']:.1f} | {m['fct_max']:.0f} | "
-                      f"{m['paused']:.1f} | {m['drops']:.0f} | {m['ovh']:.2f} | {m['q_mean']:.1f} / {m['q_max']:.1f} |")
+                print(
+                    f"| {label} | {m['flows']:.0f} | {m['bad']:.0f} | {m['fct_mean']:.1f} | {m['fct_max']:.0f} | "
+                    f"{m['paused']:.1f} | {m['drops']:.0f} | {m['ovh']:.2f} | {m['q_mean']:.1f} / {m['q_max']:.1f} |"
+                )
             continue
         extra = " 2(R1+R2)/ΣR0i |" if table == "S-PARK" else ""
-        print(f"| scheme | queue mean / p99 / max KB | drops | messages | overhead Mb/s | aggregate Gb/s | Jain |{extra}")
+        print(
+            f"| scheme | queue mean / p99 / max KB | drops | messages | overhead Mb/s | aggregate Gb/s | Jain |{extra}"
+        )
         print("|---|---|---|---|---|---|---|" + ("---|" if extra else ""))
         for label, m in lines:
             ratio = ""
@@ -101,8 +119,10 @@ def main():
                 short = tp.get(("h5", "h7"), 0) + tp.get(("h6", "h8"), 0)
                 long_ = sum(v for (s, d), v in tp.items() if d == "h9")
                 ratio = f" {2 * short / long_:.2f} |" if long_ else " — |"
-            print(f"| {label} | {m['q_mean']:.1f} / {m['q_p99']:.1f} / {m['q_max']:.1f} | {m['drops']:.0f} | "
-                  f"{m['msgs']:.0f} | {m['ovh']:.2f} | {m['agg']:.2f} | {m['jain']:.3f} |{ratio}")
+            print(
+                f"| {label} | {m['q_mean']:.1f} / {m['q_p99']:.1f} / {m['q_max']:.1f} | {m['drops']:.0f} | "
+                f"{m['msgs']:.0f} | {m['ovh']:.2f} | {m['agg']:.2f} | {m['jain']:.3f} |{ratio}"
+            )
 
 
 if __name__ == "__main__":

@@ -91,8 +91,10 @@ def main() -> None:
         for hs in HOTSPOTS:
             for pz in ("pause", "nopause"):
                 for seed in seeds:
-                    jobs[("cnsim", scheme, hs, pz, seed)] = (f"seed-003/cnsim-1hop-{scheme}-{hs}-{pz}.toml",
-                                                            {"run.seed": seed})
+                    jobs[("cnsim", scheme, hs, pz, seed)] = (
+                        f"seed-003/cnsim-1hop-{scheme}-{hs}-{pz}.toml",
+                        {"run.seed": seed},
+                    )
     with ProcessPoolExecutor(args.j) as ex:
         res = dict(zip(jobs, ex.map(run_one, jobs.values())))
 
@@ -102,16 +104,20 @@ def main() -> None:
     for t, secs in BECN_T.items():
         r = res[("becn-sym", t)]
         n_int = round(0.1 / secs - 0.5)  # ticks strictly inside [0, 100 ms)
-        print(f"| {t} | {r['overhead'] / 1e6:.3f} Mb/s | {r['ctrl_bytes'] / n_int:.0f} B | "
-              f"{r['overhead'] * secs:.0f} bit | {BECN_PUBLISHED[t] / 1e6:g} Mb/s | {BECN_PUBLISHED[t] * secs:.0f} bit |")
+        print(
+            f"| {t} | {r['overhead'] / 1e6:.3f} Mb/s | {r['ctrl_bytes'] / n_int:.0f} B | "
+            f"{r['overhead'] * secs:.0f} bit | {BECN_PUBLISHED[t] / 1e6:g} Mb/s | {BECN_PUBLISHED[t] * secs:.0f} bit |"
+        )
     print("\nPer-flow throughput, symmetric BECN (Mb/s, whole run incl. the h1/h2 OFF periods):\n")
     print("| T | h1 | h2 | h3 | h4 | sum | sw1→sw2 mean queue | sw2→h5 mean queue |")
     print("|---|---|---|---|---|---|---|---|")
     for t in BECN_T:
         r = res[("becn-sym", t)]
         fl = list(r["flows"].values())
-        print(f"| {t} | " + " | ".join(f"{x / 1e6:.0f}" for x in fl) + f" | {sum(fl) / 1e6:.0f} | "
-              f"{r['queues']['sw1->sw2'] / 1e3:.1f} KB | {r['queues']['sw2->h5'] / 1e3:.1f} KB |")
+        print(
+            f"| {t} | " + " | ".join(f"{x / 1e6:.0f}" for x in fl) + f" | {sum(fl) / 1e6:.0f} | "
+            f"{r['queues']['sw1->sw2'] / 1e3:.1f} KB | {r['queues']['sw2->h5'] / 1e3:.1f} KB |"
+        )
 
     print("\n## BECN asymmetric topology (seed 000), throughput after 20 ms\n")
     print("| T | h1→h5 | h2→h5 | h3→h6 | h4→h6 | overhead (all) | sw2→h5 mean queue | published |")
@@ -119,8 +125,11 @@ def main() -> None:
     pub = {"30us": "not reproducible: collapse", "300us": "≈ 418 Mb/s each = (1000 − 163)/2"}
     for t in ("30us", "300us"):
         r = res[("becn-asym", t)]
-        print(f"| {t} | " + " | ".join(f"{x / 1e6:.1f}" for x in r["flows"].values()) +
-              f" | {r['overhead'] / 1e6:.1f} Mb/s | {r['queues']['sw2->h5'] / 1e3:.1f} KB | {pub[t]} |")
+        print(
+            f"| {t} | "
+            + " | ".join(f"{x / 1e6:.1f}" for x in r["flows"].values())
+            + f" | {r['overhead'] / 1e6:.1f} Mb/s | {r['queues']['sw2->h5'] / 1e3:.1f} KB | {pub[t]} |"
+        )
 
     r = res[("park",)]
     print("\n## FECN parking lot (seed 000), throughput after 20 ms\n")
@@ -128,8 +137,10 @@ def main() -> None:
     print("|---|---|---|")
     for k, v in r["flows"].items():
         print(f"| {k} | {v / 1e9:.3f} Gb/s | 2 Gb/s |")
-    print(f"\nJain's index {r['jain']:.5f}; L1 (sw1→sw2) mean queue {r['queues']['sw1->sw2'] / 1e3:.1f} KB, "
-          f"L2 (sw2→sw3) {r['queues']['sw2->sw3'] / 1e3:.1f} KB; reply overhead {r['overhead'] / 1e6:.0f} Mb/s.")
+    print(
+        f"\nJain's index {r['jain']:.5f}; L1 (sw1→sw2) mean queue {r['queues']['sw1->sw2'] / 1e3:.1f} KB, "
+        f"L2 (sw2→sw3) {r['queues']['sw2->sw3'] / 1e3:.1f} KB; reply overhead {r['overhead'] / 1e6:.0f} Mb/s."
+    )
 
     print("\n## FECN tagging rate, symmetric topology (seed 000; published: graphs only)\n")
     print("| tagging | h1 | h2 | h3 | h4 | sum (Mb/s) | Jain | replies | overhead | sw1→sw2 mean queue |")
@@ -137,25 +148,31 @@ def main() -> None:
     for x in (100, 10, 5, 1):
         r = res[("tag", x)]
         fl = list(r["flows"].values())
-        print(f"| {x} % | " + " | ".join(f"{v / 1e6:.0f}" for v in fl) + f" | {sum(fl) / 1e6:.0f} | {r['jain']:.4f} | "
-              f"{r['messages'].get('fecn_reply', 0)} | {r['overhead'] / 1e6:.1f} Mb/s | {r['queues']['sw1->sw2'] / 1e3:.1f} KB |")
+        print(
+            f"| {x} % | " + " | ".join(f"{v / 1e6:.0f}" for v in fl) + f" | {sum(fl) / 1e6:.0f} | {r['jain']:.4f} | "
+            f"{r['messages'].get('fecn_reply', 0)} | {r['overhead'] / 1e6:.1f} Mb/s | {r['queues']['sw1->sw2'] / 1e3:.1f} KB |"
+        )
 
     print(f"\n## CN-SIM single hop (seed 003), mean over seeds {seeds}\n")
     for pz in ("pause", "nopause"):
         print(f"\n### PAUSE {'enabled' if pz == 'pause' else 'disabled'}\n")
-        print("| hotspot | scheme | | flows (range) | bad | FCT avg µs | FCT max µs | FCT std µs | paused % | "
-              "drops | overhead Mb/s (total) | overhead per host |")
+        print(
+            "| hotspot | scheme | | flows (range) | bad | FCT avg µs | FCT max µs | FCT std µs | paused % | "
+            "drops | overhead Mb/s (total) | overhead per host |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for hs in HOTSPOTS:
             for scheme in ("fecn", "none"):
                 rs = [res[("cnsim", scheme, hs, pz, s)] for s in seeds]
                 n = [r["fct"]["count"] for r in rs]
                 ov = mean(r["overhead"] for r in rs) / 1e6
-                print(f"| {HS_LABEL[hs]} | {scheme.upper() if scheme == 'fecn' else 'No CM'} | cnsim | "
-                      f"{mean(n):.0f} ({min(n)}–{max(n)}) | {mean(r['fct']['bad_flows'] for r in rs):.0f} | "
-                      f"{mean(r['fct']['mean_us'] for r in rs):.1f} | {mean(r['fct']['max_us'] for r in rs):.0f} | "
-                      f"{mean(r['fct']['std_us'] for r in rs):.0f} | {mean(r['paused'] for r in rs):.1f} | "
-                      f"{mean(r['drops'] for r in rs):.0f} | {ov:.2f} | {ov / rs[0]['n_hosts']:.2f} |")
+                print(
+                    f"| {HS_LABEL[hs]} | {scheme.upper() if scheme == 'fecn' else 'No CM'} | cnsim | "
+                    f"{mean(n):.0f} ({min(n)}–{max(n)}) | {mean(r['fct']['bad_flows'] for r in rs):.0f} | "
+                    f"{mean(r['fct']['mean_us'] for r in rs):.1f} | {mean(r['fct']['max_us'] for r in rs):.0f} | "
+                    f"{mean(r['fct']['std_us'] for r in rs):.0f} | {mean(r['paused'] for r in rs):.1f} | "
+                    f"{mean(r['drops'] for r in rs):.0f} | {ov:.2f} | {ov / rs[0]['n_hosts']:.2f} |"
+                )
                 p = PUBLISHED[(scheme, hs, pz)]
                 print(f"| | | [D] | {p[0]} | {p[1]} | {p[2]} | {p[3]} | {p[4]} | {p[5]} | {p[6]} | {p[7]} | |")
 

@@ -10,8 +10,11 @@ from cnsim.exceptions import CnsimError, ConfigError, InvariantError, RunInterru
 
 # The heavy parts (pandas, pyarrow, the scenario models) load on first use, so that `cnsim --help`,
 # `cnsim validate` and short runs start fast.
-_LAZY = {"run": ("cnsim.api", "run"), "load_scenario": ("cnsim.compile.loader", "load_scenario"),
-         "Result": ("cnsim.results.result", "Result")}
+_LAZY = {
+    "run": ("cnsim.api", "run"),
+    "load_scenario": ("cnsim.compile.loader", "load_scenario"),
+    "Result": ("cnsim.results.result", "Result"),
+}
 
 
 _SUBMODULES = {"api", "scenario", "compile", "results", "experiments", "report", "cli", "model", "schemes", "workloads"}
@@ -32,7 +35,7 @@ def _installed_version() -> str:
             continue
         for n in names:
             if n.startswith("cnsim-") and n.endswith(".dist-info"):
-                return n[len("cnsim-"):-len(".dist-info")]
+                return n[len("cnsim-") : -len(".dist-info")]
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -59,4 +62,13 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'cnsim' has no attribute {name!r}")
 
 
-__all__ = ["run", "load_scenario", "Result", "CnsimError", "ConfigError", "InvariantError", "RunInterrupted", "__version__"]
+__all__ = [
+    "run",
+    "load_scenario",
+    "Result",
+    "CnsimError",
+    "ConfigError",
+    "InvariantError",
+    "RunInterrupted",
+    "__version__",
+]

@@ -2,7 +2,17 @@
 
 from typing import Callable, TypeAlias, final
 
-__all__ = ["version", "schemes", "validate", "run", "flow_paths", "pair_paths", "Simulation", "ScenarioError", "InvariantError"]
+__all__ = [
+    "version",
+    "schemes",
+    "validate",
+    "run",
+    "flow_paths",
+    "pair_paths",
+    "Simulation",
+    "ScenarioError",
+    "InvariantError",
+]
 
 _Column: TypeAlias = tuple[str, bytes] | list[str]
 """A result column: ``(numpy dtype string, little-endian raw bytes)`` for numbers, names as a list."""
@@ -37,7 +47,6 @@ def run(
 ) -> tuple[str, dict[str, dict[str, _Column]]]:
     """Run a simulation: ``(summary JSON, {table: {column: Column}})``; ``progress`` gets the simulated
     time in seconds between chunks (``chunk_ps`` = 0: 1/200 of the run)."""
-
 
 @final
 class Simulation:

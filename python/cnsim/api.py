@@ -18,18 +18,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from cnsim import schemes
 from cnsim.compile.compiler import compile_ir_once
 from cnsim.compile.engine import core
-from cnsim.exceptions import ConfigError, InvariantError, Problem, RunInterrupted
 from cnsim.compile.loader import dump_toml, load_scenario
-from cnsim.results.result import Result, frames_from_core  # noqa: F401 — frames_from_core: part of the API
-from cnsim.scenario.spec import Scenario
-from cnsim import schemes
-from cnsim.scenario.units import format_quantity
-from cnsim.results.outdir import check, commit_output, open_output, write_failure
-from cnsim.results.result import _write_parquet, queue_cdf_table, TablesOnDisk
+from cnsim.exceptions import ConfigError, ConfigWarning, InvariantError, Problem, RunInterrupted
 from cnsim.results import notes
-from cnsim.exceptions import ConfigWarning
+from cnsim.results.outdir import check, commit_output, open_output, write_failure
+from cnsim.results.result import Result, TablesOnDisk, _write_parquet, frames_from_core, queue_cdf_table  # noqa: F401 — frames_from_core: part of the API
+from cnsim.scenario.spec import Scenario
+from cnsim.scenario.units import format_quantity
 
 ScenarioLike = str | os.PathLike[str] | Mapping[str, Any] | Scenario
 Progress = Callable[[float], None]
@@ -61,8 +59,9 @@ def git_describe() -> str | None:
     if not (root / ".git").exists():
         return None
     try:
-        out = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"],
-                             capture_output=True, text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=5
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
@@ -91,8 +90,10 @@ def _provenance_in_background() -> Callable[[], dict[str, Any]]:
     return result
 
 
-_SCENARIO_TIMES = {"observe.sample_interval_ps": "observe.sample_interval",
-                   "observe.throughput_bin_ps": "observe.throughput_bin"}
+_SCENARIO_TIMES = {
+    "observe.sample_interval_ps": "observe.sample_interval",
+    "observe.throughput_bin_ps": "observe.throughput_bin",
+}
 """Engine fields that are a scenario field in picoseconds: their errors name the scenario field."""
 
 
@@ -118,10 +119,10 @@ def _scenario_error(exc: Exception, ir: Mapping[str, Any] | None = None) -> Conf
             message = re.sub(r"\b(\d+) ps\b", lambda m: format_quantity(int(m.group(1)), "time"), message)
             message = message.replace("observe.series", "observe.queue_ts / rp_rate / tcp_ts / pause_ts = false")
             problems.append(Problem(_SCENARIO_TIMES[path], message))
-        elif sep and path.startswith("cm.params.") and path[len("cm.params."):] in params:
+        elif sep and path.startswith("cm.params.") and path[len("cm.params.") :] in params:
             words = {k.rpartition(".")[2]: v for k, v in params.items()}
             message = re.sub(r"\b\w+\b", lambda m, words=words: words.get(m.group(0), m.group(0)), message)
-            problems.append(Problem("cm.params." + params[path[len("cm.params."):]], message))
+            problems.append(Problem("cm.params." + params[path[len("cm.params.") :]], message))
         else:
             problems.append(Problem("ir." + path if sep else "ir", message if sep else line))
     return ConfigError(problems)
@@ -140,9 +141,15 @@ def engine_check(ir: Mapping[str, Any]) -> None:
         raise _scenario_error(exc, ir) from None
 
 
-def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str, Any] | None = None,
-        out: str | os.PathLike[str] | None = None, progress: Progress | None = None, plots: bool = True,
-        force: bool = False) -> Result:
+def run(
+    scenario: ScenarioLike,
+    seed: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: Progress | None = None,
+    plots: bool = True,
+    force: bool = False,
+) -> Result:
     """Run one scenario and return its :class:`Result` (also saved into ``out`` when given).
 
     ``seed`` replaces ``run.seed``; ``overrides`` maps dotted paths to values as ``--set`` does.
@@ -163,18 +170,24 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         check(out, force=force, scenario=scenario if isinstance(scenario, (str, os.PathLike)) else None, field="out")
     engine = core()
     if sc.cm.scheme not in engine.schemes():
-        raise ConfigError.single("cm.scheme", f"not available in this engine build; known: "
-                                 f"{', '.join(engine.schemes())}", sc.cm.scheme)
+        raise ConfigError.single(
+            "cm.scheme", f"not available in this engine build; known: {', '.join(engine.schemes())}", sc.cm.scheme
+        )
     if out is None and sc.observe.pcap:
         import warnings
 
-        warnings.warn("observe.pcap: packet traces are written only into an output directory (cnsim run, or "
-                      "cnsim.run(..., out=...)); this run records none", ConfigWarning, stacklevel=2)
+        warnings.warn(
+            "observe.pcap: packet traces are written only into an output directory (cnsim run, or "
+            "cnsim.run(..., out=...)); this run records none",
+            ConfigWarning,
+            stacklevel=2,
+        )
         sc = sc.model_copy(update={"observe": sc.observe.model_copy(update={"pcap": []})})
         ir = compile_ir_once(sc)
     # the time series go to Parquet as the run goes, written beside the engine (memory independent of
     # the run's length); without `out`, into a temporary folder the Result reads its tables from
     from cnsim.results import stream  # pyarrow and numpy: imported before the clock of wall_s starts
+
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
     tmp = None
@@ -229,8 +242,14 @@ def run(scenario: ScenarioLike, seed: int | None = None, overrides: Mapping[str,
         raise
 
 
-def _save_streamed(tmp: Path, out: str | os.PathLike[str] | None, tables: Mapping[str, Any], result: Result,
-                   plots: bool, force: bool = False) -> Result:
+def _save_streamed(
+    tmp: Path,
+    out: str | os.PathLike[str] | None,
+    tables: Mapping[str, Any],
+    result: Result,
+    plots: bool,
+    force: bool = False,
+) -> Result:
     """Write the tables the engine returned at the end of a streamed run beside its series and FCT
     rows, then the summary, plots and manifest, and move the folder to ``out``; the Result reads its
     tables from there."""
@@ -250,8 +269,9 @@ def _save_streamed(tmp: Path, out: str | os.PathLike[str] | None, tables: Mappin
     fct = pq.ParquetFile(tmp / "fct.parquet")
     if fct.metadata.num_rows and "slowdown" in fct.schema_arrow.names:
         cols = fct.read(columns=["slowdown", "bytes"])
-        result.summary["fct_slowdown"] = slowdown.summary_of(stream.numbers_of(cols["slowdown"], np.float64),
-                                                             stream.numbers_of(cols["bytes"], np.uint64))
+        result.summary["fct_slowdown"] = slowdown.summary_of(
+            stream.numbers_of(cols["slowdown"], np.float64), stream.numbers_of(cols["bytes"], np.uint64)
+        )
     fct.close()
     result.tables = TablesOnDisk(tmp)  # plots read what was written
     if out is None:  # the API without a folder: the tables are read from the temporary one when used

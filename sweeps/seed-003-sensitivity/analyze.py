@@ -6,6 +6,7 @@ Reads DIR/none-<hs>-<pause>/runs.parquet (written by `cnsim summarize`) and ever
 (realised transfer sizes); prints Markdown tables of mean ± 95 % CI (Student t) per point beside [D]'s
 published No-CM values (spec §9.5).
 """
+
 from __future__ import annotations
 
 import sys
@@ -80,9 +81,11 @@ def main(root: Path) -> None:
 
     # realised flow size / ON time per alpha (PAUSE off, no hotspot: the generator is never blocked)
     print("### Realised flow size per α (no hotspot, PAUSE off)\n")
-    print("| α | x_m µs | n_hosts | mean frames / transmitted flow | realised mean ON µs | median over runs µs | "
-          "largest flow drawn (frames, median) | offered load % | transfers / host | "
-          "flows total (min–max over runs) |")
+    print(
+        "| α | x_m µs | n_hosts | mean frames / transmitted flow | realised mean ON µs | median over runs µs | "
+        "largest flow drawn (frames, median) | offered load % | transfers / host | "
+        "flows total (min–max over runs) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     sub = df[(df.hs == "nohs") & (df.pause_mode == "nopause")]
     for (a, n), g in sub.groupby(["alpha", "n_hosts"]):
@@ -92,23 +95,38 @@ def main(root: Path) -> None:
         load_ = g.mean_on_us / (g.mean_on_us + 15.0) * 100
         ml, hl = ci(load_)
         mt, ht = ci(g.flows_total / n)
-        print(f"| {a} | {xm:g} | {n} | {fmt(mf, hf, 1)} | {fmt(mo, ho, 1)} | {g.mean_on_us.median():.1f} | "
-              f"{g.max_frames.median():,.0f} | {fmt(ml, hl, 0)} | {fmt(mt, ht, 0)} | "
-              f"{int(g.flows_total.min()):,}–{int(g.flows_total.max()):,} |".replace(",", " "))
+        print(
+            f"| {a} | {xm:g} | {n} | {fmt(mf, hf, 1)} | {fmt(mo, ho, 1)} | {g.mean_on_us.median():.1f} | "
+            f"{g.max_frames.median():,.0f} | {fmt(ml, hl, 0)} | {fmt(mt, ht, 0)} | "
+            f"{int(g.flows_total.min()):,}–{int(g.flows_total.max()):,} |".replace(",", " ")
+        )
     print()
 
-    cols = [("flows_total", 0), ("fct.count", 0), ("fct.bad_flows", 0), ("fct.min_us", 1), ("fct.mean_us", 0),
-            ("fct.max_us", 0), ("fct.std_us", 0), ("paused_pct", 1), ("frames.dropped", 0)]
+    cols = [
+        ("flows_total", 0),
+        ("fct.count", 0),
+        ("fct.bad_flows", 0),
+        ("fct.min_us", 1),
+        ("fct.mean_us", 0),
+        ("fct.max_us", 0),
+        ("fct.std_us", 0),
+        ("paused_pct", 1),
+        ("frames.dropped", 0),
+    ]
     for p, title in (("pause", "PAUSE enabled"), ("nopause", "PAUSE disabled")):
         print(f"### No CM, {title}\n")
-        print("| hotspot | α | hosts | flows total | completed | bad | FCT min µs | FCT mean µs | FCT max µs | "
-              "FCT std µs | paused % | dropped frames |")
+        print(
+            "| hotspot | α | hosts | flows total | completed | bad | FCT min µs | FCT mean µs | FCT max µs | "
+            "FCT std µs | paused % | dropped frames |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for hs, label in HS:
             pub = PUB[(hs, p)]
             flows_pub = f"**{pub[0]:,}**".replace(",", " ")
-            print(f"| {label} | **[D]** | | {flows_pub} | | **{pub[1]}** | **{pub[2]}** | **{pub[3]}** | "
-                  f"**{pub[4]:,}** | **{pub[5]:,}** | **{pub[6]}** | **{pub[7]:,}** |".replace(",", " "))
+            print(
+                f"| {label} | **[D]** | | {flows_pub} | | **{pub[1]}** | **{pub[2]}** | **{pub[3]}** | "
+                f"**{pub[4]:,}** | **{pub[5]:,}** | **{pub[6]}** | **{pub[7]:,}** |".replace(",", " ")
+            )
             g0 = df[(df.hs == hs) & (df.pause_mode == p)]
             for (a, n), g in g0.groupby(["alpha", "n_hosts"]):
                 cells = [fmt(*ci(g[c]), nd) for c, nd in cols]

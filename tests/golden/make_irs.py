@@ -26,17 +26,30 @@ ROOT = Path(__file__).resolve().parents[2]
 # case: (scenario, overrides) — short runs, each exercising different mechanisms
 CASES = {
     # global PAUSE on a 4-to-1 fan-in: XOFF/XON, PAUSE refresh, saturated sources
-    "fan-in-4-pause": ("baseline/fan-in-4.toml", {"run.duration": "100us", "flow_control.mode": "global",
-                                                  "flow_control.high": "100KB", "flow_control.low": "90KB"}),
+    "fan-in-4-pause": (
+        "baseline/fan-in-4.toml",
+        {
+            "run.duration": "100us",
+            "flow_control.mode": "global",
+            "flow_control.high": "100KB",
+            "flow_control.low": "90KB",
+        },
+    ),
     # BCN on the seed-000 symmetric topology: sampling, feedback messages, rate limiters
     "symmetric-bcn": ("seed-000/symmetric-bcn.toml", {"run.duration": "200us"}),
     # TCP NewReno incast: segments, ACKs, retransmission and delayed-ACK timers
     "tcp-newreno-4": ("baseline/tcp-newreno-4.toml", {"run.duration": "200us"}),
     # FECN on CN-SIM with the hotspot stopping h1 at 0.5 ms: probes, replies, CP ticks, service rate
-    "cnsim-fecn-hs0": ("seed-003/cnsim-1hop-fecn-hs0-nopause.toml", {"run.duration": "1ms", "hotspot.0.start": "0.5ms"}),
+    "cnsim-fecn-hs0": (
+        "seed-003/cnsim-1hop-fecn-hs0-nopause.toml",
+        {"run.duration": "1ms", "hotspot.0.start": "0.5ms"},
+    ),
     # k = 4 fat tree, WebSearch flows under DCQCN with PFC: ECMP, ECN marking, CNPs, per-priority pause
     # (with the FIFO per host pair the trace was made with; a queue per transfer: the next cases)
-    "fat-tree-dcqcn-pfc": ("datacenter/fat-tree-k4-websearch-dcqcn-pfc.toml", {"run.duration": "1ms", "nic.queues": "fifo"}),
+    "fat-tree-dcqcn-pfc": (
+        "datacenter/fat-tree-k4-websearch-dcqcn-pfc.toml",
+        {"run.duration": "1ms", "nic.queues": "fifo"},
+    ),
     # a send queue per transfer (issue 31): HPCC windows per queue, INT echoes, queues opened and closed
     "fat-tree-hpcc-queues": ("datacenter/fat-tree-k4-websearch50-hpcc.toml", {"run.duration": "1ms"}),
     # a TCP connection per transfer: DCTCP incast and background transfers, each its own connection
@@ -61,8 +74,11 @@ def main() -> None:
         path.write_text(ir_text(case))
         print(f"wrote {path.relative_to(ROOT)}")
     # every scheme's default parameters as the engine reads them (net/queues.rs tests build IRs with them)
-    params = {name: {"scheme": name, "params": s.to_ir(s.params())} for name, s in sorted(schemes.SCHEMES.items())
-              if name != "none"}
+    params = {
+        name: {"scheme": name, "params": s.to_ir(s.params())}
+        for name, s in sorted(schemes.SCHEMES.items())
+        if name != "none"
+    }
     dcqcn = schemes.get("dcqcn")
     params["dcqcn-mellanox"] = {"scheme": "dcqcn", "params": dcqcn.to_ir(dcqcn.params(variant="mellanox"))}
     path = out / "cm-params.json"

@@ -4,17 +4,17 @@
 use crate::cm::{self, HostInfo, PortInfo};
 use crate::error::ScenarioError;
 use crate::event::{Event, EventQueue};
-use crate::net::flowctl::SwitchPause;
 use crate::frame::FramePool;
 use crate::ids::{FlowId, NodeId, PortId};
-use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, ProcessIr, TransportIr};
-use crate::net::tcp::TcpFlow;
-use crate::net::buffer::policy_bytes;
-use crate::net::{adjacency, compute_ecmp, compute_routes, ecmp_salt, flow_paths, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
 use crate::int::IntTable;
+use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, ProcessIr, TransportIr};
+use crate::net::buffer::policy_bytes;
+use crate::net::flowctl::SwitchPause;
+use crate::net::tcp::TcpFlow;
+use crate::net::{adjacency, compute_ecmp, compute_routes, ecmp_salt, flow_paths, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
 use crate::probe::FlowBins;
-use crate::time::tx_time_ps;
 use crate::rng::{ns, Stream};
+use crate::time::tx_time_ps;
 use crate::traffic::Source;
 use std::collections::VecDeque;
 
@@ -263,7 +263,9 @@ impl Nodes {
             let (Some(k), Some(&f)) = (s.dst_set, s.flows.first()) else { continue };
             let src = ir.flows[f as usize].src;
             let port = self.hosts[self.host_of[src as usize] as usize].port;
-            if let Some(j) = ir.dst_sets[k as usize].iter().position(|&d| d != src && !reachable(&self.ports, &self.switch_of, &self.switches, port, d)) {
+            if let Some(j) =
+                ir.dst_sets[k as usize].iter().position(|&d| d != src && !reachable(&self.ports, &self.switch_of, &self.switches, port, d))
+            {
                 return Err(ScenarioError::field(format!("dst_sets[{k}][{j}]"), format!("destination unreachable from sources[{i}]")));
             }
         }
@@ -340,8 +342,7 @@ impl Nodes {
 /// The traffic sources, each with its own random stream (and a source's destination set).
 fn make_sources(ir: &Ir) -> Vec<Source> {
     let dst_sets: Vec<std::sync::Arc<[NodeId]>> = ir.dst_sets.iter().map(|set| set.iter().map(|&d| NodeId(d)).collect()).collect();
-    ir
-        .sources
+    ir.sources
         .iter()
         .map(|s| {
             let flows = s.flows.iter().map(|&f| FlowId(f)).collect();

@@ -170,8 +170,14 @@ struct Calendar {
 
 impl Default for Calendar {
     fn default() -> Self {
-        Calendar { bottom: VecDeque::new(), buckets: (0..SLICES).map(|_| Vec::new()).collect(), filled: [0; SLICES / 64],
-                   overflow: BinaryHeap::new(), cur: 0, len: 0 }
+        Calendar {
+            bottom: VecDeque::new(),
+            buckets: (0..SLICES).map(|_| Vec::new()).collect(),
+            filled: [0; SLICES / 64],
+            overflow: BinaryHeap::new(),
+            cur: 0,
+            len: 0,
+        }
     }
 }
 
@@ -734,7 +740,8 @@ mod tests {
                 // now and then a burst due at one instant (a PAUSE frame on each of 100 ports)
                 let burst = if rng.below(100) == 0 { 100 } else { 1 };
                 for b in 0..burst {
-                    let ev = if (i + b) % 2 == 0 { Event::Arrive { port: PortId(i), frame: FrameId(b) } } else { Event::PortTxDone { port: PortId(b) } };
+                    let ev =
+                        if (i + b) % 2 == 0 { Event::Arrive { port: PortId(i), frame: FrameId(b) } } else { Event::PortTxDone { port: PortId(b) } };
                     seq += 1;
                     q.push(now + ahead, ev);
                     reference.push((now + ahead, ev.class() << 60 | seq, ev));

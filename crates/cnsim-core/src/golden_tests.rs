@@ -13,15 +13,8 @@ use crate::Simulation;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-const CASES: [&str; 7] = [
-    "fan-in-4-pause",
-    "symmetric-bcn",
-    "tcp-newreno-4",
-    "cnsim-fecn-hs0",
-    "fat-tree-dcqcn-pfc",
-    "fat-tree-hpcc-queues",
-    "leaf-spine-tcp-queues",
-];
+const CASES: [&str; 7] =
+    ["fan-in-4-pause", "symmetric-bcn", "tcp-newreno-4", "cnsim-fecn-hs0", "fat-tree-dcqcn-pfc", "fat-tree-hpcc-queues", "leaf-spine-tcp-queues"];
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden")

@@ -398,7 +398,10 @@ pub struct TcpIr {
 pub enum CcIr {
     NewReno,
     /// DCTCP (RFC 8257): ECN-capable; α gain `g`, initial α.
-    Dctcp { g: f64, alpha_init: f64 },
+    Dctcp {
+        g: f64,
+        alpha_init: f64,
+    },
 }
 
 /// A traffic generator feeding one or more flows of the same source host (model reference §1.5).

@@ -16,6 +16,7 @@
 //! println!("{}", results.summary);
 //! ```
 
+pub mod build;
 pub mod cm;
 pub mod error;
 pub mod event;
@@ -23,7 +24,6 @@ pub mod frame;
 pub mod ids;
 pub mod int;
 pub mod ir;
-pub mod build;
 pub mod net;
 pub mod observe;
 pub mod probe;

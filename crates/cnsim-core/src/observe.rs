@@ -8,8 +8,8 @@ use crate::ids::{NodeId, PortId};
 use crate::ir::{Ir, NodeIr};
 use crate::net::flow::Transfer;
 use crate::net::queues::FlowTotals;
-use crate::probe::{BinRows, FlowBins, QueueSeries};
 use crate::net::{Counters, Network, CLASSIC_DROP_REASONS, DROP_REASONS, HIST_BUCKET};
+use crate::probe::{BinRows, FlowBins, QueueSeries};
 use crate::time::{to_s, PS_PER_S};
 use crate::transport::tcp::TcpStats;
 use serde_json::{json, Value};
@@ -90,10 +90,7 @@ impl Observer {
         let series = ir.observe.series;
         let sample_interval = if series.any() { ir.observe.sample_interval_ps } else { 0 };
         let rp_flows = if net.has_rp && sample_interval > 0 && series.rp_rate { net.n_flows.min(flow_limit) } else { 0 };
-        let queue_ports: Vec<PortId> = (0..net.ports.len())
-            .filter(|&i| net.is_switch(net.ports[i].node))
-            .map(|i| PortId(i as u32))
-            .collect();
+        let queue_ports: Vec<PortId> = (0..net.ports.len()).filter(|&i| net.is_switch(net.ports[i].node)).map(|i| PortId(i as u32)).collect();
         Observer {
             sample_interval,
             series,
@@ -239,10 +236,7 @@ impl Observer {
         // queues seen holding at least one data frame at a sample (the others stayed near empty)
         let (qt, qid, qb) = sparse_series(&self.sample_t, &self.q_samples, |v: &u64| *v);
         vec![
-            Table {
-                name: "queue_ts",
-                columns: vec![("t_s", Column::F64(qt)), ("queue", Column::U32(qid)), ("bytes", Column::U64(qb))],
-            },
+            Table { name: "queue_ts", columns: vec![("t_s", Column::F64(qt)), ("queue", Column::U32(qid)), ("bytes", Column::U64(qb))] },
             Table {
                 name: "rp_rate",
                 columns: vec![
@@ -328,10 +322,7 @@ pub fn deadlock_report(ir: &Ir, net: &Network) -> (usize, Vec<String>) {
         .ports
         .iter()
         .map(|p| {
-            net.is_switch(p.node)
-                && !p.queue.is_empty()
-                && p.pause.paused_until > end
-                && p.pause.paused_since.is_some_and(|t| end >= t + STUCK_PS)
+            net.is_switch(p.node) && !p.queue.is_empty() && p.pause.paused_until > end && p.pause.paused_since.is_some_and(|t| end >= t + STUCK_PS)
         })
         .collect();
     let n_stuck = stuck.iter().filter(|&&x| x).count();
@@ -397,7 +388,11 @@ fn node_name(ir: &Ir, i: usize) -> &str {
 /// A flow's destination name; `*` for a flow whose transfers each have their own (a source's
 /// `dsts`, with a send queue per transfer).
 fn dst_name(ir: &Ir, dst: NodeId) -> &str {
-    if dst.is_none() { "*" } else { node_name(ir, dst.idx()) }
+    if dst.is_none() {
+        "*"
+    } else {
+        node_name(ir, dst.idx())
+    }
 }
 
 /// Jain's fairness index (Σx)²/(n·Σx²); 1 for an empty or all-zero set.
@@ -495,10 +490,9 @@ fn conservation_problems(net: &Network, live: &Live, totals: &[FlowTotals], end:
             problems.push(format!("port {i}: queue area {} != sum of size x sojourn {sojourns} (Little's law)", p.q_area));
         }
     }
-    let per_flow_ok = totals.iter().all(|f| {
-        f.generated_frames >= f.delivered_frames + f.dropped_frames + f.backlog
-            && f.sent_frames == f.generated_frames - f.backlog
-    });
+    let per_flow_ok = totals
+        .iter()
+        .all(|f| f.generated_frames >= f.delivered_frames + f.dropped_frames + f.backlog && f.sent_frames == f.generated_frames - f.backlog);
     if !per_flow_ok {
         problems.push("per-flow: sent != generated - host queued".into());
     }
@@ -803,11 +797,7 @@ fn control_summary(net: &Network, window: f64) -> Value {
 /// `drops` of the summary: data and control drops, by reason (the PFC reasons only under PFC) and by switch.
 fn drops_summary(ir: &Ir, net: &Network, by_reason: &[u64], pfc_on: bool) -> Value {
     let c = &net.c;
-    let by_switch: serde_json::Map<String, Value> = net
-        .switches
-        .iter()
-        .map(|s| (node_name(ir, s.node.idx()).to_string(), json!(s.drops)))
-        .collect();
+    let by_switch: serde_json::Map<String, Value> = net.switches.iter().map(|s| (node_name(ir, s.node.idx()).to_string(), json!(s.drops))).collect();
     json!({
         "total": c.data_dropped.0 + c.ctrl_dropped,
         "data": c.data_dropped.0,

@@ -77,7 +77,11 @@ impl Stream {
         }
         let u = self.uniform_open0();
         let k = libm::floor(libm::log(u) / libm::log1p(-p));
-        if k >= 1e18 { u64::MAX / 4 } else { k as u64 }
+        if k >= 1e18 {
+            u64::MAX / 4
+        } else {
+            k as u64
+        }
     }
 }
 

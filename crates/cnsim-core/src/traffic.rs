@@ -68,7 +68,13 @@ impl FrameSizes {
             FrameSizesIr::Mix { bytes, weights } => {
                 let total: f64 = weights.iter().sum();
                 let mut acc = 0.0;
-                let mut cum: Vec<f64> = weights.iter().map(|w| { acc += w; acc / total }).collect();
+                let mut cum: Vec<f64> = weights
+                    .iter()
+                    .map(|w| {
+                        acc += w;
+                        acc / total
+                    })
+                    .collect();
                 if let Some(last) = cum.last_mut() {
                     *last = 1.0; // rounding must not leave a gap above the last size
                 }
@@ -93,12 +99,22 @@ impl FrameSizes {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Action {
     /// Add one frame to flow index `flow` of `flows`: of `size` bytes, or the flow's size (0).
-    Frame { flow: usize, size: u32 },
+    Frame {
+        flow: usize,
+        size: u32,
+    },
     /// Start a closed-loop transfer of `on_bits` bits of ON time on flow index `flow`.
-    Transfer { flow: usize, on_bits: f64 },
+    Transfer {
+        flow: usize,
+        on_bits: f64,
+    },
     /// Start an open-loop flow of `bytes` bytes on flow index `flow`: whole frames, rounded up, or
     /// (`partial`) ceil(bytes) bytes, the last frame carrying the remainder ([`flow_bytes`]).
-    Sized { flow: usize, bytes: f64, partial: bool },
+    Sized {
+        flow: usize,
+        bytes: f64,
+        partial: bool,
+    },
     /// Saturated source turns on/off.
     Saturate(bool),
     Nothing,
@@ -115,7 +131,11 @@ impl Source {
                 }
                 let period = g.on_ps + g.off_ps;
                 let ph = (t - self.start) % period;
-                if g.start_on { ph < g.on_ps } else { ph >= g.off_ps }
+                if g.start_on {
+                    ph < g.on_ps
+                } else {
+                    ph >= g.off_ps
+                }
             }
         }
     }
@@ -137,7 +157,11 @@ impl Source {
             None => self.n_flows as u64,
             Some(d) => d.len() as u64 - (self.dst_skip != u32::MAX) as u64,
         };
-        if n == 1 { 0 } else { self.rng.below(n) as usize }
+        if n == 1 {
+            0
+        } else {
+            self.rng.below(n) as usize
+        }
     }
 
     /// Give the source a set of destinations (its own host left out of the draw).
@@ -149,7 +173,11 @@ impl Source {
     /// The flow of index `i` (as `flows[i]`).
     #[inline]
     pub fn flow(&self, i: usize) -> FlowId {
-        if i == 0 { self.first_flow } else { self.flows[i] }
+        if i == 0 {
+            self.first_flow
+        } else {
+            self.flows[i]
+        }
     }
 
     /// The flow and the destination of draw `i` of [`Source::pick_flow`] for a transfer: the flow
@@ -201,15 +229,9 @@ impl Source {
                 self.slot = self.rng.geometric(p);
                 Some(self.start + self.slot * slot_ps)
             }
-            ProcessIr::Poisson { mean_gap_ps, .. } => {
-                Some(self.start + libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64)
-            }
-            ProcessIr::ParetoOnOff { off_mean_ps, .. } => {
-                Some(self.start + libm::round(self.rng.exponential(off_mean_ps as f64)) as u64)
-            }
-            ProcessIr::FlowArrivals { mean_gap_ps, .. } => {
-                Some(self.start + libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64)
-            }
+            ProcessIr::Poisson { mean_gap_ps, .. } => Some(self.start + libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64),
+            ProcessIr::ParetoOnOff { off_mean_ps, .. } => Some(self.start + libm::round(self.rng.exponential(off_mean_ps as f64)) as u64),
+            ProcessIr::FlowArrivals { mean_gap_ps, .. } => Some(self.start + libm::round(self.rng.exponential(mean_gap_ps as f64)) as u64),
             ProcessIr::PeriodicFlows { phase_ps, .. } => Some(self.start + phase_ps),
         }
         .filter(|&t| t < self.stop)
@@ -231,19 +253,11 @@ impl Source {
                 (Action::Saturate(on), next)
             }
             ProcessIr::Cbr { interval_ps, .. } => {
-                let a = if self.gate_open(now) {
-                    Action::Frame { flow: self.pick_flow(), size: 0 }
-                } else {
-                    Action::Nothing
-                };
+                let a = if self.gate_open(now) { Action::Frame { flow: self.pick_flow(), size: 0 } } else { Action::Nothing };
                 (a, Some(now + interval_ps))
             }
             ProcessIr::Bernoulli { slot_ps, p } => {
-                let a = if self.gate_open(now) {
-                    Action::Frame { flow: self.pick_flow(), size: 0 }
-                } else {
-                    Action::Nothing
-                };
+                let a = if self.gate_open(now) { Action::Frame { flow: self.pick_flow(), size: 0 } } else { Action::Nothing };
                 self.slot += 1 + self.rng.geometric(p);
                 (a, Some(self.start + self.slot * slot_ps))
             }
@@ -346,7 +360,11 @@ pub fn cdf_quantile(cdf: &[(f64, f64)], u: f64) -> f64 {
 /// Whole frames of an open-loop flow of `bytes` bytes: ceil(bytes / frame), at least 1.
 pub fn sized_frames(bytes: f64, frame_bytes: u32) -> u64 {
     let n = libm::ceil(bytes / frame_bytes as f64);
-    if n < 1.0 { 1 } else { n as u64 }
+    if n < 1.0 {
+        1
+    } else {
+        n as u64
+    }
 }
 
 /// An open-loop flow of `bytes` bytes sent in frames of `frame_bytes` with the remainder in the last
@@ -362,7 +380,11 @@ pub fn flow_bytes(bytes: f64, frame_bytes: u32) -> (u64, u32) {
 /// Frames of a Pareto transfer: max(1, round(ON bits / frame bits)) — model reference §12 D2.
 pub fn pareto_frames(bits: f64, frame_bytes: u32) -> u64 {
     let n = libm::round(bits / (8.0 * frame_bytes as f64));
-    if n < 1.0 { 1 } else { n as u64 }
+    if n < 1.0 {
+        1
+    } else {
+        n as u64
+    }
 }
 
 #[cfg(test)]
@@ -373,7 +395,12 @@ mod tests {
     fn sizes(d: FrameSizesIr, n: usize) -> Vec<u32> {
         let process = ProcessIr::Poisson { mean_gap_ps: 1_000, sizes: Some(d) };
         let mut s = Source::new(vec![FlowId(0)], 0, u64::MAX, None, process, Stream::new(7, 0, 1));
-        (0..n).map(|_| match s.fire(0).0 { Action::Frame { size, .. } => size, a => panic!("a frame, got {a:?}") }).collect()
+        (0..n)
+            .map(|_| match s.fire(0).0 {
+                Action::Frame { size, .. } => size,
+                a => panic!("a frame, got {a:?}"),
+            })
+            .collect()
     }
 
     #[test]
@@ -423,7 +450,16 @@ mod tests {
 
     /// Mean ON time of `n` transfers drawn by a ParetoOnOff source, µs.
     fn mean_on_us(shifted: bool, xm_ps: u64, alpha: f64, n: usize) -> (f64, f64) {
-        let process = ProcessIr::ParetoOnOff { xm_ps, alpha, off_mean_ps: 1, line_rate_bps: 10_000_000_000, cap_ps: None, shifted, nic_buffer_frames: None, rl_release: false };
+        let process = ProcessIr::ParetoOnOff {
+            xm_ps,
+            alpha,
+            off_mean_ps: 1,
+            line_rate_bps: 10_000_000_000,
+            cap_ps: None,
+            shifted,
+            nic_buffer_frames: None,
+            rl_release: false,
+        };
         let mut s = Source::new(vec![FlowId(0)], 0, u64::MAX, None, process, Stream::new(7, 0, 1));
         let (mut sum, mut min) = (0.0, f64::INFINITY);
         for _ in 0..n {

@@ -12,8 +12,7 @@ fn err(path: String, msg: impl Into<String>) -> ScenarioError {
 /// Parse IR JSON with path-precise errors.
 pub fn parse_ir(json: &str) -> Result<Ir, ScenarioError> {
     let de = &mut serde_json::Deserializer::from_str(json);
-    serde_path_to_error::deserialize(de)
-        .map_err(|e| ScenarioError::Json { path: e.path().to_string(), message: e.inner().to_string() })
+    serde_path_to_error::deserialize(de).map_err(|e| ScenarioError::Json { path: e.path().to_string(), message: e.inner().to_string() })
 }
 
 /// Check every invariant the engine relies on.
@@ -52,10 +51,7 @@ fn validate_run(ir: &Ir) -> Result<(), ScenarioError> {
         return Err(err("duration_ps".into(), "must be > 0"));
     }
     if ir.warmup_ps >= ir.duration_ps {
-        return Err(err(
-            "warmup_ps".into(),
-            format!("must be < duration_ps ({}), got {}", ir.duration_ps, ir.warmup_ps),
-        ));
+        return Err(err("warmup_ps".into(), format!("must be < duration_ps ({}), got {}", ir.duration_ps, ir.warmup_ps)));
     }
     if ir.control_frame_bytes < 1 {
         return Err(err("control_frame_bytes".into(), "must be >= 1"));
@@ -78,10 +74,7 @@ fn validate_nodes(ir: &Ir) -> Result<(), ScenarioError> {
                     BufferIr::Partitioned { partitioned_bytes } => *partitioned_bytes,
                 };
                 if limit < max_frame.max(ir.control_frame_bytes as u64) {
-                    return Err(err(
-                        format!("nodes[{i}].buffer"),
-                        format!("buffer of {limit} B is smaller than one frame ({max_frame} B)"),
-                    ));
+                    return Err(err(format!("nodes[{i}].buffer"), format!("buffer of {limit} B is smaller than one frame ({max_frame} B)")));
                 }
                 match pause {
                     PauseIr::None => {}
@@ -107,10 +100,7 @@ fn validate_nodes(ir: &Ir) -> Result<(), ScenarioError> {
                             return Err(err(format!("nodes[{i}].pause.quanta"), "must be in 1..=65535"));
                         }
                         if !(*refresh_fraction > 0.0 && *refresh_fraction <= 1.0) {
-                            return Err(err(
-                                format!("nodes[{i}].pause.refresh_fraction"),
-                                "must be in (0, 1]",
-                            ));
+                            return Err(err(format!("nodes[{i}].pause.refresh_fraction"), "must be in (0, 1]"));
                         }
                     }
                 }
@@ -198,7 +188,10 @@ fn validate_flows(ir: &Ir, host_index: &dyn Fn(String, u32) -> Result<(), Scenar
         match f.dst {
             Some(d) => host_index(format!("flows[{i}].dst"), d)?,
             None if !ir.nic.per_transfer() => {
-                return Err(err(format!("flows[{i}].dst"), "null (a destination per transfer) needs nic.queues = transfer and nic.rate_limiters = queue"));
+                return Err(err(
+                    format!("flows[{i}].dst"),
+                    "null (a destination per transfer) needs nic.queues = transfer and nic.rate_limiters = queue",
+                ));
             }
             None => {}
         }
@@ -243,9 +236,7 @@ fn validate_source(ir: &Ir, i: usize, s: &crate::ir::SourceIr) -> Result<(), Sce
     }
     match &s.process {
         ProcessIr::Saturated => {}
-        ProcessIr::Cbr { interval_ps, .. } if *interval_ps == 0 => {
-            return Err(err(p("process.interval_ps"), "must be > 0"))
-        }
+        ProcessIr::Cbr { interval_ps, .. } if *interval_ps == 0 => return Err(err(p("process.interval_ps"), "must be > 0")),
         ProcessIr::Bernoulli { slot_ps, p: prob } => {
             if *slot_ps == 0 {
                 return Err(err(p("process.slot_ps"), "must be > 0"));
@@ -266,8 +257,10 @@ fn validate_source(ir: &Ir, i: usize, s: &crate::ir::SourceIr) -> Result<(), Sce
                         return Err(err(p("process.sizes"), "a frame-size distribution needs UDP flows (TCP segments are MSS-sized)"));
                     }
                     if flow.frame_bytes < d.max_bytes() {
-                        return Err(err(format!("flows[{f}].frame_bytes"),
-                            format!("must be >= the largest size of sources[{i}].process.sizes ({}), got {}", d.max_bytes(), flow.frame_bytes)));
+                        return Err(err(
+                            format!("flows[{f}].frame_bytes"),
+                            format!("must be >= the largest size of sources[{i}].process.sizes ({}), got {}", d.max_bytes(), flow.frame_bytes),
+                        ));
                     }
                 }
             }
@@ -397,7 +390,11 @@ fn validate_rdma(ir: &Ir) -> Result<(), ScenarioError> {
     if r.timeout_ps == 0 {
         return Err(err("rdma.timeout_ps".into(), "must be > 0"));
     }
-    if ir.sources.iter().any(|s| matches!(s.process, ProcessIr::ParetoOnOff { nic_buffer_frames: Some(_), .. } | ProcessIr::ParetoOnOff { rl_release: true, .. })) {
+    if ir
+        .sources
+        .iter()
+        .any(|s| matches!(s.process, ProcessIr::ParetoOnOff { nic_buffer_frames: Some(_), .. } | ProcessIr::ParetoOnOff { rl_release: true, .. }))
+    {
         return Err(err("rdma.loss_recovery".into(), "not with a Pareto source released by its NIC buffer or rate limiter"));
     }
     Ok(())

@@ -68,7 +68,16 @@ fn one_frame_store_and_forward_timing_is_exact() {
     // One 1500-B frame: 1.2 µs host serialisation + 0.5 µs + 1 µs switch + 1.2 µs + 0.5 µs = 4.4 µs.
     let mut ir = fan_in(1, ProcessIr::Saturated, BufferIr::Egress { egress_bytes: 150_000 }, PauseIr::None, 100 * US);
     // one-frame transfers (x_m = 1 ps), the first created at t ≈ 0
-    ir.sources[0].process = ProcessIr::ParetoOnOff { xm_ps: 1, alpha: 50.0, off_mean_ps: 1, line_rate_bps: G10, cap_ps: None, shifted: false, nic_buffer_frames: None, rl_release: false };
+    ir.sources[0].process = ProcessIr::ParetoOnOff {
+        xm_ps: 1,
+        alpha: 50.0,
+        off_mean_ps: 1,
+        line_rate_bps: G10,
+        cap_ps: None,
+        shifted: false,
+        nic_buffer_frames: None,
+        rl_release: false,
+    };
     ir.sources[0].start_ps = 0;
     let r = run(ir);
     let start = r.f64_column("fct", "start_s").unwrap()[0];
@@ -181,9 +190,8 @@ fn selective_pause_spares_a_victim_that_global_pause_stalls() {
         assert_eq!(u(&r.summary["frames"]["dropped"]), 0);
     }
     let victim = |r: &Results| f(&r.summary["flows"][2]["throughput_bps"]);
-    let victim_paused = |r: &Results| {
-        r.summary["links"].as_array().unwrap().iter().find(|l| l["from"] == "v").map(|l| f(&l["paused_fraction"])).unwrap()
-    };
+    let victim_paused =
+        |r: &Results| r.summary["links"].as_array().unwrap().iter().find(|l| l["from"] == "v").map(|l| f(&l["paused_fraction"])).unwrap();
     // selective: the victim's partition never fills, it gets its full 2 Gb/s and is never paused
     assert!((victim(&selective) - 2e9).abs() < 0.02e9, "selective victim {}", victim(&selective));
     assert_eq!(victim_paused(&selective), 0.0);
@@ -267,13 +275,8 @@ fn routes_follow_shortest_paths_in_a_parking_lot() {
 #[test]
 fn same_seed_same_results_different_seed_different_results() {
     let mk = |seed| {
-        let mut ir = fan_in(
-            3,
-            ProcessIr::Poisson { mean_gap_ps: 4_000_000, sizes: None },
-            BufferIr::Egress { egress_bytes: 30_000 },
-            PauseIr::None,
-            5 * MS,
-        );
+        let mut ir =
+            fan_in(3, ProcessIr::Poisson { mean_gap_ps: 4_000_000, sizes: None }, BufferIr::Egress { egress_bytes: 30_000 }, PauseIr::None, 5 * MS);
         ir.seed = seed;
         ir
     };
@@ -290,23 +293,22 @@ fn a_run_in_slices_gives_the_results_of_one_run() {
     // run_until in slices (as the Python front runs it) must not change anything, incl. the event
     // count: arrivals delivered without an event of their own are delivered only within a slice
     let ir = || {
-        let mut ir = fan_in(
-            4,
-            ProcessIr::Poisson { mean_gap_ps: 2_000_000, sizes: None },
-            BufferIr::Egress { egress_bytes: 30_000 },
-            PauseIr::None,
-            3 * MS,
-        );
-        ir.sources.push(src(9, 0, ProcessIr::ParetoOnOff {
-            xm_ps: 20_000_000,
-            alpha: 1.5,
-            off_mean_ps: 50_000_000,
-            line_rate_bps: 10_000_000_000,
-            cap_ps: None,
-            shifted: false,
-            nic_buffer_frames: None,
-            rl_release: false,
-        }));
+        let mut ir =
+            fan_in(4, ProcessIr::Poisson { mean_gap_ps: 2_000_000, sizes: None }, BufferIr::Egress { egress_bytes: 30_000 }, PauseIr::None, 3 * MS);
+        ir.sources.push(src(
+            9,
+            0,
+            ProcessIr::ParetoOnOff {
+                xm_ps: 20_000_000,
+                alpha: 1.5,
+                off_mean_ps: 50_000_000,
+                line_rate_bps: 10_000_000_000,
+                cap_ps: None,
+                shifted: false,
+                nic_buffer_frames: None,
+                rl_release: false,
+            },
+        ));
         ir
     };
     let whole = run(ir());
@@ -337,13 +339,7 @@ fn saturated_on_off_gate_follows_the_schedule() {
 #[test]
 fn bernoulli_source_offers_its_load() {
     // 10 senders, p = 0.05 per 1.2 µs slot = 0.5 Gb/s each; 5 Gb/s total, no loss.
-    let ir = fan_in(
-        10,
-        ProcessIr::Bernoulli { slot_ps: 1_200_000, p: 0.05 },
-        BufferIr::Egress { egress_bytes: 150_000 },
-        PauseIr::None,
-        20 * MS,
-    );
+    let ir = fan_in(10, ProcessIr::Bernoulli { slot_ps: 1_200_000, p: 0.05 }, BufferIr::Egress { egress_bytes: 150_000 }, PauseIr::None, 20 * MS);
     let r = run(ir);
     let s = &r.summary;
     conservation(s);
@@ -367,7 +363,13 @@ fn invalid_ir_is_an_error_not_a_panic() {
     assert!(e.contains("cm.scheme") && e.contains("none"), "{e}");
     let e = Simulation::from_json("{\"name\": 3}").err().unwrap().to_string();
     assert!(e.contains("name"), "{e}");
-    let mut ir = fan_in(1, ProcessIr::Saturated, BufferIr::Egress { egress_bytes: 150_000 }, PauseIr::Global { high_bytes: 100, low_bytes: 200, quanta: 1, refresh_fraction: 0.8 }, MS);
+    let mut ir = fan_in(
+        1,
+        ProcessIr::Saturated,
+        BufferIr::Egress { egress_bytes: 150_000 },
+        PauseIr::Global { high_bytes: 100, low_bytes: 200, quanta: 1, refresh_fraction: 0.8 },
+        MS,
+    );
     ir.observe.fct = false;
     let e = Simulation::new(ir).err().unwrap().to_string();
     assert!(e.contains("low_bytes"), "{e}");
@@ -513,7 +515,16 @@ fn fct_rows_drained_as_transfers_settle_join_into_the_whole_table() {
     // holds only those in progress
     let mut ir = fan_in(
         4,
-        ProcessIr::ParetoOnOff { xm_ps: 2 * US, alpha: 1.5, off_mean_ps: 4 * US, line_rate_bps: G10, cap_ps: None, shifted: false, nic_buffer_frames: None, rl_release: false },
+        ProcessIr::ParetoOnOff {
+            xm_ps: 2 * US,
+            alpha: 1.5,
+            off_mean_ps: 4 * US,
+            line_rate_bps: G10,
+            cap_ps: None,
+            shifted: false,
+            nic_buffer_frames: None,
+            rl_release: false,
+        },
         BufferIr::Egress { egress_bytes: 30_000 },
         PauseIr::None,
         20 * MS,

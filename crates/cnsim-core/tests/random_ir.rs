@@ -61,7 +61,12 @@ fn random_ir(r: &mut Stream) -> Ir {
     for h in 0..n_h {
         let id = nodes.len() as u32;
         nodes.push(NodeIr::Host { name: format!("h{h}"), response_delay_ps: US });
-        links.push(LinkIr { a: id, b: r.below(n_sw as u64) as u32, rate_bps: *pick(r, &[1_000_000_000, 10_000_000_000, 40_000_000_000]), prop_ps: US / 2 });
+        links.push(LinkIr {
+            a: id,
+            b: r.below(n_sw as u64) as u32,
+            rate_bps: *pick(r, &[1_000_000_000, 10_000_000_000, 40_000_000_000]),
+            prop_ps: US / 2,
+        });
     }
     let hosts: Vec<u32> = (n_sw..n_sw + n_h).collect();
     let mut flows = Vec::new();
@@ -91,7 +96,9 @@ fn random_ir(r: &mut Stream) -> Ir {
                 let udp = fl.iter().all(|&f| matches!(flows[f as usize].transport, TransportIr::Udp));
                 let largest = fl.iter().map(|&f| flows[f as usize].frame_bytes).min().unwrap_or(64);
                 let sizes = match r.below(3) {
-                    0 if udp && largest > 64 => Some(FrameSizesIr::Exponential { scale_bytes: 50.0 + 1000.0 * r.uniform(), min_bytes: 64, max_bytes: largest }),
+                    0 if udp && largest > 64 => {
+                        Some(FrameSizesIr::Exponential { scale_bytes: 50.0 + 1000.0 * r.uniform(), min_bytes: 64, max_bytes: largest })
+                    }
                     1 if udp => Some(FrameSizesIr::Mix { bytes: vec![64, largest], weights: vec![0.1 + r.uniform(), 0.1 + r.uniform()] }),
                     _ => None,
                 };
@@ -103,7 +110,12 @@ fn random_ir(r: &mut Stream) -> Ir {
                 if r.bernoulli(0.5) {
                     ProcessIr::FlowArrivals { mean_gap_ps: 1 + r.below(20 * US), cdf, partial_last: r.bernoulli(0.7) }
                 } else {
-                    ProcessIr::PeriodicFlows { period_ps: 1 + r.below(100 * US), phase_ps: r.below(US), bytes: 1 + r.below(10_000), partial_last: r.bernoulli(0.7) }
+                    ProcessIr::PeriodicFlows {
+                        period_ps: 1 + r.below(100 * US),
+                        phase_ps: r.below(US),
+                        bytes: 1 + r.below(10_000),
+                        partial_last: r.bernoulli(0.7),
+                    }
                 }
             }
             _ => {
@@ -205,7 +217,8 @@ fn random_transfer_ir(r: &mut Stream) -> Ir {
     let mut ir = if r.bernoulli(0.3) { random_pfc_ir(r) } else { random_ir(r) };
     let per_queue = r.bernoulli(0.8);
     ir.nic = NicIr { queues: NicQueuesIr::Transfer, rate_limiters: if per_queue { RateLimitersIr::Queue } else { RateLimitersIr::Flow } };
-    let cm: Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/golden/cm-params.json")).unwrap()).unwrap();
+    let cm: Value =
+        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/golden/cm-params.json")).unwrap()).unwrap();
     let schemes = ["none", "bcn", "ecm", "qcn", "dcqcn", "hpcc", "fecn", "becn"];
     let scheme = *pick(r, &schemes);
     ir.cm = match scheme {
@@ -330,7 +343,11 @@ fn random_pfc_ir(r: &mut Stream) -> Ir {
             } else {
                 PfcThresholdIr::Dynamic { alpha: *pick(r, &[0.25, 1.0, 4.0]) }
             };
-            let scheduler = if r.bernoulli(0.5) { SchedulerIr::Strict } else { SchedulerIr::Dwrr { quantum_bytes: [1500, 3000, 1500, 4500, 1500, 1500, 9000, 1500] } };
+            let scheduler = if r.bernoulli(0.5) {
+                SchedulerIr::Strict
+            } else {
+                SchedulerIr::Dwrr { quantum_bytes: [1500, 3000, 1500, 4500, 1500, 1500, 9000, 1500] }
+            };
             *pause = PauseIr::Pfc(PfcIr {
                 enabled: 1 | (r.below(256) as u8),
                 threshold,

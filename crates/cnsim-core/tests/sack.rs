@@ -46,7 +46,15 @@ fn fan_in(n: u32, cc: CcIr, sack: bool, buffer: u64, delay: u64, dur: u64) -> Ir
         nodes.push(NodeIr::Host { name: format!("s{i}"), response_delay_ps: 0 });
         links.push(LinkIr { a: 2 + i, b: 0, rate_bps: G10, prop_ps: delay });
         flows.push(FlowIr { src: 2 + i, dst: Some(1), frame_bytes: 1500, transport: tcp(cc.clone(), sack), priority: 0 });
-        sources.push(SourceIr { stream_id: i as u64, flows: vec![i], start_ps: 0, stop_ps: u64::MAX, gate: None, process: ProcessIr::Saturated, dst_set: None });
+        sources.push(SourceIr {
+            stream_id: i as u64,
+            flows: vec![i],
+            start_ps: 0,
+            stop_ps: u64::MAX,
+            gate: None,
+            process: ProcessIr::Saturated,
+            dst_set: None,
+        });
     }
     let mut ir: Ir = serde_json::from_value(serde_json::json!({
         "name": "sack", "duration_ps": dur, "warmup_ps": dur / 3, "seed": 1, "replication": 0,

@@ -44,7 +44,15 @@ fn incast(n: u32, cc: CcIr, buffer: u64, pause: PauseIr, ecn: Option<u64>, dur: 
         nodes.push(NodeIr::Host { name: format!("s{i}"), response_delay_ps: US });
         links.push(LinkIr { a: 2 + i, b: 0, rate_bps: G10, prop_ps: US / 2 });
         flows.push(FlowIr { src: 2 + i, dst: Some(1), frame_bytes: 1500, transport: tcp(cc.clone()), priority: 0 });
-        sources.push(SourceIr { stream_id: i as u64, flows: vec![i], start_ps: 0, stop_ps: u64::MAX, gate: None, process: ProcessIr::Saturated, dst_set: None });
+        sources.push(SourceIr {
+            stream_id: i as u64,
+            flows: vec![i],
+            start_ps: 0,
+            stop_ps: u64::MAX,
+            gate: None,
+            process: ProcessIr::Saturated,
+            dst_set: None,
+        });
     }
     Ir { warmup_ps: dur / 5, observe: ObserveIr::sampled(10 * US, 100 * US), ..Ir::new("tcp", dur, nodes, links, flows, sources) }
 }
@@ -142,7 +150,16 @@ fn tcp_runs_are_deterministic() {
 fn transfers_complete_when_their_last_byte_is_acknowledged() {
     // a CBR application writing one segment every 12 µs: light load, every segment acknowledged
     let mut ir = incast(1, CcIr::NewReno, 150_000, PauseIr::None, None, 5 * MS);
-    ir.sources[0].process = ProcessIr::ParetoOnOff { xm_ps: 12 * US, alpha: 2.5, off_mean_ps: 50 * US, line_rate_bps: G10, cap_ps: None, shifted: false, nic_buffer_frames: None, rl_release: false };
+    ir.sources[0].process = ProcessIr::ParetoOnOff {
+        xm_ps: 12 * US,
+        alpha: 2.5,
+        off_mean_ps: 50 * US,
+        line_rate_bps: G10,
+        cap_ps: None,
+        shifted: false,
+        nic_buffer_frames: None,
+        rl_release: false,
+    };
     let s = run(ir).summary;
     let fct = &s["fct"];
     assert!(u(&fct["count"]) > 20, "transfers complete: {fct}");
@@ -156,7 +173,16 @@ fn transfers_complete_when_their_last_byte_is_acknowledged() {
 fn without_fct_rows_tcp_transfers_are_folded_when_acknowledged() {
     let mut ir = incast(2, CcIr::NewReno, 150_000, PauseIr::None, None, 10 * MS);
     for s in &mut ir.sources {
-        s.process = ProcessIr::ParetoOnOff { xm_ps: 12 * US, alpha: 2.5, off_mean_ps: 50 * US, line_rate_bps: G10, cap_ps: None, shifted: false, nic_buffer_frames: None, rl_release: false };
+        s.process = ProcessIr::ParetoOnOff {
+            xm_ps: 12 * US,
+            alpha: 2.5,
+            off_mean_ps: 50 * US,
+            line_rate_bps: G10,
+            cap_ps: None,
+            shifted: false,
+            nic_buffer_frames: None,
+            rl_release: false,
+        };
     }
     let on = run(ir.clone()).summary;
     ir.observe.fct = false;

@@ -3,10 +3,10 @@
 //! Python exceptions and hands the result tables over as NumPy arrays that take over their memory.
 
 use cnsim_core::{Column, RunError, Simulation, Table};
+use numpy::PyArray1;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use numpy::PyArray1;
 use pyo3::types::{PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
@@ -53,9 +53,7 @@ fn validate(py: Python<'_>, ir_json: &str) -> PyResult<()> {
 #[pyfunction]
 fn flow_paths(py: Python<'_>, ir_json: &str) -> PyResult<Vec<Vec<u32>>> {
     use cnsim_core::validate::{parse_ir, validate};
-    py.detach(|| {
-        catch_unwind(|| parse_ir(ir_json).and_then(|ir| validate(&ir).map(|_| cnsim_core::net::flow_paths(&ir))))
-    })
+    py.detach(|| catch_unwind(|| parse_ir(ir_json).and_then(|ir| validate(&ir).map(|_| cnsim_core::net::flow_paths(&ir)))))
         .map_err(|p| PyRuntimeError::new_err(format!("internal error: {}", panic_msg(p))))?
         .map_err(scenario_err)
 }
@@ -188,9 +186,7 @@ impl PySimulation {
                     loop {
                         let target = sim.now().saturating_add(step).min(t_ps);
                         let done = sim.run_until(target);
-                        if done || sim.now() >= t_ps || sim.buffered_rows() >= rows
-                            || started.elapsed().as_secs_f64() >= budget_s
-                        {
+                        if done || sim.now() >= t_ps || sim.buffered_rows() >= rows || started.elapsed().as_secs_f64() >= budget_s {
                             return done;
                         }
                     }
@@ -243,12 +239,7 @@ impl PySimulation {
 /// Run a simulation. Returns `(summary_json, tables)`; see docs/engine-contract.md.
 #[pyfunction]
 #[pyo3(signature = (ir_json, progress=None, chunk_ps=0))]
-fn run<'py>(
-    py: Python<'py>,
-    ir_json: &str,
-    progress: Option<Bound<'py, PyAny>>,
-    chunk_ps: u64,
-) -> PyResult<(String, Bound<'py, PyDict>)> {
+fn run<'py>(py: Python<'py>, ir_json: &str, progress: Option<Bound<'py, PyAny>>, chunk_ps: u64) -> PyResult<(String, Bound<'py, PyDict>)> {
     let mut sim = py
         .detach(|| catch_unwind(|| Simulation::from_json(ir_json)))
         .map_err(|p| PyRuntimeError::new_err(format!("internal error: {}", panic_msg(p))))?

@@ -26,7 +26,6 @@ import typer
 from cnsim.compile.loader import parse_value
 from cnsim.exceptions import CnsimError, ConfigError, InvariantError
 
-
 UNWRAPPED_WIDTH = 10_000
 """Width of a console that is not a terminal (a pipe, a file): rich's 80 columns — or an inherited
 ``COLUMNS``, which describes some terminal, not the pipe — would split printed paths across lines and
@@ -81,9 +80,11 @@ def crash_log(exc: BaseException) -> Path | None:
     its path (None if no folder is writable)."""
     from cnsim import __version__  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
 
-    text = (f"cnsim {__version__}, Python {sys.version.split()[0]}, {sys.platform}\n"
-            f"command: {' '.join(sys.argv)}\ncwd: {os.getcwd()}\ntime: {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n\n"
-            + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    text = (
+        f"cnsim {__version__}, Python {sys.version.split()[0]}, {sys.platform}\n"
+        f"command: {' '.join(sys.argv)}\ncwd: {os.getcwd()}\ntime: {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n\n"
+        + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    )
     state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
     for folder in (Path(state) / "cnsim", Path(tempfile.gettempdir()) / "cnsim"):
@@ -101,7 +102,9 @@ def os_error_line(exc: OSError) -> str:
     """One line for an operating-system error: what failed and on which path."""
     what = exc.strerror or type(exc).__name__
     where = exc.filename if exc.filename is not None else ""
-    return f"error: {what}" + (f": {where}" if where != "" else "") + (f" (and {exc.filename2})" if exc.filename2 else "")
+    return (
+        f"error: {what}" + (f": {where}" if where != "" else "") + (f" (and {exc.filename2})" if exc.filename2 else "")
+    )
 
 
 def guarded_with(interrupted: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

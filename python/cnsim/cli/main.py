@@ -9,28 +9,29 @@ from __future__ import annotations
 import json
 import os
 import sys
-import warnings
 import time
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
 
-from cnsim.exceptions import CnsimError, ConfigError
+from cnsim.cli.common import crash_log, err_console, guarded, os_error_line, out_console, parse_sets
+from cnsim.cli.common import fail as _fail
+from cnsim.cli.model import register as register_model_commands
+from cnsim.cli.statreg import main as statreg_main
+from cnsim.cli.sweep import register as register_sweep_commands
+from cnsim.compile.compiler import compile_ir_once
 from cnsim.compile.loader import load_scenario
+from cnsim.exceptions import CnsimError, ConfigError, ConfigWarning
+from cnsim.experiments import selftest as st
+from cnsim.results.outdir import check
 from cnsim.scenario.presets import PRESETS
 from cnsim.scenario.spec import Scenario
-from cnsim.cli.common import crash_log, err_console, fail as _fail, guarded, os_error_line, out_console, parse_sets
-from cnsim.cli.sweep import register as register_sweep_commands
-from cnsim.cli.model import register as register_model_commands
-from cnsim.results.outdir import check
-from cnsim.compile.compiler import compile_ir_once
-from cnsim.cli.statreg import main as statreg_main
-from cnsim.experiments import selftest as st
-from cnsim.exceptions import ConfigWarning
 
 if TYPE_CHECKING:  # pragma: no cover — rich loads when a table is printed, not at import
     from rich.table import Table
+
 
 class _LazyModule:
     """A module loaded on first use (``cnsim.api`` brings pyarrow): `--help`, `validate`, `describe`
@@ -49,26 +50,39 @@ api = _LazyModule("cnsim.api")
 describe_mod = _LazyModule("cnsim.scenario.describe")  # the parameter reference: only `describe` and `docs`
 schemes = _LazyModule("cnsim.schemes")
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
-                  context_settings={"help_option_names": ["-h", "--help"]},
-                  help="cnsim — packet-level simulator of congestion management in data-center Ethernet.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="cnsim — packet-level simulator of congestion management in data-center Ethernet.",
+)
 
 
 def _version(value: bool) -> None:
     if value:
-        from cnsim import __version__  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
+        from cnsim import (
+            __version__,  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
+        )
 
         out_console.print(f"cnsim {__version__}", highlight=False)
         raise typer.Exit()
 
 
 @app.callback()
-def _app_options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                              help="print the version and exit")) -> None:
+def _app_options(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="print the version and exit"
+    ),
+) -> None:
     """cnsim — packet-level simulator of congestion management in data-center Ethernet."""
 
-MODEL_REFERENCE = ("§ = a section of the model reference, docs/model-reference.md in cnsim's source tree: the rules "
-                   "each mechanism follows, the readings chosen where the seeds are unclear (§12), their sources")
+
+MODEL_REFERENCE = (
+    "§ = a section of the model reference, docs/model-reference.md in cnsim's source tree: the rules "
+    "each mechanism follows, the readings chosen where the seeds are unclear (§12), their sources"
+)
 """The line `describe` and `list` print under tables that cite the model reference."""
 
 DEMO_SCENARIO = "seed-003/cnsim-1hop-none-hs0.5-pause.toml"
@@ -91,8 +105,14 @@ class ProgressReporter:
     terminal, a plain line every ``every_s`` otherwise (a log file, a batch job); then the write phase
     (``writing``, called by :func:`cnsim.api.run` when the simulation has ended)."""
 
-    def __init__(self, duration_s: float, enabled: bool, after_s: float = PROGRESS_AFTER_S,
-                 every_s: float = PROGRESS_LINE_EVERY_S, console: Any = None):
+    def __init__(
+        self,
+        duration_s: float,
+        enabled: bool,
+        after_s: float = PROGRESS_AFTER_S,
+        every_s: float = PROGRESS_LINE_EVERY_S,
+        console: Any = None,
+    ):
         self.duration_s = duration_s
         self.enabled = enabled
         self.after_s, self.every_s = after_s, every_s
@@ -122,8 +142,10 @@ class ProgressReporter:
             elapsed = now - self.t0
             frac = sim_s / self.duration_s if self.duration_s else 1.0
             eta = f", ETA {elapsed / frac * (1 - frac):.0f} s" if frac > 0 else ""
-            self._line(f"simulating: {sim_s * 1e3:.1f} / {self.duration_s * 1e3:.1f} ms ({100 * frac:.0f} %), "
-                       f"elapsed {elapsed:.0f} s{eta}")
+            self._line(
+                f"simulating: {sim_s * 1e3:.1f} / {self.duration_s * 1e3:.1f} ms ({100 * frac:.0f} %), "
+                f"elapsed {elapsed:.0f} s{eta}"
+            )
 
     def writing(self) -> None:
         """The simulation has ended; its tables are being written (one line or the bar's label)."""
@@ -141,13 +163,20 @@ class ProgressReporter:
         if self.bar is None:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[sim]}"),
-                                TimeElapsedColumn(), TimeRemainingColumn(), console=self._console(),
-                                transient=True)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.fields[sim]}"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=self._console(),
+                transient=True,
+            )
             self.bar.start()
             self.task = self.bar.add_task(label, total=self.duration_s, sim="")
-        self.bar.update(self.task, description=label, completed=sim_s,
-                        sim=f"{sim_s * 1e3:.1f} / {self.duration_s * 1e3:.1f} ms")
+        self.bar.update(
+            self.task, description=label, completed=sim_s, sim=f"{sim_s * 1e3:.1f} / {self.duration_s * 1e3:.1f} ms"
+        )
 
     def close(self) -> None:
         if self.bar is not None:
@@ -164,16 +193,28 @@ def pfc_rows(pfc: dict[str, Any] | None) -> list[tuple[str, str]]:
     for k, n in enumerate(sent):
         got = recv[k] if k < len(recv) else 0
         if n or got:
-            rows.append((f"PFC priority {k}", f"{n:,} sent / {got:,} received; a port paused up to "
-                         f"{100 * (frac[k] if k < len(frac) else 0.0):.2f} %"))
+            rows.append(
+                (
+                    f"PFC priority {k}",
+                    f"{n:,} sent / {got:,} received; a port paused up to "
+                    f"{100 * (frac[k] if k < len(frac) else 0.0):.2f} %",
+                )
+            )
     if not rows:
         rows.append(("PFC", "no pause frames"))
     if pfc.get("watchdog_trips") or pfc.get("headroom_drops"):
-        rows.append(("PFC watchdog / headroom drops", f"{pfc.get('watchdog_trips', 0):,} / {pfc.get('headroom_drops', 0):,}"))
+        rows.append(
+            ("PFC watchdog / headroom drops", f"{pfc.get('watchdog_trips', 0):,} / {pfc.get('headroom_drops', 0):,}")
+        )
     if pfc.get("cycles_detected"):
         first = pfc.get("first_cycle") or {}
-        rows.append(("PFC wait-for cycles", f"{pfc['cycles_detected']:,}; first at {1e3 * first.get('t_s', 0):.3f} ms: "
-                     + " → ".join(first.get("queues", [])[:6])))
+        rows.append(
+            (
+                "PFC wait-for cycles",
+                f"{pfc['cycles_detected']:,}; first at {1e3 * first.get('t_s', 0):.3f} ms: "
+                + " → ".join(first.get("queues", [])[:6]),
+            )
+        )
     return rows
 
 
@@ -190,52 +231,78 @@ def summary_table(summary: dict[str, Any]) -> Table:
     t.add_row("events", f"{summary.get('events', 0):,}")
     t.add_row("frames generated / delivered", f"{frames.get('generated', 0):,} / {frames.get('delivered', 0):,}")
     # generated = delivered + dropped + in flight + still queued at the sources (the engine checks it)
-    t.add_row("frames dropped / in flight / queued at hosts",
-              f"{frames.get('dropped', 0):,} / {frames.get('in_flight', 0):,} / {frames.get('host_queued', 0):,}")
+    t.add_row(
+        "frames dropped / in flight / queued at hosts",
+        f"{frames.get('dropped', 0):,} / {frames.get('in_flight', 0):,} / {frames.get('host_queued', 0):,}",
+    )
     t.add_row("bytes delivered", f"{byts.get('delivered', 0):,}")
     t.add_row("aggregate throughput", f"{sum(f.get('throughput_bps', 0) for f in flows) / 1e9:.4f} Gb/s")
     queues = sorted(summary.get("queues", []), key=lambda q: -q.get("max_bytes", 0))
     for q in queues[:4]:
         if q.get("max_bytes", 0) == 0:
             continue
-        t.add_row(f"queue {q.get('switch')} → {q.get('port')}",
-                  f"mean {q.get('mean_bytes', 0) / 1e3:.1f} KB, p99 {q.get('p99_bytes', 0) / 1e3:.1f} KB, "
-                  f"max {q.get('max_bytes', 0) / 1e3:.1f} KB, drops {q.get('drops', 0):,}")
+        t.add_row(
+            f"queue {q.get('switch')} → {q.get('port')}",
+            f"mean {q.get('mean_bytes', 0) / 1e3:.1f} KB, p99 {q.get('p99_bytes', 0) / 1e3:.1f} KB, "
+            f"max {q.get('max_bytes', 0) / 1e3:.1f} KB, drops {q.get('drops', 0):,}",
+        )
     marks = sum(q.get("ecn_marks", 0) for q in summary.get("queues", []))
     if marks:
         t.add_row("ECN marks", f"{marks:,}")
     pause = summary.get("pause", {})
     if pause:
-        t.add_row("hosts paused", f"{100 * pause.get('host_paused_fraction', 0):.2f} % "
-                  f"({pause.get('frames_sent', 0):,} PAUSE frames)")
+        t.add_row(
+            "hosts paused",
+            f"{100 * pause.get('host_paused_fraction', 0):.2f} % ({pause.get('frames_sent', 0):,} PAUSE frames)",
+        )
         if pause.get("deadlock"):
-            t.add_row("PAUSE deadlock", " → ".join(pause["deadlock"][:8]) + (" …" if len(pause["deadlock"]) > 8 else ""))
+            t.add_row(
+                "PAUSE deadlock", " → ".join(pause["deadlock"][:8]) + (" …" if len(pause["deadlock"]) > 8 else "")
+            )
     for row in pfc_rows(summary.get("pfc")):
         t.add_row(*row)
     fct = summary.get("fct", {})
     if fct.get("count"):
+
         def us(k: str) -> str:
             v = fct.get(k)
             return "–" if v is None else f"{v:.1f}"
 
-        t.add_row("FCT", f"n {fct['count']:,}: min {us('min_us')}, mean {us('mean_us')}, "
-                  f"max {us('max_us')}, sd {us('std_us')} µs; bad {fct.get('bad_flows', 0):,}")
+        t.add_row(
+            "FCT",
+            f"n {fct['count']:,}: min {us('min_us')}, mean {us('mean_us')}, "
+            f"max {us('max_us')}, sd {us('std_us')} µs; bad {fct.get('bad_flows', 0):,}",
+        )
     slow = (summary.get("fct_slowdown") or {}).get("all") or {}
     if slow.get("n"):
-        t.add_row("FCT slowdown", f"n {slow['n']:,}: p50 {slow['p50']:.2f}, p95 {slow['p95']:.2f}, p99 {slow['p99']:.2f}")
+        t.add_row(
+            "FCT slowdown", f"n {slow['n']:,}: p50 {slow['p50']:.2f}, p95 {slow['p95']:.2f}, p99 {slow['p99']:.2f}"
+        )
     control = summary.get("control", {})
     if control.get("overhead_bps"):
         t.add_row("control overhead", f"{control['overhead_bps'] / 1e6:.3f} Mb/s")
     t.add_row("Jain's fairness", f"{summary.get('fairness', {}).get('jain', float('nan')):.4f}")
     for note in summary.get("notes") or []:
-        t.add_row("note", f"{note.get('from')} → {note.get('to')}: {100 * note.get('utilization', 0):.1f} % used, "
-                  f"{note.get('offered_bps', 0) / 1e9:.4g} Gb/s offered ({note.get('scheme')}; see the warning)")
+        t.add_row(
+            "note",
+            f"{note.get('from')} → {note.get('to')}: {100 * note.get('utilization', 0):.1f} % used, "
+            f"{note.get('offered_bps', 0) / 1e9:.4g} Gb/s offered ({note.get('scheme')}; see the warning)",
+        )
     return t
 
 
-def _run(scenario: Any, seed: Optional[int], sets: list[str], out: Optional[Path], quiet: bool,
-         as_json: bool, default_out: Callable[[Scenario], Path], force: bool = False, plots: bool = False,
-         no_progress: bool = False) -> None:
+def _run(
+    scenario: Any,
+    seed: Optional[int],
+    sets: list[str],
+    out: Optional[Path],
+    quiet: bool,
+    as_json: bool,
+    default_out: Callable[[Scenario], Path],
+    force: bool = False,
+    plots: bool = False,
+    no_progress: bool = False,
+) -> None:
     sc = api.resolve(scenario, seed, parse_sets(sets))
     target = out if out is not None else default_out(sc)
     check(target, force=force, scenario=scenario)  # before the simulation, with the --out field named
@@ -256,21 +323,42 @@ def _run(scenario: Any, seed: Optional[int], sets: list[str], out: Optional[Path
 def run(
     scenario: Path = typer.Argument(..., metavar="SCENARIO", help="scenario TOML file"),
     seed: Optional[int] = typer.Option(None, "--seed", help="master seed (replaces run.seed)"),
-    set_: list[str] = typer.Option([], "--set", metavar="PATH=VALUE", help="override a scenario value (repeatable), e.g. run.duration=5ms"),
+    set_: list[str] = typer.Option(
+        [], "--set", metavar="PATH=VALUE", help="override a scenario value (repeatable), e.g. run.duration=5ms"
+    ),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="output directory (default results/<name>/)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no summary table"),
-    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar or progress lines (the summary "
-                                     "table is still printed)"),
+    no_progress: bool = typer.Option(
+        False, "--no-progress", help="no progress bar or progress lines (the summary table is still printed)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print summary.json to stdout instead of the table"),
-    force: bool = typer.Option(False, "--force", help="in a previous result that also holds files cnsim did not "
-                               "write, replace cnsim's files and keep the others (a folder that is not a cnsim "
-                               "result is never replaced)"),
-    plots: bool = typer.Option(False, "--plots", help="also draw plots/queue.png and plots/throughput.png "
-                               "(matplotlib; off by default so that short runs start fast)"),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="in a previous result that also holds files cnsim did not "
+        "write, replace cnsim's files and keep the others (a folder that is not a cnsim "
+        "result is never replaced)",
+    ),
+    plots: bool = typer.Option(
+        False,
+        "--plots",
+        help="also draw plots/queue.png and plots/throughput.png "
+        "(matplotlib; off by default so that short runs start fast)",
+    ),
 ) -> None:
     """Run a scenario; write summary, manifest and Parquet tables (and plots with --plots) into the output directory."""
-    _run(scenario, seed, set_, out, quiet, as_json, lambda sc: Path("results") / (sc.run.name or scenario.stem),
-         force, plots, no_progress)
+    _run(
+        scenario,
+        seed,
+        set_,
+        out,
+        quiet,
+        as_json,
+        lambda sc: Path("results") / (sc.run.name or scenario.stem),
+        force,
+        plots,
+        no_progress,
+    )
 
 
 @app.command()
@@ -293,7 +381,11 @@ def validate(files: list[Path] = typer.Argument(..., metavar="SCENARIO", help="s
 
 @app.command("describe")
 @guarded
-def describe_cmd(topic: Optional[str] = typer.Argument(None, metavar="[TOPIC]", help="section (run, traffic.cbr, ...), preset or scheme")) -> None:
+def describe_cmd(
+    topic: Optional[str] = typer.Argument(
+        None, metavar="[TOPIC]", help="section (run, traffic.cbr, ...), preset or scheme"
+    ),
+) -> None:
     """Parameters, units, defaults and descriptions of a section, preset or scheme."""
     from rich.markup import escape
     from rich.table import Table
@@ -367,8 +459,13 @@ def schema() -> None:
 
 @app.command()
 @guarded
-def docs(out: Path = typer.Option(Path("docs/reference"), "--out", help="directory for scenario.md (a scenario.md "
-                                   "there is replaced only if cnsim generated it)")) -> None:
+def docs(
+    out: Path = typer.Option(
+        Path("docs/reference"),
+        "--out",
+        help="directory for scenario.md (a scenario.md there is replaced only if cnsim generated it)",
+    ),
+) -> None:
     """Generate the scenario reference (scenario.md) from the models."""
     target = out / "scenario.md"
     if out.exists() and not out.is_dir():
@@ -380,8 +477,11 @@ def docs(out: Path = typer.Option(Path("docs/reference"), "--out", help="directo
         except OSError:
             head = ""
         if "Generated by `cnsim docs`" not in head:
-            raise ConfigError.single("--out", "holds a scenario.md that cnsim did not generate; nothing was "
-                                     "replaced: choose another folder", str(out))
+            raise ConfigError.single(
+                "--out",
+                "holds a scenario.md that cnsim did not generate; nothing was replaced: choose another folder",
+                str(out),
+            )
     out.mkdir(parents=True, exist_ok=True)
     target.write_text(describe_mod.reference_markdown(), encoding="utf-8")
     out_console.print(f"wrote {out / 'scenario.md'}", highlight=False)
@@ -400,10 +500,14 @@ def statreg(ctx: typer.Context) -> None:
 @guarded
 def selftest(
     quick: bool = typer.Option(False, "--quick", help="the first seed of each case only"),
-    update: bool = typer.Option(False, "--update-fingerprints", help="rewrite the fingerprint file with this "
-                                "build's values and list the rows that changed"),
-    file: Optional[Path] = typer.Option(None, "--file", help="fingerprint CSV (default tests/fingerprints.csv "
-                                        "of the repository)"),
+    update: bool = typer.Option(
+        False,
+        "--update-fingerprints",
+        help="rewrite the fingerprint file with this build's values and list the rows that changed",
+    ),
+    file: Optional[Path] = typer.Option(
+        None, "--file", help="fingerprint CSV (default tests/fingerprints.csv of the repository)"
+    ),
 ) -> None:
     """Fingerprint regression: short reference runs whose results must match tests/fingerprints.csv (exit 1 if not)."""
 
@@ -422,8 +526,11 @@ def selftest(
         changes = st.compare(old, rows) if old else []
         for line in changes:
             out_console.print(line, markup=False, highlight=False, soft_wrap=True)
-        out_console.print(f"wrote {path}: {len(rows)} rows" + (f", {len(changes)} changed" if old else " (new file)"),
-                          highlight=False, soft_wrap=True)
+        out_console.print(
+            f"wrote {path}: {len(rows)} rows" + (f", {len(changes)} changed" if old else " (new file)"),
+            highlight=False,
+            soft_wrap=True,
+        )
         return
     problems = st.compare(old, rows, complete=not quick)
     if problems:
@@ -434,8 +541,9 @@ def selftest(
 @app.command()
 @guarded
 def demo(
-    out: Path = typer.Option(Path("results/demo-run"), "--out", "-o",
-                             help="output directory (make demo's report lives in results/demo)"),
+    out: Path = typer.Option(
+        Path("results/demo-run"), "--out", "-o", help="output directory (make demo's report lives in results/demo)"
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no summary table"),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar or progress lines"),
 ) -> None:
@@ -501,8 +609,12 @@ def _run_app() -> None:
             err_console.print(os_error_line(exc), markup=False, highlight=False, soft_wrap=True)
             sys.exit(1)
         log = crash_log(exc)
-        err_console.print(f"error: {type(exc).__name__}: {exc}" + (f" (details in {log})" if log else ""),
-                          markup=False, highlight=False, soft_wrap=True)
+        err_console.print(
+            f"error: {type(exc).__name__}: {exc}" + (f" (details in {log})" if log else ""),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         sys.exit(1)
 
 

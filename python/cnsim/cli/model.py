@@ -13,11 +13,11 @@ from typing import Optional
 
 import typer
 
+from cnsim import api
 from cnsim.cli.common import LazyConsole, guarded, parse_sets
 from cnsim.compile.compiler import compile_ir
 from cnsim.exceptions import ConfigError
 from cnsim.results.outdir import usable_folder
-from cnsim import api
 
 console = LazyConsole()
 
@@ -45,8 +45,12 @@ def _check_out(out: Path) -> None:
     dest = usable_folder(out, "--out", "previous-model")
     others = sorted(p.name for p in dest.iterdir() if p.name not in MODEL_FILES) if dest.is_dir() else []
     if others:
-        raise ConfigError.single("--out", f"holds {', '.join(others[:3])}, which cnsim model did not write; "
-                                 "nothing was replaced: choose a new or empty folder", str(out))
+        raise ConfigError.single(
+            "--out",
+            f"holds {', '.join(others[:3])}, which cnsim model did not write; "
+            "nothing was replaced: choose a new or empty folder",
+            str(out),
+        )
 
 
 def register(app: typer.Typer) -> None:
@@ -54,14 +58,23 @@ def register(app: typer.Typer) -> None:
 
     @app.command("model")
     def model_cmd(
-        scenario: Path = typer.Argument(..., metavar="SCENARIO", help="scenario TOML file (BCN parameters are read from its [cm])"),
+        scenario: Path = typer.Argument(
+            ..., metavar="SCENARIO", help="scenario TOML file (BCN parameters are read from its [cm])"
+        ),
         seed: Optional[int] = typer.Option(None, "--seed", help="master seed"),
-        set_: list[str] = typer.Option([], "--set", metavar="PATH=VALUE", help="override a scenario value (repeatable)"),
+        set_: list[str] = typer.Option(
+            [], "--set", metavar="PATH=VALUE", help="override a scenario value (repeatable)"
+        ),
         out: Path = typer.Option(Path("results/model"), "--out", "-o", help="directory for model.csv and plots"),
         no_sim: bool = typer.Option(False, "--no-sim", help="model predictions only (no packet-level run)"),
     ) -> None:
         """Model vs simulation: BCN fluid model and fair allocations beside a packet-level run."""
-        from cnsim.model.compare import model_vs_sim, plot_fluid, plot_model_vs_sim, predictions  # matplotlib, scipy, pandas
+        from cnsim.model.compare import (  # matplotlib, scipy, pandas
+            model_vs_sim,
+            plot_fluid,
+            plot_model_vs_sim,
+            predictions,
+        )
 
         @guarded
         def body() -> None:

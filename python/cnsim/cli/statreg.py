@@ -18,9 +18,9 @@ import argparse
 import os
 import sys
 
-from cnsim.experiments import statreg
-from cnsim.exceptions import CnsimError, ConfigError
 from cnsim.compile.loader import parse_value
+from cnsim.exceptions import CnsimError, ConfigError
+from cnsim.experiments import statreg
 
 
 def progress(case: statreg.Case, seconds: float) -> None:
@@ -34,8 +34,10 @@ def record(args: argparse.Namespace) -> int:
         raise ConfigError.single(str(args.out), "exists; give another file or --force to replace those samples")
     samples = statreg.collect(statreg.REFERENCE, args.replications, args.first_seed, progress=progress)
     samples.save(args.out)
-    print(f"{len(samples.values)} metrics x {len(samples.seeds)} replications (seeds {samples.seeds[0]}.."
-          f"{samples.seeds[-1]}, build {samples.build}) -> {args.out}")
+    print(
+        f"{len(samples.values)} metrics x {len(samples.seeds)} replications (seeds {samples.seeds[0]}.."
+        f"{samples.seeds[-1]}, build {samples.build}) -> {args.out}"
+    )
     return 0
 
 
@@ -50,14 +52,21 @@ def check(args: argparse.Namespace) -> int:
     seeds = range(args.first_seed, args.first_seed + args.replications)
     if set(seeds) & set(before.seeds):
         # the same seed on an unchanged model repeats the same run: the samples would not be independent
-        raise ConfigError.single("--first-seed", f"seeds {seeds.start}..{seeds.stop - 1} overlap the recorded "
-                                 f"seeds {before.seeds[0]}..{before.seeds[-1]}", args.first_seed)
+        raise ConfigError.single(
+            "--first-seed",
+            f"seeds {seeds.start}..{seeds.stop - 1} overlap the recorded seeds {before.seeds[0]}..{before.seeds[-1]}",
+            args.first_seed,
+        )
     after = statreg.collect(before.cases, args.replications, args.first_seed, overrides, progress=progress)
     result = statreg.compare(before.values, after.values, args.alpha)
-    print(f"before: build {before.build}, seeds {before.seeds[0]}..{before.seeds[-1]}"
-          + (f", --set {before.overrides}" if before.overrides else ""))
-    print(f"after:  build {after.build}, seeds {after.seeds[0]}..{after.seeds[-1]}"
-          + (f", --set {after.overrides}" if after.overrides else ""))
+    print(
+        f"before: build {before.build}, seeds {before.seeds[0]}..{before.seeds[-1]}"
+        + (f", --set {before.overrides}" if before.overrides else "")
+    )
+    print(
+        f"after:  build {after.build}, seeds {after.seeds[0]}..{after.seeds[-1]}"
+        + (f", --set {after.overrides}" if after.overrides else "")
+    )
     print(result.table())
     return 0 if result.ok else 1
 
@@ -81,11 +90,20 @@ def main(argv: list[str] | None = None) -> int:
     chk = sub.add_parser("check", help="sample again with this build and compare with a recorded file")
     chk.add_argument("before", help="a file written by `record`")
     chk.add_argument("--replications", type=at_least_2, default=20)
-    chk.add_argument("--first-seed", type=int, default=1001, help="first seed of the new runs (default 1001: "
-                     "disjoint from record's default 1..20)")
+    chk.add_argument(
+        "--first-seed",
+        type=int,
+        default=1001,
+        help="first seed of the new runs (default 1001: disjoint from record's default 1..20)",
+    )
     chk.add_argument("--alpha", type=float, default=statreg.ALPHA, help="family-wise error rate (default 0.01)")
-    chk.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                     help="override applied to every reference case (repeatable)")
+    chk.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override applied to every reference case (repeatable)",
+    )
     chk.set_defaults(run=check)
     args = ap.parse_args(argv)
     try:

@@ -14,8 +14,8 @@ from typing import Optional
 import typer
 
 from cnsim.cli.common import err_console, guarded_with, out_console, parse_sets
-from cnsim.results.outdir import check_sweep
 from cnsim.exceptions import ConfigError
+from cnsim.results.outdir import check_sweep
 
 #: Interrupted sweeps keep every finished run.
 guarded = guarded_with("interrupted; finished runs are kept — rerun the same command to resume")
@@ -24,10 +24,16 @@ guarded = guarded_with("interrupted; finished runs are kept — rerun the same c
 def sweep(
     spec_file: Path = typer.Argument(..., metavar="SWEEP.toml", help="sweep file (SWEEP.toml)"),
     out: Path = typer.Option(..., "--out", "-o", help="output directory (runs/<id>/, sweep.json)"),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="1: in-process; N: Dask LocalCluster of N workers on 127.0.0.1"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="address of an existing Dask scheduler (tcp://host:8786)"),
+    jobs: int = typer.Option(
+        1, "--jobs", "-j", min=1, help="1: in-process; N: Dask LocalCluster of N workers on 127.0.0.1"
+    ),
+    scheduler: Optional[str] = typer.Option(
+        None, "--scheduler", help="address of an existing Dask scheduler (tcp://host:8786)"
+    ),
     force: bool = typer.Option(False, "--force", help="rerun every run, also finished ones"),
-    dry_run: bool = typer.Option(False, "--dry-run", "-n", help="list the runs that would execute and why; run nothing"),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", "-n", help="list the runs that would execute and why; run nothing"
+    ),
     plots: bool = typer.Option(False, "--plots", help="also write per-run PNG plots (slower)"),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar or progress lines"),
     as_json: bool = typer.Option(False, "--json", help="print the outcome (counts, runs) as JSON on stdout"),
@@ -44,19 +50,45 @@ def _sweep(spec_file, out, jobs, scheduler, force, dry_run, plots, no_progress, 
     check_sweep(out)
     if dry_run:
         return _dry_run(sw, spec, root, out, force)
-    outcome = sw.run_sweep(spec, out, root, jobs=jobs, scheduler=scheduler, force=force,
-                           progress=not no_progress and not as_json, plots=plots)
+    outcome = sw.run_sweep(
+        spec,
+        out,
+        root,
+        jobs=jobs,
+        scheduler=scheduler,
+        force=force,
+        progress=not no_progress and not as_json,
+        plots=plots,
+    )
     if as_json:
-        sys.stdout.write(json.dumps({"out": str(out), "total": outcome.total, "executed": outcome.executed,
-                                     "skipped": outcome.skipped, "failed": outcome.failed,
-                                     "runs": outcome.runs}, indent=2, default=str) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "out": str(out),
+                    "total": outcome.total,
+                    "executed": outcome.executed,
+                    "skipped": outcome.skipped,
+                    "failed": outcome.failed,
+                    "runs": outcome.runs,
+                },
+                indent=2,
+                default=str,
+            )
+            + "\n"
+        )
     else:
-        out_console.print(f"{outcome.total} runs: {outcome.executed} executed, {outcome.skipped} already done, "
-                          f"{outcome.failed} failed → {out}", highlight=False)
+        out_console.print(
+            f"{outcome.total} runs: {outcome.executed} executed, {outcome.skipped} already done, "
+            f"{outcome.failed} failed → {out}",
+            highlight=False,
+        )
         for e in outcome.runs:
             if e["status"] != "ok":
-                err_console.print(f"failed {e['id']} {e.get('parameters')} rep {e.get('replication')}: "
-                                  f"{e.get('error', '')}", markup=False, highlight=False)
+                err_console.print(
+                    f"failed {e['id']} {e.get('parameters')} rep {e.get('replication')}: {e.get('error', '')}",
+                    markup=False,
+                    highlight=False,
+                )
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)
 
@@ -66,8 +98,11 @@ def _dry_run(sw, spec, root, out: Path, force: bool) -> None:
     printing at once); the count first, the total last; invalid points as errors at the end (exit 2)."""
 
     n_points = spec.n_points()
-    out_console.print(f"{n_points * spec.replications} runs ({n_points} points × {spec.replications} "
-                      "replications); those that would execute:", highlight=False)
+    out_console.print(
+        f"{n_points * spec.replications} runs ({n_points} points × {spec.replications} "
+        "replications); those that would execute:",
+        highlight=False,
+    )
     write = sys.stdout.write
     todo = total = 0
     problems = []
@@ -81,8 +116,9 @@ def _dry_run(sw, spec, root, out: Path, force: bool) -> None:
         sys.stdout.flush()
     if problems:
         raise ConfigError(problems)
-    out_console.print(f"{todo} of {total} runs would execute ({n_points} points × {spec.replications} "
-                      "replications)", highlight=False)
+    out_console.print(
+        f"{todo} of {total} runs would execute ({n_points} points × {spec.replications} replications)", highlight=False
+    )
 
 
 def summarize(out: Path = typer.Argument(..., metavar="SWEEP_DIR", help="sweep output directory")) -> None:
@@ -97,9 +133,13 @@ def _summarize(out: Path) -> None:
     pq, csv, table = sws.summarize(out)
     for msg in sws.run_problems(out):
         err_console.print(f"warning: {msg}", markup=False, highlight=False)
-    n_points = len(table.drop(columns=["metric", "mean", "std", "ci95", "n"]).drop_duplicates()) if not table.empty else 0
-    out_console.print(f"{n_points} points, {table['metric'].nunique() if not table.empty else 0} metrics → {pq}, {csv}",
-                      highlight=False)
+    n_points = (
+        len(table.drop(columns=["metric", "mean", "std", "ci95", "n"]).drop_duplicates()) if not table.empty else 0
+    )
+    out_console.print(
+        f"{n_points} points, {table['metric'].nunique() if not table.empty else 0} metrics → {pq}, {csv}",
+        highlight=False,
+    )
 
 
 def reproduce(
@@ -110,13 +150,22 @@ def reproduce(
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="existing Dask scheduler address"),
     force: bool = typer.Option(False, "--force", help="rerun finished runs"),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
-    set_: list[str] = typer.Option([], "--set", metavar="PATH=VALUE", help="override of every sweep's base scenario "
-                                   "(repeatable; e.g. cm.params.ru=1Mbps)"),
-    replications: Optional[int] = typer.Option(None, "--replications", min=1, help="replications per point instead "
-                                               "of the study's"),
-    schemes: Optional[str] = typer.Option(None, "--schemes", help="comma-separated schemes whose sweeps take the "
-                                          "--set overrides (default: every sweep); a scheme parameter cm.params.X "
-                                          "exists only in its own scheme's sweeps"),
+    set_: list[str] = typer.Option(
+        [],
+        "--set",
+        metavar="PATH=VALUE",
+        help="override of every sweep's base scenario (repeatable; e.g. cm.params.ru=1Mbps)",
+    ),
+    replications: Optional[int] = typer.Option(
+        None, "--replications", min=1, help="replications per point instead of the study's"
+    ),
+    schemes: Optional[str] = typer.Option(
+        None,
+        "--schemes",
+        help="comma-separated schemes whose sweeps take the "
+        "--set overrides (default: every sweep); a scheme parameter cm.params.X "
+        "exists only in its own scheme's sweeps",
+    ),
 ) -> None:
     """Reproduce seed studies: run their sweeps, compare with the published numbers, write the report."""
     _reproduce(study, jobs, quick, out, scheduler, force, no_progress, set_, replications, schemes)
@@ -129,9 +178,19 @@ def _reproduce(study, jobs, quick, out, scheduler, force, no_progress, set_, rep
     if schemes is not None and not set_:
         raise ConfigError.single("--schemes", "needs --set PATH=VALUE (it says which sweeps take those overrides)")
     only = None if schemes is None else {s.strip() for s in schemes.split(",") if s.strip()}
-    outcome = rp.reproduce(study, out, jobs=jobs, quick=quick, scheduler=scheduler, force=force,
-                           progress=not no_progress, log=lambda s: out_console.print(s, markup=False, highlight=False),
-                           overrides=parse_sets(set_) or None, replications=replications, override_schemes=only)
+    outcome = rp.reproduce(
+        study,
+        out,
+        jobs=jobs,
+        quick=quick,
+        scheduler=scheduler,
+        force=force,
+        progress=not no_progress,
+        log=lambda s: out_console.print(s, markup=False, highlight=False),
+        overrides=parse_sets(set_) or None,
+        replications=replications,
+        override_schemes=only,
+    )
     for line in rp.counts_lines(outcome["counts"], outcome["claim_counts"]):
         out_console.print(line, markup=False, highlight=False, soft_wrap=True)
     out_console.print(f"report: {outcome['report_html']}", highlight=False)
@@ -141,7 +200,9 @@ def _reproduce(study, jobs, quick, out, scheduler, force, no_progress, set_, rep
 
 
 def report(
-    out: Path = typer.Argument(..., metavar="DIR", help="directory written by `cnsim reproduce` (or a sweep directory)"),
+    out: Path = typer.Argument(
+        ..., metavar="DIR", help="directory written by `cnsim reproduce` (or a sweep directory)"
+    ),
 ) -> None:
     """Write report.html (self-contained, offline) and report.md for a reproduction or sweep directory."""
     _report(out)
@@ -161,8 +222,13 @@ def plot(
     x: str = typer.Option(..., "--x", help="swept parameter on the x axis (numeric when its values have units)"),
     y: str = typer.Option(..., "--y", help="metric on the y axis (a name of summary.csv's metric column)"),
     hue: Optional[str] = typer.Option(None, "--hue", help="second swept parameter: one line per value"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write (default: SWEEP_DIR/plots/<y>-vs-<x>.png); "
-                                       "an existing file is replaced only if it is a plot cnsim drew"),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="PNG file to write (default: SWEEP_DIR/plots/<y>-vs-<x>.png); "
+        "an existing file is replaced only if it is a plot cnsim drew",
+    ),
 ) -> None:
     """Plot a sweep: mean ± 95 % CI of a metric against a parameter, numeric axes with units."""
     _plot(sweep_dir, x, y, hue, out)
@@ -174,14 +240,16 @@ def _plot(sweep_dir, x, y, hue, out) -> None:
     from cnsim.report import sweep_plot  # matplotlib: only for `cnsim plot`
 
     if not (sweep_dir / "sweep.json").is_file():
-        raise ConfigError.single("SWEEP_DIR", "not a sweep directory (no sweep.json); run `cnsim sweep` first",
-                                 str(sweep_dir))
+        raise ConfigError.single(
+            "SWEEP_DIR", "not a sweep directory (no sweep.json); run `cnsim sweep` first", str(sweep_dir)
+        )
     if out is None:
         safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in f"{y}-vs-{x}")
         out = sweep_dir / "plots" / f"{safe}.png"
     if (out.exists() or out.is_symlink()) and not sweep_plot.is_own_plot(out):
-        raise ConfigError.single("--out", "exists and is not a plot cnsim drew; nothing was replaced: choose "
-                                 "another file", str(out))
+        raise ConfigError.single(
+            "--out", "exists and is not a plot cnsim drew; nothing was replaced: choose another file", str(out)
+        )
     _, _, table = sws.summarize(sweep_dir)
     ax = sweep_plot.draw(table, x, y, hue)
     out.parent.mkdir(parents=True, exist_ok=True)

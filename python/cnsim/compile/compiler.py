@@ -15,19 +15,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from cnsim import schemes
+from cnsim import schemes, workloads
 from cnsim.compile import pfc
 from cnsim.compile.errors import problems_from
 from cnsim.compile.network import WIRE_OVERHEAD_BYTES, Link, Network, Node, _known, _switches
-from cnsim.exceptions import ConfigError, Problem
-from cnsim.scenario.presets import PRESETS
-from cnsim.scenario.spec import Bernoulli, Cbr, ParetoOnOff, Poisson, Saturated, Scenario, Workload, Incast
-from cnsim.scenario.topology import Elements, HostSpec, LinkSpec, SwitchSpec
-from cnsim.scenario.units import format_quantity as fq
-from cnsim.exceptions import ConfigWarning
+from cnsim.exceptions import ConfigError, ConfigWarning, Problem
 from cnsim.scenario import framesizes
 from cnsim.scenario.framesizes import mean_size
-from cnsim import workloads
+from cnsim.scenario.presets import PRESETS
+from cnsim.scenario.spec import Bernoulli, Cbr, Incast, ParetoOnOff, Poisson, Saturated, Scenario, Workload
+from cnsim.scenario.topology import Elements, HostSpec, LinkSpec, SwitchSpec
+from cnsim.scenario.units import format_quantity as fq
 
 PS_PER_S = 10**12
 MIN_FRAME, MAX_FRAME = 64, 9216
@@ -41,9 +39,6 @@ SAMPLED_SERIES = ("queue_ts", "rp_rate", "tcp_ts", "pause_ts")
 def stable_id(text: str) -> int:
     """A 56-bit id from a name (sha-256): the RNG stream of a generator never depends on order."""
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:7], "little")
-
-
-
 
 
 class Compiler:
@@ -113,17 +108,24 @@ class Compiler:
             size_path = "defaults.buffer.size"
             if buf is not None and buf.size is not None:
                 size_path = f"{path}.buffer.size" if path != "topology.preset" else "topology.params.buffer"
-            ecn, ecn_path = (s.ecn_threshold, f"{path}.ecn_threshold") if s.ecn_threshold is not None \
+            ecn, ecn_path = (
+                (s.ecn_threshold, f"{path}.ecn_threshold")
+                if s.ecn_threshold is not None
                 else (d.ecn_threshold, "defaults.ecn_threshold")
-            self.net.nodes.append(Node(
-                name, "switch", path,
-                latency_ps=s.latency if s.latency is not None else d.switch_latency,
-                buffer_policy=(buf.policy if buf and buf.policy else d.buffer.policy),
-                buffer_bytes=(buf.size if buf and buf.size else d.buffer.size),
-                buffer_path=size_path,
-                ecn_threshold_bytes=ecn,
-                ecn_path=ecn_path,
-            ))
+            )
+            self.net.nodes.append(
+                Node(
+                    name,
+                    "switch",
+                    path,
+                    latency_ps=s.latency if s.latency is not None else d.switch_latency,
+                    buffer_policy=(buf.policy if buf and buf.policy else d.buffer.policy),
+                    buffer_bytes=(buf.size if buf and buf.size else d.buffer.size),
+                    buffer_path=size_path,
+                    ecn_threshold_bytes=ecn,
+                    ecn_path=ecn_path,
+                )
+            )
         if not self.net.nodes:
             self.error("topology", "no nodes: set topology.preset or list hosts, switches and links")
             return
@@ -131,13 +133,15 @@ class Compiler:
         self.check_topology()
         hs = [h for h, _ in hosts.values()]
         sw = [s for name, (s, _) in switches.items() if name not in hosts]  # a clash was reported above
-        self.check_unused_defaults({
-            "response_delay": ("host", any(h.response_delay is None for h in hs)),
-            "switch_latency": ("switch", any(s.latency is None for s in sw)),
-            "buffer.size": ("switch", any(s.buffer is None or s.buffer.size is None for s in sw)),
-            "buffer.policy": ("switch", any(s.buffer is None or s.buffer.policy is None for s in sw)),
-            "ecn_threshold": ("switch", any(s.ecn_threshold is None for s in sw)),
-        })
+        self.check_unused_defaults(
+            {
+                "response_delay": ("host", any(h.response_delay is None for h in hs)),
+                "switch_latency": ("switch", any(s.latency is None for s in sw)),
+                "buffer.size": ("switch", any(s.buffer is None or s.buffer.size is None for s in sw)),
+                "buffer.policy": ("switch", any(s.buffer is None or s.buffer.policy is None for s in sw)),
+                "ecn_threshold": ("switch", any(s.ecn_threshold is None for s in sw)),
+            }
+        )
 
     def check_unused_defaults(self, used: dict[str, tuple[str, bool]], by: str | None = None) -> None:
         """A ``[defaults]`` value the user set that no element takes (a preset or every element sets its
@@ -152,11 +156,15 @@ class Compiler:
             return {n for n in names if getattr(model, n) != fields[n].get_default(call_default_factory=True)}
 
         given = chosen(d, set(d.model_fields_set)) | {
-            f"buffer.{k}" for k in chosen(d.buffer, set(d.buffer.model_fields_set)) if "buffer" in d.model_fields_set}
+            f"buffer.{k}" for k in chosen(d.buffer, set(d.buffer.model_fields_set)) if "buffer" in d.model_fields_set
+        }
         preset = self.sc.topology.preset
         if by is None:
-            by = f"preset {preset!r} (its parameters: `cnsim describe {preset}`) or the scenario" if preset \
+            by = (
+                f"preset {preset!r} (its parameters: `cnsim describe {preset}`) or the scenario"
+                if preset
                 else "scenario"
+            )
         for name, (element, is_used) in used.items():
             if name in given and not is_used:
                 self.warn(f"defaults.{name}", f"not used: every {element} has its own, set by the {by}")
@@ -185,15 +193,22 @@ class Compiler:
                 lk = _merge(table[lk.key()][0], lk)
             table[lk.key()] = (lk, path)
         specs = [lk for lk, _ in table.values()]
-        self.check_unused_defaults({"link_rate": ("link", any(lk.rate is None for lk in specs)),
-                                    "link_delay": ("link", any(lk.delay is None for lk in specs))})
+        self.check_unused_defaults(
+            {
+                "link_rate": ("link", any(lk.rate is None for lk in specs)),
+                "link_delay": ("link", any(lk.delay is None for lk in specs)),
+            }
+        )
         for lk, path in table.values():
-            self.net.links.append(Link(
-                lk.a, lk.b,
-                lk.rate if lk.rate is not None else d.link_rate,
-                lk.delay if lk.delay is not None else d.link_delay,
-                path,
-            ))
+            self.net.links.append(
+                Link(
+                    lk.a,
+                    lk.b,
+                    lk.rate if lk.rate is not None else d.link_rate,
+                    lk.delay if lk.delay is not None else d.link_delay,
+                    path,
+                )
+            )
 
     def check_topology(self) -> None:
         adj: dict[str, set[str]] = {n.name: set() for n in self.net.nodes}
@@ -268,14 +283,21 @@ class Compiler:
         frame = self.max_frame()
         for n in self.net.nodes:
             if n.kind == "switch" and n.buffer_bytes < frame:
-                self.error(n.buffer_path, f"buffer of switch {n.name!r} is smaller than one frame "
-                           f"({fq(frame, 'size')}); allowed: >= the largest frame", fq(n.buffer_bytes, "size"))
+                self.error(
+                    n.buffer_path,
+                    f"buffer of switch {n.name!r} is smaller than one frame "
+                    f"({fq(frame, 'size')}); allowed: >= the largest frame",
+                    fq(n.buffer_bytes, "size"),
+                )
             if n.kind == "switch" and n.ecn_threshold_bytes is not None:
                 limit, how = self.queue_limit(n)
                 if n.ecn_threshold_bytes >= limit:
-                    self.warn(n.ecn_path, f"ECN threshold of switch {n.name!r} is not below its buffer ({how}): "
-                              f"frames are dropped before any is marked, so DCTCP's marking never acts",
-                              fq(n.ecn_threshold_bytes, "size"))
+                    self.warn(
+                        n.ecn_path,
+                        f"ECN threshold of switch {n.name!r} is not below its buffer ({how}): "
+                        f"frames are dropped before any is marked, so DCTCP's marking never acts",
+                        fq(n.ecn_threshold_bytes, "size"),
+                    )
 
     def queue_limit(self, n: Node) -> tuple[int, str]:
         """The longest an egress queue of switch ``n`` can grow, bytes, and how that follows from its buffer
@@ -291,8 +313,10 @@ class Compiler:
             inputs = self._ports.get(n.name, 0) - 1
             if inputs > 1:
                 limit = inputs * n.buffer_bytes
-                return limit, (f"{n.buffer_policy} policy: {inputs} inputs x {n.buffer_path} "
-                               f"({fq(n.buffer_bytes, 'size')}) = {fq(limit, 'size')}")
+                return limit, (
+                    f"{n.buffer_policy} policy: {inputs} inputs x {n.buffer_path} "
+                    f"({fq(n.buffer_bytes, 'size')}) = {fq(limit, 'size')}"
+                )
         return n.buffer_bytes, f"{n.buffer_path} = {fq(n.buffer_bytes, 'size')}"
 
     def check_cm_thresholds(self) -> None:
@@ -316,8 +340,12 @@ class Compiler:
                 top = max(over, key=lambda s: limits[s][0])
                 how = f"largest at {top!r}: {limits[top][1]}"
             got = fq(value, "size") + ("" if name in params.model_fields_set else f", the {scheme.tag} default")
-            self.warn(f"cm.params.{name}", f"the {what} ({scheme.tag}) is not below the longest egress queue of "
-                      f"{_switches(over, len(switches))} ({how}): the queue never exceeds it, so {effect}", got)
+            self.warn(
+                f"cm.params.{name}",
+                f"the {what} ({scheme.tag}) is not below the longest egress queue of "
+                f"{_switches(over, len(switches))} ({how}): the queue never exceeds it, so {effect}",
+                got,
+            )
 
     def warn(self, path: str, message: str, *value: Any) -> None:
         """A configuration that silently disables a mechanism: a ConfigWarning naming the field."""
@@ -334,20 +362,29 @@ class Compiler:
         if fc.mode != "pfc":
             # a value other than the default (a dumped scenario lists every field with its default)
             for key in sorted(k for k in PFC_ONLY if getattr(fc, k) != type(fc).model_fields[k].default):
-                self.error(f"flow_control.{key}", f"set but flow_control.mode is {fc.mode!r}; it applies to mode 'pfc'",
-                           getattr(fc, key))
+                self.error(
+                    f"flow_control.{key}",
+                    f"set but flow_control.mode is {fc.mode!r}; it applies to mode 'pfc'",
+                    getattr(fc, key),
+                )
         else:
             return pfc.pfc_ir(self, switches)
         if fc.mode == "none":
             for key in ("high", "low"):
                 if getattr(fc, key) is not None:
-                    self.error(f"flow_control.{key}", "set but flow_control.mode is 'none'; "
-                               "allowed modes: 'global', 'selective', 'pfc'", fq(getattr(fc, key), "size"))
+                    self.error(
+                        f"flow_control.{key}",
+                        "set but flow_control.mode is 'none'; allowed modes: 'global', 'selective', 'pfc'",
+                        fq(getattr(fc, key), "size"),
+                    )
             return result
         high, low = fc.thresholds()
         if low >= high:
-            self.error("flow_control.low", f"de-assert threshold must be < flow_control.high ({fq(high, 'size')})",
-                       fq(low, "size"))
+            self.error(
+                "flow_control.low",
+                f"de-assert threshold must be < flow_control.high ({fq(high, 'size')})",
+                fq(low, "size"),
+            )
         chosen = switches
         if fc.switches != "all":
             names = {n.name for n in switches}
@@ -357,13 +394,25 @@ class Compiler:
             chosen = [n for n in switches if n.name in fc.switches]
         for n in chosen:
             if high > n.buffer_bytes:
-                self.error("flow_control.high", f"must be <= the buffer of switch {n.name!r} "
-                           f"({fq(n.buffer_bytes, 'size')})", fq(high, "size"))
+                self.error(
+                    "flow_control.high",
+                    f"must be <= the buffer of switch {n.name!r} ({fq(n.buffer_bytes, 'size')})",
+                    fq(high, "size"),
+                )
             if fc.mode == "selective" and n.buffer_policy not in ("ingress", "partitioned"):
-                self.error("flow_control.mode", f"selective pause acts on input partitions; switch {n.name!r} has "
-                           f"buffer policy {n.buffer_policy!r} (allowed: 'ingress', 'partitioned')", fc.mode)
-            result[n.name] = {"mode": fc.mode, "high_bytes": high, "low_bytes": low,
-                              "quanta": fc.quanta, "refresh_fraction": fc.refresh}
+                self.error(
+                    "flow_control.mode",
+                    f"selective pause acts on input partitions; switch {n.name!r} has "
+                    f"buffer policy {n.buffer_policy!r} (allowed: 'ingress', 'partitioned')",
+                    fc.mode,
+                )
+            result[n.name] = {
+                "mode": fc.mode,
+                "high_bytes": high,
+                "low_bytes": low,
+                "quanta": fc.quanta,
+                "refresh_fraction": fc.refresh,
+            }
         self.check_headroom(chosen, len(switches), fc.mode, high)
         return result
 
@@ -379,8 +428,11 @@ class Compiler:
         frame, ctrl = self.max_frame(), self.sc.defaults.control_frame_size
         short = []  # (switch, headroom, need, inputs)
         for n in paused:
-            over = [2 * lk.rate_bps * lk.prop_ps // (8 * 10**12) + 2 * frame + ctrl
-                    for lk in self.net.links if n.name in (lk.a, lk.b)]
+            over = [
+                2 * lk.rate_bps * lk.prop_ps // (8 * 10**12) + 2 * frame + ctrl
+                for lk in self.net.links
+                if n.name in (lk.a, lk.b)
+            ]
             need = (max(over) if mode == "selective" else sum(over)) if over else 0
             if n.buffer_bytes - high < need:
                 short.append((n, n.buffer_bytes - high, need, len(over)))
@@ -390,12 +442,16 @@ class Compiler:
         rule = "its largest input's" if mode == "selective" else f"the sum over its {inputs} inputs of the"
         formula = "2 x rate x link delay + 2 frames + the PAUSE frame"
         if len(short) == 1:
-            where = (f"PAUSE headroom of switch {n.name!r} is {fq(headroom, 'size')} ({n.buffer_path} - "
-                     f"flow_control.high) but {rule} overshoot after XOFF is {fq(need, 'size')} ({formula})")
+            where = (
+                f"PAUSE headroom of switch {n.name!r} is {fq(headroom, 'size')} ({n.buffer_path} - "
+                f"flow_control.high) but {rule} overshoot after XOFF is {fq(need, 'size')} ({formula})"
+            )
         else:
-            where = (f"PAUSE headroom of {_switches([x[0].name for x in short], total)} is below the overshoot "
-                     f"after XOFF ({formula}); the largest gap is at switch {n.name!r}: {fq(headroom, 'size')} "
-                     f"({n.buffer_path} - flow_control.high) against {rule} overshoot, {fq(need, 'size')}")
+            where = (
+                f"PAUSE headroom of {_switches([x[0].name for x in short], total)} is below the overshoot "
+                f"after XOFF ({formula}); the largest gap is at switch {n.name!r}: {fq(headroom, 'size')} "
+                f"({n.buffer_path} - flow_control.high) against {rule} overshoot, {fq(need, 'size')}"
+            )
         self.warn("flow_control.high", f"{where}: frames can be dropped with PAUSE on", fq(high, "size"))
 
     # ---- traffic ----------------------------------------------------------------------------
@@ -432,8 +488,10 @@ class Compiler:
         per_transfer = self.sc.nic.per_transfer()
         dst_sets = self.dst_sets
         takes_default = [g.frame_size is None and _sizes_kind(g) != "mix" for g in self.sc.traffic]
-        self.check_unused_defaults({"frame_size": ("generator", any(takes_default) or not takes_default)},
-                                   by="scenario (frame_size or size_mix of each [[traffic]])")
+        self.check_unused_defaults(
+            {"frame_size": ("generator", any(takes_default) or not takes_default)},
+            by="scenario (frame_size or size_mix of each [[traffic]])",
+        )
         for i, g in enumerate(self.sc.traffic):
             path = f"traffic.{i}"
             name = g.name or f"{g.kind}:{_sel(g.src)}->{_sel(g.dst)}"
@@ -448,8 +506,7 @@ class Compiler:
             if sizes is not None:  # the flows carry the largest frame (buffer and headroom checks)
                 frame = _largest_frame(g, d)
             if g.start >= run.duration:
-                self.error(f"{path}.start", f"must be < run.duration ({fq(run.duration, 'time')})",
-                           fq(g.start, "time"))
+                self.error(f"{path}.start", f"must be < run.duration ({fq(run.duration, 'time')})", fq(g.start, "time"))
             if g.stop is not None and g.stop <= g.start:
                 self.error(f"{path}.stop", f"must be > start ({fq(g.start, 'time')})", fq(g.stop, "time"))
             srcs, dsts = self.select(g.src, f"{path}.src"), self.select(g.dst, f"{path}.dst")
@@ -476,29 +533,43 @@ class Compiler:
                 # with their pairs)
                 wildcard = per_transfer and isinstance(g, TRANSFER_KINDS) and len(targets) > 1
                 ids = []
-                for t in ([None] if wildcard else targets):
+                for t in [None] if wildcard else targets:
                     key = (src, t, frame, g.transport, g.priority)
                     if key not in flow_ids:
                         flow_ids[key] = len(flows)
-                        flows.append({"src": index[src], "dst": None if t is None else index[t], "frame_bytes": frame,
-                                      "transport": self.transport_ir(g.transport, frame, path)})
+                        flows.append(
+                            {
+                                "src": index[src],
+                                "dst": None if t is None else index[t],
+                                "frame_bytes": frame,
+                                "transport": self.transport_ir(g.transport, frame, path),
+                            }
+                        )
                         if g.priority:  # absent = 0: the IR of every scenario without priorities is unchanged
                             flows[-1]["priority"] = g.priority
                     if pin is not None:
                         if self.pins.get(flow_ids[key], pin) != pin:
-                            self.error(f"{path}.path", "another generator pins the same flow (source, destination, "
-                                       "frame size, transport, priority) to another path", g.path)
+                            self.error(
+                                f"{path}.path",
+                                "another generator pins the same flow (source, destination, "
+                                "frame size, transport, priority) to another path",
+                                g.path,
+                            )
                         self.pins[flow_ids[key]] = pin
                     ids.append(flow_ids[key])
                 gate = getattr(g, "gate", None)
-                sources.append({
-                    "stream_id": stable_id(f"{name}/{src}"),
-                    "flows": ids,
-                    "start_ps": g.start,
-                    "stop_ps": g.stop if g.stop is not None else NEVER,
-                    "gate": None if gate is None else {"on_ps": gate.on, "off_ps": gate.off, "start_on": gate.start_on},
-                    "process": process,
-                })
+                sources.append(
+                    {
+                        "stream_id": stable_id(f"{name}/{src}"),
+                        "flows": ids,
+                        "start_ps": g.start,
+                        "stop_ps": g.stop if g.stop is not None else NEVER,
+                        "gate": None
+                        if gate is None
+                        else {"on_ps": gate.on, "off_ps": gate.off, "start_on": gate.start_on},
+                        "process": process,
+                    }
+                )
                 if wildcard:  # the generator's destinations, one set for all its sources
                     key_ = tuple(index[t] for t in dsts)
                     sources[-1]["dst_set"] = dst_sets.setdefault(key_, len(dst_sets))
@@ -512,16 +583,32 @@ class Compiler:
             return {"kind": "udp"}
         t = self.sc.tcp
         if frame <= t.header:
-            self.error(f"{path}.transport", f"a TCP segment needs frame_size > tcp.header ({fq(t.header, 'size')})",
-                       fq(frame, "size"))
-        cc = {"kind": "new_reno"} if kind == "tcp" else \
-            {"kind": "dctcp", "g": t.dctcp_g, "alpha_init": t.dctcp_alpha_init}
-        return {"kind": "tcp", "header_bytes": t.header, "ack_bytes": t.ack_size,
-                "init_cwnd_segments": t.init_cwnd, "rcv_wnd_bytes": t.rcv_wnd if t.rcv_wnd is not None else U64_MAX,
-                "init_ssthresh_bytes": t.init_ssthresh if t.init_ssthresh is not None else U64_MAX,
-                "init_rto_ps": t.init_rto if t.init_rto is not None else t.min_rto, "min_rto_ps": t.min_rto,
-                "max_rto_ps": t.max_rto, "dupack_threshold": t.dupack_threshold, "delayed_ack": t.delayed_ack,
-                "delack_timeout_ps": t.delack_timeout, "cc": cc, "sack": t.sack}
+            self.error(
+                f"{path}.transport",
+                f"a TCP segment needs frame_size > tcp.header ({fq(t.header, 'size')})",
+                fq(frame, "size"),
+            )
+        cc = (
+            {"kind": "new_reno"}
+            if kind == "tcp"
+            else {"kind": "dctcp", "g": t.dctcp_g, "alpha_init": t.dctcp_alpha_init}
+        )
+        return {
+            "kind": "tcp",
+            "header_bytes": t.header,
+            "ack_bytes": t.ack_size,
+            "init_cwnd_segments": t.init_cwnd,
+            "rcv_wnd_bytes": t.rcv_wnd if t.rcv_wnd is not None else U64_MAX,
+            "init_ssthresh_bytes": t.init_ssthresh if t.init_ssthresh is not None else U64_MAX,
+            "init_rto_ps": t.init_rto if t.init_rto is not None else t.min_rto,
+            "min_rto_ps": t.min_rto,
+            "max_rto_ps": t.max_rto,
+            "dupack_threshold": t.dupack_threshold,
+            "delayed_ack": t.delayed_ack,
+            "delack_timeout_ps": t.delack_timeout,
+            "cc": cc,
+            "sack": t.sack,
+        }
 
     def frame_sizes(self, g: Any, path: str, mean: int) -> dict[str, Any] | None:
         """The IR ``process.sizes`` of a Poisson generator drawing its frame sizes (None: fixed)."""
@@ -537,18 +624,30 @@ class Compiler:
         lo = g.min_frame if g.min_frame is not None else MIN_FRAME
         hi = g.max_frame if g.max_frame is not None else MAX_FRAME
         if not MIN_FRAME <= lo < hi <= MAX_FRAME:
-            self.error(f"{path}.max_frame" if g.max_frame is not None else f"{path}.min_frame",
-                       f"need {MIN_FRAME}B <= min_frame < max_frame <= {MAX_FRAME}B", f"{fq(lo, 'size')}, {fq(hi, 'size')}")
+            self.error(
+                f"{path}.max_frame" if g.max_frame is not None else f"{path}.min_frame",
+                f"need {MIN_FRAME}B <= min_frame < max_frame <= {MAX_FRAME}B",
+                f"{fq(lo, 'size')}, {fq(hi, 'size')}",
+            )
             return None
         if not lo + 1 < mean < (lo + hi + 1) / 2:
-            self.error(f"{path}.frame_size" if g.frame_size is not None else "defaults.frame_size",
-                       f"the mean of an exponential on [{fq(lo, 'size')}, {fq(hi, 'size')}] must lie between "
-                       f"{lo + 1}B and {(lo + hi + 1) / 2:g}B (exclusive)", fq(mean, "size"))
+            self.error(
+                f"{path}.frame_size" if g.frame_size is not None else "defaults.frame_size",
+                f"the mean of an exponential on [{fq(lo, 'size')}, {fq(hi, 'size')}] must lie between "
+                f"{lo + 1}B and {(lo + hi + 1) / 2:g}B (exclusive)",
+                fq(mean, "size"),
+            )
             return None
-        return {"kind": "exponential", "scale_bytes": framesizes.exponential_scale(mean, lo, hi),
-                "min_bytes": lo, "max_bytes": hi}
+        return {
+            "kind": "exponential",
+            "scale_bytes": framesizes.exponential_scale(mean, lo, hi),
+            "min_bytes": lo,
+            "max_bytes": hi,
+        }
 
-    def process(self, g: Any, path: str, frame: int, line_bps: int, sizes: dict[str, Any] | None = None) -> dict[str, Any]:
+    def process(
+        self, g: Any, path: str, frame: int, line_bps: int, sizes: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         bits_ps = frame * 8 * PS_PER_S  # frame bits x ps per s
         if sizes is not None:  # the offered rate counts the mean size
             bits_ps = mean_size(sizes) * 8 * PS_PER_S
@@ -556,16 +655,26 @@ class Compiler:
             return {"kind": "saturated"}
         if isinstance(g, Cbr):
             if g.rate > line_bps:
-                self.error(f"{path}.rate", f"exceeds the source's link rate ({fq(line_bps, 'rate')}); "
-                           "use kind = 'saturated' for line rate", fq(g.rate, "rate"))
-            return {"kind": "cbr", "interval_ps": _div_round(bits_ps, g.rate), "phase_ps": g.phase,
-                    "random_phase": g.random_phase}
+                self.error(
+                    f"{path}.rate",
+                    f"exceeds the source's link rate ({fq(line_bps, 'rate')}); use kind = 'saturated' for line rate",
+                    fq(g.rate, "rate"),
+                )
+            return {
+                "kind": "cbr",
+                "interval_ps": _div_round(bits_ps, g.rate),
+                "phase_ps": g.phase,
+                "random_phase": g.random_phase,
+            }
         if isinstance(g, (Bernoulli, Poisson)):
             offered = g.rate if g.rate is not None else g.load * line_bps
             where = f"{path}.rate" if g.rate is not None else f"{path}.load"
             if offered > line_bps:
-                self.error(where, f"offered rate exceeds the source's link rate ({fq(line_bps, 'rate')})",
-                           g.load if g.rate is None else fq(g.rate, "rate"))
+                self.error(
+                    where,
+                    f"offered rate exceeds the source's link rate ({fq(line_bps, 'rate')})",
+                    g.load if g.rate is None else fq(g.rate, "rate"),
+                )
                 offered = line_bps
             if isinstance(g, Poisson):
                 ir = {"kind": "poisson", "mean_gap_ps": max(1, round(bits_ps / offered))}
@@ -596,9 +705,15 @@ class Compiler:
             return {**ir, "partial_last": True} if partial else ir
         assert isinstance(g, ParetoOnOff)
         xm, alpha = g.pareto()
-        ir = {"kind": "pareto_on_off", "xm_ps": xm, "alpha": alpha, "off_mean_ps": g.off_mean(),
-              "line_rate_bps": g.line_rate if g.line_rate is not None else line_bps, "cap_ps": g.max_on,
-              "shifted": g.distribution == "lomax"}
+        ir = {
+            "kind": "pareto_on_off",
+            "xm_ps": xm,
+            "alpha": alpha,
+            "off_mean_ps": g.off_mean(),
+            "line_rate_bps": g.line_rate if g.line_rate is not None else line_bps,
+            "cap_ps": g.max_on,
+            "shifted": g.distribution == "lomax",
+        }
         if g.loop == "open":
             ir["nic_buffer_frames"] = U64_MAX if g.nic_buffer is None else g.nic_buffer // frame
         elif g.loop == "rl_queue":
@@ -615,12 +730,18 @@ class Compiler:
             j = link_index.get(frozenset(e.link))
             if j is None:
                 bad = [n for n in e.link if n not in index]
-                self.error(f"events.{i}.link", f"unknown node; known: {_known(list(index))}" if bad
-                           else "no link between these nodes", list(e.link))
+                self.error(
+                    f"events.{i}.link",
+                    f"unknown node; known: {_known(list(index))}" if bad else "no link between these nodes",
+                    list(e.link),
+                )
                 continue
             if e.at >= sc.run.duration:
-                self.warn(f"events.{i}.at", f"not before run.duration ({fq(sc.run.duration, 'time')}): the event "
-                          "never happens", fq(e.at, "time"))
+                self.warn(
+                    f"events.{i}.at",
+                    f"not before run.duration ({fq(sc.run.duration, 'time')}): the event never happens",
+                    fq(e.at, "time"),
+                )
             events.append({"t_ps": e.at, "link": j, "up": e.state == "up"})
         pinned = [{"flow": f, "path": [index[n] for n in path]} for f, path in sorted(self.pins.items())]
         if not events and not pinned:
@@ -629,8 +750,12 @@ class Compiler:
                     self.warn(f"topology.{key}", "set but the scenario has no [[events]]: nothing to detect")
             return None
         conv = sc.topology.route_convergence
-        return {"events": events, "detection_ps": sc.topology.link_detection,
-                "convergence_ps": U64_MAX if conv == "never" else conv, "pinned": pinned}
+        return {
+            "events": events,
+            "detection_ps": sc.topology.link_detection,
+            "convergence_ps": U64_MAX if conv == "never" else conv,
+            "pinned": pinned,
+        }
 
     def check_path(self, g: Any, path: str, src: str, dst: str) -> list[str] | None:
         """A generator's pinned path, checked: from its source through distinct switches to its destination,
@@ -676,11 +801,15 @@ class Compiler:
             elif end <= h.start:
                 self.error(f"{path}.end", f"must be > start ({fq(h.start, 'time')})", fq(end, "time"))
             elif h.start >= duration:
-                self.warn(f"{path}.start", f"not before run.duration ({fq(duration, 'time')}): the hotspot never "
-                          "applies", fq(h.start, "time"))
+                self.warn(
+                    f"{path}.start",
+                    f"not before run.duration ({fq(duration, 'time')}): the hotspot never applies",
+                    fq(h.start, "time"),
+                )
             if h.rate > link.rate_bps:
-                self.error(f"{path}.rate", f"allowed: 0 to the link rate ({fq(link.rate_bps, 'rate')})",
-                           fq(h.rate, "rate"))
+                self.error(
+                    f"{path}.rate", f"allowed: 0 to the link rate ({fq(link.rate_bps, 'rate')})", fq(h.rate, "rate")
+                )
             windows.setdefault((h.switch, h.toward), []).append((h.start, end, h.rate, path))
         out = []
         for (sw, toward), wins in windows.items():
@@ -689,8 +818,9 @@ class Compiler:
             schedule: list[tuple[int, int]] = []
             for k, (start, end, rate, path) in enumerate(wins):
                 if k and start < wins[k - 1][1]:
-                    self.error(f"{path}.start", f"overlaps another hotspot window on {sw} -> {toward}",
-                               fq(start, "time"))
+                    self.error(
+                        f"{path}.start", f"overlaps another hotspot window on {sw} -> {toward}", fq(start, "time")
+                    )
                 schedule += [(start, rate), (end, line)]
             out.append({"switch": index[sw], "toward": index[toward], "schedule": schedule})
         return out
@@ -713,8 +843,12 @@ class Compiler:
     # ---- the IR -----------------------------------------------------------------------------
     def _observe(self) -> dict[str, Any]:
         o = self.sc.observe
-        ir = {"sample_interval_ps": o.sample_interval, "throughput_bin_ps": o.throughput_bin, "fct": o.fct,
-              "flow_series": None if o.flow_series == "all" else o.flow_series}
+        ir = {
+            "sample_interval_ps": o.sample_interval,
+            "throughput_bin_ps": o.throughput_bin,
+            "fct": o.fct,
+            "flow_series": None if o.flow_series == "all" else o.flow_series,
+        }
         series = {k: getattr(o, k) for k in SAMPLED_SERIES}
         if not all(series.values()):  # all on is the engine's default: the IR (and config_hash) stay as before
             ir["series"] = series
@@ -739,9 +873,11 @@ class Compiler:
                 continue
             end = duration if c.end is None else min(c.end, duration)
             if end <= c.start:
-                self.error(f"{path}.end" if c.end is not None else f"{path}.start",
-                           f"the window must end after it starts and before run.duration ({fq(duration, 'time')})",
-                           fq(c.start, "time"))
+                self.error(
+                    f"{path}.end" if c.end is not None else f"{path}.start",
+                    f"the window must end after it starts and before run.duration ({fq(duration, 'time')})",
+                    fq(c.start, "time"),
+                )
                 continue
             name = c.name or f"{node}-{peer}"
             if name in names:
@@ -750,8 +886,16 @@ class Compiler:
                     continue
                 name = next(f"{name}-{k}" for k in range(2, 10**6) if f"{name}-{k}" not in names)
             names.add(name)
-            out.append({"name": name, "node": index[node], "peer": index[peer], "start_ps": c.start, "end_ps": end,
-                        "snaplen": c.snaplen})
+            out.append(
+                {
+                    "name": name,
+                    "node": index[node],
+                    "peer": index[peer],
+                    "start_ps": c.start,
+                    "end_ps": end,
+                    "snaplen": c.snaplen,
+                }
+            )
         return out
 
     def compile(self) -> dict[str, Any]:
@@ -777,12 +921,16 @@ class Compiler:
             if n.kind == "host":
                 nodes.append({"kind": "host", "name": n.name, "response_delay_ps": n.response_delay_ps})
             else:
-                nodes.append({
-                    "kind": "switch", "name": n.name, "latency_ps": n.latency_ps,
-                    "buffer": {"policy": n.buffer_policy, f"{n.buffer_policy}_bytes": n.buffer_bytes},
-                    "pause": pause[n.name],
-                    "ecn_threshold_bytes": n.ecn_threshold_bytes,
-                })
+                nodes.append(
+                    {
+                        "kind": "switch",
+                        "name": n.name,
+                        "latency_ps": n.latency_ps,
+                        "buffer": {"policy": n.buffer_policy, f"{n.buffer_policy}_bytes": n.buffer_bytes},
+                        "pause": pause[n.name],
+                        "ecn_threshold_bytes": n.ecn_threshold_bytes,
+                    }
+                )
         return {
             "name": sc.run.name or "scenario",
             "duration_ps": sc.run.duration,
@@ -792,16 +940,19 @@ class Compiler:
             "control_frame_bytes": d.control_frame_size,
             "wire_overhead_bytes": WIRE_OVERHEAD_BYTES if d.wire_overhead else 0,
             "nodes": nodes,
-            "links": [{"a": index[lk.a], "b": index[lk.b], "rate_bps": lk.rate_bps, "prop_ps": lk.prop_ps}
-                      for lk in self.net.links],
+            "links": [
+                {"a": index[lk.a], "b": index[lk.b], "rate_bps": lk.rate_bps, "prop_ps": lk.prop_ps}
+                for lk in self.net.links
+            ],
             "flows": flows,
             "sources": sources,
             "hotspots": hotspots,
             "cm": cm,
             "observe": observe,
             "ecmp": sc.topology.routing == "ecmp",
-            "pause_watchdog": None if sc.flow_control.watchdog is None else
-            {"timeout_ps": sc.flow_control.watchdog, "recovery_ps": sc.flow_control.watchdog_recovery},
+            "pause_watchdog": None
+            if sc.flow_control.watchdog is None
+            else {"timeout_ps": sc.flow_control.watchdog, "recovery_ps": sc.flow_control.watchdog_recovery},
             **({"routing": routing} if routing else {}),
             **self.nic_ir(),
             **self.rdma_ir(),
@@ -822,15 +973,25 @@ class Compiler:
             return
         path = "rdma.loss_recovery"
         if not self.sc.nic.per_transfer():
-            self.error(path, "needs a send queue per transfer (nic.queues = 'transfer', nic.rate_limiters = "
-                       "'queue')", self.sc.rdma.loss_recovery)
+            self.error(
+                path,
+                "needs a send queue per transfer (nic.queues = 'transfer', nic.rate_limiters = 'queue')",
+                self.sc.rdma.loss_recovery,
+            )
         if not any(isinstance(g, TRANSFER_KINDS) and g.transport == "udp" for g in self.sc.traffic):
-            self.error(path, "no traffic makes RDMA transfers (a workload, incast or pareto generator with "
-                       "transport = 'udp')", self.sc.rdma.loss_recovery)
+            self.error(
+                path,
+                "no traffic makes RDMA transfers (a workload, incast or pareto generator with transport = 'udp')",
+                self.sc.rdma.loss_recovery,
+            )
         for i, g in enumerate(self.sc.traffic):
             if isinstance(g, ParetoOnOff) and (g.loop == "rl_queue" or g.nic_buffer is not None):
-                self.error(f"traffic[{i}].loop", "a source released by its NIC backlog cannot be combined with "
-                           "rdma.loss_recovery (its retransmissions would count as backlog)", g.loop)
+                self.error(
+                    f"traffic[{i}].loop",
+                    "a source released by its NIC backlog cannot be combined with "
+                    "rdma.loss_recovery (its retransmissions would count as backlog)",
+                    g.loop,
+                )
 
     def nic_ir(self) -> dict[str, Any]:
         """The IR's ``nic``, written only where it can matter and differs from the engine's default
@@ -849,6 +1010,7 @@ TRANSFER_KINDS = (Workload, Incast, ParetoOnOff)
 
 def _merge(base: Any, override: Any) -> Any:
     """``base`` with the fields explicitly set in ``override`` (nested tables merged likewise)."""
+
     def update(a: dict, b: dict) -> dict:
         for k, v in b.items():
             a[k] = update(a[k], v) if isinstance(v, dict) and isinstance(a.get(k), dict) else v

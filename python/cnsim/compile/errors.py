@@ -63,8 +63,9 @@ def _tag_of(model: type[BaseModel]) -> str | None:
     return args[0] if len(args) == 1 else None
 
 
-def problems_from(err: ValidationError, model: type[BaseModel], prefix: str = "",
-                  union_tags: frozenset[str] = frozenset()) -> list[Problem]:
+def problems_from(
+    err: ValidationError, model: type[BaseModel], prefix: str = "", union_tags: frozenset[str] = frozenset()
+) -> list[Problem]:
     """One Problem per (path, value), union alternatives joined with 'or'.
 
     ``union_tags`` are discriminator values that pydantic inserts after a list index
@@ -73,14 +74,17 @@ def problems_from(err: ValidationError, model: type[BaseModel], prefix: str = ""
     merged: dict[str, tuple[list[str], Any]] = {}
     for e in err.errors(include_url=False):
         loc = tuple(e["loc"])
-        kept = [p for k, p in enumerate(loc)
-                if not _is_tag(p) and not (k and isinstance(loc[k - 1], int) and p in union_tags)]
+        kept = [
+            p
+            for k, p in enumerate(loc)
+            if not _is_tag(p) and not (k and isinstance(loc[k - 1], int) and p in union_tags)
+        ]
         path = ".".join(str(p) for p in kept)
         path = ".".join(p for p in (prefix, path) if p)
         msg = e["msg"]
         for p in _PREFIXES:
             if msg.startswith(p):
-                msg = msg[len(p):]
+                msg = msg[len(p) :]
         if e["type"] == "extra_forbidden":
             keys = allowed_keys(model, loc[:-1])
             msg = "unknown key" + (f"; allowed: {', '.join(keys)}" if keys else "")

@@ -49,17 +49,21 @@ def apply_override(data: dict[str, Any], path: str, value: Any) -> None:
             if part.isdigit():
                 i = int(part)
                 if i > len(node):
-                    raise ConfigError.single(f"--set {path}", f"{where}: index out of range (0..{len(node)}; "
-                                             f"{len(node)} appends)")
+                    raise ConfigError.single(
+                        f"--set {path}", f"{where}: index out of range (0..{len(node)}; {len(node)} appends)"
+                    )
                 if i == len(node):
                     node.append({})
             else:
                 matches = [j for j, e in enumerate(node) if isinstance(e, dict) and e.get("name") == part]
                 if not matches and ".".join(parts[:k]) in ("traffic", "hotspot"):
                     known = [str(e.get("name")) for e in node if isinstance(e, dict) and e.get("name")]
-                    raise ConfigError.single(f"--set {path}", f"no {'.'.join(parts[:k])} element named {part!r}; "
-                                             f"address one by index 0..{len(node) - 1}"
-                                             + (f" or by name: {', '.join(known)}" if known else ""))
+                    raise ConfigError.single(
+                        f"--set {path}",
+                        f"no {'.'.join(parts[:k])} element named {part!r}; "
+                        f"address one by index 0..{len(node) - 1}"
+                        + (f" or by name: {', '.join(known)}" if known else ""),
+                    )
                 if not matches:
                     node.append({"name": part})
                     matches = [len(node) - 1]

@@ -64,5 +64,7 @@ def _switches(names: list[str], total: int) -> str:
     if total == 1:
         return f"switch {names[0]!r}"
     if len(names) == total:
-        return ("both switches" if total == 2 else f"all {total} switches") + (f" ({', '.join(names)})" if total <= 8 else "")
+        return ("both switches" if total == 2 else f"all {total} switches") + (
+            f" ({', '.join(names)})" if total <= 8 else ""
+        )
     return f"{len(names)} of {total} switches ({_known(names)})"

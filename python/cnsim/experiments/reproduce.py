@@ -39,16 +39,18 @@ from typing import Any, Callable, Collection, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from cnsim.exceptions import CnsimError, ConfigError, Problem
-from cnsim.experiments.series import SeriesMetric
-from cnsim.experiments.verdicts import VERDICTS, count_cells
-from cnsim.compile.loader import read_toml
 from cnsim import api, schemes
-from cnsim.experiments import series as ser, sweep as swp, sweep_summary
-from cnsim.experiments.sweep import atomic_write_text, SweepSpec
-from cnsim.scenario.units import time_ps
-from cnsim.results.outdir import usable_folder
 from cnsim.api import git_describe
+from cnsim.compile.loader import read_toml
+from cnsim.exceptions import CnsimError, ConfigError, Problem
+from cnsim.experiments import series as ser
+from cnsim.experiments import sweep as swp
+from cnsim.experiments import sweep_summary
+from cnsim.experiments.series import SeriesMetric
+from cnsim.experiments.sweep import SweepSpec, atomic_write_text
+from cnsim.experiments.verdicts import VERDICTS, count_cells
+from cnsim.results.outdir import usable_folder
+from cnsim.scenario.units import time_ps
 
 STUDIES_DIR = Path(__file__).resolve().parent / "studies"
 
@@ -76,13 +78,17 @@ class StudySweep(_Strict):
 class Band(_Strict):
     rel: float = Field(0.0, ge=0)
     abs: float = Field(0.0, ge=0)
-    decades: float = Field(0.0, ge=0, description="logarithmic band: within when |log10(mean / published)| <= "
-                           "decades (model reference §12 R6: '≈ 3 orders of magnitude' = ±0.5 decade)")
+    decades: float = Field(
+        0.0,
+        ge=0,
+        description="logarithmic band: within when |log10(mean / published)| <= "
+        "decades (model reference §12 R6: '≈ 3 orders of magnitude' = ±0.5 decade)",
+    )
 
     def half_width(self, published: float) -> float:
         """Half-width of a linear band (for a logarithmic one: the upper distance, for display)."""
         if self.decades:
-            return abs(published) * (10 ** self.decades - 1)
+            return abs(published) * (10**self.decades - 1)
         return max(self.rel * abs(published), self.abs)
 
     def contains(self, published: float, mean: float) -> bool:
@@ -113,8 +119,10 @@ class Cell(_Strict):
     column: str
     sweep: str | None = None
     where: dict[str, Any] = Field(default_factory=dict)
-    terms: dict[str, Term] = Field(default_factory=dict, description="values of other sweeps; metric is then an "
-                                   "arithmetic expression of the term names (their means)")
+    terms: dict[str, Term] = Field(
+        default_factory=dict,
+        description="values of other sweeps; metric is then an arithmetic expression of the term names (their means)",
+    )
     metric: str
     series: SeriesMetric | None = None
     scale: float = 1.0
@@ -126,8 +134,11 @@ class Cell(_Strict):
     explained_by: Literal["inconsistent", "sweep"] | None = None
     evidence: str | None = None
     sensitivity: bool = Field(False, description="a sensitivity row (a swept unprinted value), not counted as a cell")
-    same_as: str | None = Field(None, description="the published number repeats another cell's measurement (model reference §12 "
-                                "R11 d): shown with its verdict, counted once — as that cell; names it")
+    same_as: str | None = Field(
+        None,
+        description="the published number repeats another cell's measurement (model reference §12 "
+        "R11 d): shown with its verdict, counted once — as that cell; names it",
+    )
 
     @model_validator(mode="after")
     def _r9(self):
@@ -198,17 +209,33 @@ def load_study(study_id: str, path: Path | None = None) -> Study:
     try:
         study = Study.model_validate(read_toml(path))
     except ValidationError as err:
-        raise ConfigError([Problem(f"{path.name}: " + ".".join(str(x) for x in e["loc"]), e["msg"])
-                           for e in err.errors()]) from None
+        raise ConfigError(
+            [Problem(f"{path.name}: " + ".".join(str(x) for x in e["loc"]), e["msg"]) for e in err.errors()]
+        ) from None
     names = {s.name for s in study.sweeps}
-    bad = [Problem(f"{path.name}: cells[{i}].sweep", "not a declared sweep", c.sweep)
-           for i, c in enumerate(study.cells) if c.sweep is not None and c.sweep not in names]
-    bad += [Problem(f"{path.name}: cells[{i}].terms.{k}.sweep", "not a declared sweep", t.sweep)
-            for i, c in enumerate(study.cells) for k, t in c.terms.items() if t.sweep not in names]
-    bad += [Problem(f"{path.name}: figures[{i}]", "names an undeclared sweep", n)
-            for i, f in enumerate(study.figures) for n in f.sweep_names() if n not in names]
-    bad += [Problem(f"{path.name}: claims[{i}].terms.{k}.sweep", "not a declared sweep", t.sweep)
-            for i, c in enumerate(study.claims) for k, t in c.terms.items() if t.sweep not in names]
+    bad = [
+        Problem(f"{path.name}: cells[{i}].sweep", "not a declared sweep", c.sweep)
+        for i, c in enumerate(study.cells)
+        if c.sweep is not None and c.sweep not in names
+    ]
+    bad += [
+        Problem(f"{path.name}: cells[{i}].terms.{k}.sweep", "not a declared sweep", t.sweep)
+        for i, c in enumerate(study.cells)
+        for k, t in c.terms.items()
+        if t.sweep not in names
+    ]
+    bad += [
+        Problem(f"{path.name}: figures[{i}]", "names an undeclared sweep", n)
+        for i, f in enumerate(study.figures)
+        for n in f.sweep_names()
+        if n not in names
+    ]
+    bad += [
+        Problem(f"{path.name}: claims[{i}].terms.{k}.sweep", "not a declared sweep", t.sweep)
+        for i, c in enumerate(study.claims)
+        for k, t in c.terms.items()
+        if t.sweep not in names
+    ]
     for i, c in enumerate(study.claims):
         try:
             check_claim_expr(c.holds, set(c.terms))
@@ -256,8 +283,21 @@ def sweep_status(sw: StudySweep, root: Path, schemes: set[str]) -> tuple[str | N
 # ---- metric expressions ----------------------------------------------------------------------
 
 _NAME = re.compile(r"[A-Za-z_][\w.]*(?:\[[^\]]+\][\w.]*)?")
-_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant, ast.Add, ast.Sub, ast.Mult,
-            ast.Div, ast.Pow, ast.USub, ast.UAdd)
+_ALLOWED = (
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.Pow,
+    ast.USub,
+    ast.UAdd,
+)
 
 
 def metric_value(expr: str, metrics: Mapping[str, float]) -> float:
@@ -317,7 +357,7 @@ def evaluate_cell(cell: Cell | Term, runs: Any, sweep_dir: Path | None = None) -
         return out
     mean = sum(values) / n
     std = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5 if n > 1 else None
-    ci = float(stats.t.ppf(0.975, n - 1) * std / n ** 0.5) if n > 1 else None
+    ci = float(stats.t.ppf(0.975, n - 1) * std / n**0.5) if n > 1 else None
     out.update(mean=mean, std=std, ci95=ci, n=n, values=values)
     return out
 
@@ -332,9 +372,31 @@ def verdict(cell: Cell, mean: float | None) -> str:
 
 # ---- claims ----------------------------------------------------------------------------------
 
-_CLAIM_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
-                ast.Compare, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.BinOp, ast.Add, ast.Sub, ast.Mult,
-                ast.Div, ast.Pow, ast.Name, ast.Load, ast.Constant, ast.Call)
+_CLAIM_NODES = (
+    ast.Expression,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.UnaryOp,
+    ast.Not,
+    ast.USub,
+    ast.UAdd,
+    ast.Compare,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+    ast.BinOp,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.Pow,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.Call,
+)
 _CLAIM_FUNCS = {"abs": abs, "min": min, "max": max}
 
 
@@ -355,14 +417,16 @@ def check_claim_expr(expr: str, names: set[str]) -> ast.Expression:
     return tree
 
 
-def claim_verdict(claim: Claim, values: Mapping[str, float | None],
-                  cis: Mapping[str, float | None] | None = None) -> str:
+def claim_verdict(
+    claim: Claim, values: Mapping[str, float | None], cis: Mapping[str, float | None] | None = None
+) -> str:
     """holds / does not hold / not available (a term without a value). See :func:`claim_margins`."""
     return claim_margins(claim, values, cis)[0]
 
 
-def claim_margins(claim: Claim, values: Mapping[str, float | None],
-                  cis: Mapping[str, float | None] | None = None) -> tuple[str, list[dict[str, Any]]]:
+def claim_margins(
+    claim: Claim, values: Mapping[str, float | None], cis: Mapping[str, float | None] | None = None
+) -> tuple[str, list[dict[str, Any]]]:
     """The verdict and, per comparison of ``holds``, its margin (spec issue 32: a claim holds only with a
     margin at least its 95 % CI). Each comparison ``L op R`` is true when ``L - R`` has the right sign and
     ``|L - R|`` is at least the 95 % half-width of ``L - R``, propagated from the terms' half-widths (``cis``;
@@ -391,8 +455,13 @@ def _value(node: ast.AST, env: Mapping[str, float]) -> float:
         return -v if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.BinOp):
         a, b = _value(node.left, env), _value(node.right, env)
-        ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b, ast.Div: lambda: a / b,
-               ast.Pow: lambda: a ** b}
+        ops = {
+            ast.Add: lambda: a + b,
+            ast.Sub: lambda: a - b,
+            ast.Mult: lambda: a * b,
+            ast.Div: lambda: a / b,
+            ast.Pow: lambda: a**b,
+        }
         return float(ops[type(node.op)]())
     if isinstance(node, ast.Call):
         return float(_CLAIM_FUNCS[node.func.id](*(_value(x, env) for x in node.args)))
@@ -415,9 +484,11 @@ def _truth(node: ast.AST, env: Mapping[str, float], half: Mapping[str, float], m
     return ok
 
 
-def _compare(left: ast.AST, op: ast.cmpop, right: ast.AST, env: Mapping[str, float], half: Mapping[str, float],
-             margins: list) -> bool:
+def _compare(
+    left: ast.AST, op: ast.cmpop, right: ast.AST, env: Mapping[str, float], half: Mapping[str, float], margins: list
+) -> bool:
     """One comparison with its margin: the difference must exceed its own 95 % half-width."""
+
     def diff(e: Mapping[str, float]) -> float:
         return _value(left, e) - _value(right, e)
 
@@ -436,8 +507,14 @@ def _compare(left: ast.AST, op: ast.cmpop, right: ast.AST, env: Mapping[str, flo
     signed = -d if want_less else d  # > 0 when the comparison holds
     strict = isinstance(op, (ast.Lt, ast.Gt))
     ok = (signed > 0 if strict else signed >= 0) and signed >= ci
-    margins.append({"comparison": f"{ast.unparse(left)} {_OPS[type(op)]} {ast.unparse(right)}", "difference": d,
-                    "ci95": ci, "holds": ok})
+    margins.append(
+        {
+            "comparison": f"{ast.unparse(left)} {_OPS[type(op)]} {ast.unparse(right)}",
+            "difference": d,
+            "ci95": ci,
+            "holds": ok,
+        }
+    )
     return ok
 
 
@@ -456,18 +533,30 @@ def evaluate_claim(claim: Claim, runs: Mapping[str, Any], sweeps: Mapping[str, d
             reasons.append(f"{t.sweep}: {st['reason']}")
         elif res["mean"] is None:
             reasons.append(f"{name}: no value")
-        terms[name] = {**t.model_dump(exclude_defaults=True), **res,
-                       "describe": t.series.describe() if t.series else t.metric}
-    v, margins = claim_margins(claim, {k: x["mean"] for k, x in terms.items()}, {k: x["ci95"] for k, x in terms.items()})
-    return {**claim.model_dump(exclude={"terms"}), "criterion": claim.criterion + CLAIM_MARGIN_RULE, "terms": terms,
-            "verdict": v, "margins": margins, "reason": "; ".join(reasons) or None}
+        terms[name] = {
+            **t.model_dump(exclude_defaults=True),
+            **res,
+            "describe": t.series.describe() if t.series else t.metric,
+        }
+    v, margins = claim_margins(
+        claim, {k: x["mean"] for k, x in terms.items()}, {k: x["ci95"] for k, x in terms.items()}
+    )
+    return {
+        **claim.model_dump(exclude={"terms"}),
+        "criterion": claim.criterion + CLAIM_MARGIN_RULE,
+        "terms": terms,
+        "verdict": v,
+        "margins": margins,
+        "reason": "; ".join(reasons) or None,
+    }
 
 
 CLAIM_MARGIN_RULE = " (every comparison must hold by at least the 95 % CI of its difference)"
 
 
-def evaluate_terms_cell(cell: Cell, runs: Mapping[str, Any], sweeps: Mapping[str, dict],
-                        sdir: Path) -> tuple[dict[str, Any], str | None]:
+def evaluate_terms_cell(
+    cell: Cell, runs: Mapping[str, Any], sweeps: Mapping[str, dict], sdir: Path
+) -> tuple[dict[str, Any], str | None]:
     """A cell computed from the means of several sweeps (``terms``): its value, n = the smallest n."""
     means: dict[str, float] = {}
     ns = []
@@ -495,8 +584,14 @@ def evaluate_terms_cell(cell: Cell, runs: Mapping[str, Any], sweeps: Mapping[str
 # ---- running ---------------------------------------------------------------------------------
 
 
-def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool, overrides: Mapping[str, Any] | None = None,
-               replications: int | None = None) -> Any:
+def sweep_spec(
+    study: Study,
+    sw: StudySweep,
+    root: Path,
+    quick: bool,
+    overrides: Mapping[str, Any] | None = None,
+    replications: int | None = None,
+) -> Any:
     reps = sw.replications or study.replications
     sets = dict(sw.set)
     if quick:
@@ -514,12 +609,20 @@ def sweep_spec(study: Study, sw: StudySweep, root: Path, quick: bool, overrides:
                 del sets["run.warmup"]
         except (TypeError, ValueError):
             pass  # reported by the scenario validation
-    return SweepSpec.model_validate({"name": f"{study.id}/{sw.name}", "base": str(root / sw.base),
-                                     "replications": reps, "set": sets, "parameters": sw.parameters})
+    return SweepSpec.model_validate(
+        {
+            "name": f"{study.id}/{sw.name}",
+            "base": str(root / sw.base),
+            "replications": reps,
+            "set": sets,
+            "parameters": sw.parameters,
+        }
+    )
 
 
-def overrides_for(scheme: str | None, overrides: Mapping[str, Any] | None,
-                  override_schemes: Collection[str] | None) -> Mapping[str, Any] | None:
+def overrides_for(
+    scheme: str | None, overrides: Mapping[str, Any] | None, override_schemes: Collection[str] | None
+) -> Mapping[str, Any] | None:
     """The overrides a sweep of ``scheme`` takes: all of them, or none when ``override_schemes`` (case-insensitive
     scheme tags) does not list its scheme."""
     if override_schemes is None or (scheme or "").lower() in {s.lower() for s in override_schemes}:
@@ -527,10 +630,20 @@ def overrides_for(scheme: str | None, overrides: Mapping[str, Any] | None,
     return None
 
 
-def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, scheduler: str | None = None,
-              quick: bool = False, force: bool = False, progress: bool = True,
-              log: Callable[[str], None] = lambda s: None, overrides: Mapping[str, Any] | None = None,
-              replications: int | None = None, override_schemes: Collection[str] | None = None) -> dict[str, Any]:
+def run_study(
+    study: Study,
+    out: Path,
+    executor: Any = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    quick: bool = False,
+    force: bool = False,
+    progress: bool = True,
+    log: Callable[[str], None] = lambda s: None,
+    overrides: Mapping[str, Any] | None = None,
+    replications: int | None = None,
+    override_schemes: Collection[str] | None = None,
+) -> dict[str, Any]:
     """Run every available sweep of a study into ``out/<study>/<sweep>/``; write ``study.json``.
     ``override_schemes``: apply ``overrides`` to the sweeps of these schemes only (None: to every sweep)."""
 
@@ -543,14 +656,29 @@ def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, sche
     failed = 0
     for sw in study.sweeps:
         scheme, reason = sweep_status(sw, root, schemes)
-        entry: dict[str, Any] = {"name": sw.name, "label": sw.label or sw.name, "base": f"scenarios/{sw.base}",
-                                 "scheme": scheme, "status": "not available" if reason else "ran", "reason": reason}
+        entry: dict[str, Any] = {
+            "name": sw.name,
+            "label": sw.label or sw.name,
+            "base": f"scenarios/{sw.base}",
+            "scheme": scheme,
+            "status": "not available" if reason else "ran",
+            "reason": reason,
+        }
         if reason is None:
             spec = sweep_spec(study, sw, root, quick, overrides_for(scheme, overrides, override_schemes), replications)
             t0 = time.monotonic()
             try:
-                outcome = swp.run_sweep(spec, sdir / sw.name, root, jobs=jobs, scheduler=scheduler, force=force,
-                                        progress=progress, executor=executor, label=f"{study.id} {sw.name}")
+                outcome = swp.run_sweep(
+                    spec,
+                    sdir / sw.name,
+                    root,
+                    jobs=jobs,
+                    scheduler=scheduler,
+                    force=force,
+                    progress=progress,
+                    executor=executor,
+                    label=f"{study.id} {sw.name}",
+                )
             except ConfigError as exc:  # an invalid scenario is reported, the study goes on
                 entry.update(status="invalid", reason=f"invalid configuration: {exc.problems[0]}")
                 sweeps[sw.name] = entry
@@ -558,9 +686,16 @@ def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, sche
                 log(f"{study.id} {sw.name}: {entry['reason']}")
                 continue
             runs[sw.name], _ = sweep_summary.summarize_with_runs(sdir / sw.name)
-            entry.update(replications=spec.replications, set=spec.set, parameters=spec.model_dump()["parameters"],
-                         total=outcome.total, failed=outcome.failed, executed=outcome.executed,
-                         seed=sorted({r.get("seed") for r in outcome.runs}), wall_s=time.monotonic() - t0)
+            entry.update(
+                replications=spec.replications,
+                set=spec.set,
+                parameters=spec.model_dump()["parameters"],
+                total=outcome.total,
+                failed=outcome.failed,
+                executed=outcome.executed,
+                seed=sorted({r.get("seed") for r in outcome.runs}),
+                wall_s=time.monotonic() - t0,
+            )
             failed += outcome.failed
             log(f"{study.id} {sw.name}: {outcome.total} runs ({outcome.executed} executed, {outcome.failed} failed)")
         else:
@@ -576,16 +711,28 @@ def run_study(study: Study, out: Path, executor: Any = None, jobs: int = 1, sche
             reason = st["reason"] if st["reason"] else (None if res["mean"] is not None else "no successful run")
         res.pop("values", None)
         v = verdict(c, res["mean"])
-        cells.append({**c.model_dump(), **res, "verdict": v, "reason": reason,
-                      "band_half": c.band.half_width(c.published)})
+        cells.append(
+            {**c.model_dump(), **res, "verdict": v, "reason": reason, "band_half": c.band.half_width(c.published)}
+        )
     counts = count_cells(cells)
     claims = [evaluate_claim(c, runs, sweeps, sdir) for c in study.claims]
     ccounts: dict[str, int] = {}
     for c in claims:
         ccounts[c["verdict"]] = ccounts.get(c["verdict"], 0) + 1
-    doc = {"id": study.id, "title": study.title, "source": study.source, "spec": study.spec, "quick": quick,
-           "sweeps": sweeps, "cells": cells, "counts": counts, "claims": claims, "claim_counts": ccounts,
-           "figures": [f.model_dump() for f in study.figures], "failed": failed}
+    doc = {
+        "id": study.id,
+        "title": study.title,
+        "source": study.source,
+        "spec": study.spec,
+        "quick": quick,
+        "sweeps": sweeps,
+        "cells": cells,
+        "counts": counts,
+        "claims": claims,
+        "claim_counts": ccounts,
+        "figures": [f.model_dump() for f in study.figures],
+        "failed": failed,
+    }
 
     atomic_write_text(sdir / "study.json", json.dumps(doc, indent=2, default=_json_default) + "\n")
     return doc
@@ -609,15 +756,28 @@ def check_reproduction(out: str | os.PathLike[str], field: str = "--out") -> Pat
         own = {"reproduce.json", "report", *study_ids()}
         others = sorted(p.name for p in dest.iterdir() if p.name not in own)
         if others:
-            raise ConfigError.single(field, f"holds {', '.join(others[:3])}{' …' if len(others) > 3 else ''}, "
-                                     "which cnsim reproduce did not write; choose a new or empty folder", str(out))
+            raise ConfigError.single(
+                field,
+                f"holds {', '.join(others[:3])}{' …' if len(others) > 3 else ''}, "
+                "which cnsim reproduce did not write; choose a new or empty folder",
+                str(out),
+            )
     return out
 
 
-def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: bool = False,
-              scheduler: str | None = None, force: bool = False, progress: bool = True,
-              log: Callable[[str], None] = lambda s: None, overrides: Mapping[str, Any] | None = None,
-              replications: int | None = None, override_schemes: Collection[str] | None = None) -> dict[str, Any]:
+def reproduce(
+    which: str,
+    out: str | os.PathLike[str],
+    jobs: int = 1,
+    quick: bool = False,
+    scheduler: str | None = None,
+    force: bool = False,
+    progress: bool = True,
+    log: Callable[[str], None] = lambda s: None,
+    overrides: Mapping[str, Any] | None = None,
+    replications: int | None = None,
+    override_schemes: Collection[str] | None = None,
+) -> dict[str, Any]:
     """Run one study (``seed-00X``) or ``all``, then write the report into ``out``.
 
     ``overrides`` (dotted path → value) and ``replications`` replace the study's settings for every sweep
@@ -641,16 +801,33 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
     docs = []
     try:
         for st in studies:
-            docs.append(run_study(st, out, executor=executor, quick=quick, force=force, progress=progress, log=log,
-                                  overrides=overrides, replications=replications, override_schemes=override_schemes))
+            docs.append(
+                run_study(
+                    st,
+                    out,
+                    executor=executor,
+                    quick=quick,
+                    force=force,
+                    progress=progress,
+                    log=log,
+                    overrides=overrides,
+                    replications=replications,
+                    override_schemes=override_schemes,
+                )
+            )
     finally:
         if executor is not None:
             executor.close()
     from cnsim import __version__  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
 
-    index = {"studies": [d["id"] for d in docs], "quick": quick, "tool_version": __version__,
-             "git_describe": git_describe(), "counts": {d["id"]: d["counts"] for d in docs},
-             "claim_counts": {d["id"]: d["claim_counts"] for d in docs}}
+    index = {
+        "studies": [d["id"] for d in docs],
+        "quick": quick,
+        "tool_version": __version__,
+        "git_describe": git_describe(),
+        "counts": {d["id"]: d["counts"] for d in docs},
+        "claim_counts": {d["id"]: d["claim_counts"] for d in docs},
+    }
     prev = {}
     try:
         prev = json.loads((out / "reproduce.json").read_text())
@@ -661,8 +838,14 @@ def reproduce(which: str, out: str | os.PathLike[str], jobs: int = 1, quick: boo
     index["claim_counts"] = {**prev.get("claim_counts", {}), **index["claim_counts"]}
     swp.atomic_write_text(out / "reproduce.json", json.dumps(index, indent=2) + "\n")
     html, md = report.write_report(out)
-    return {"studies": docs, "report_html": html, "report_md": md, "failed": sum(d["failed"] for d in docs),
-            "counts": index["counts"], "claim_counts": index["claim_counts"]}
+    return {
+        "studies": docs,
+        "report_html": html,
+        "report_md": md,
+        "failed": sum(d["failed"] for d in docs),
+        "counts": index["counts"],
+        "claim_counts": index["claim_counts"],
+    }
 
 
 def counts_lines(counts: Mapping[str, Mapping[str, int]], claim_counts: Mapping[str, Mapping[str, int]]) -> list[str]:
@@ -691,6 +874,8 @@ def _count_line(sid: str, c: Mapping[str, int], cl: Mapping[str, int]) -> str:
 
     claims = sum(cl.values())
     rep = f", {c['repeated']} repeated measurement(s) counted once" if c.get("repeated") else ""
-    return (f"{sid}: cells {cells} — structural {c.get('structural', 0)} ({c.get('structural within band', 0)} "
-            f"within){rep}; discriminating within {d('within band')}/{disc}, explained {d('explained')}, open "
-            f"{d('outside band')}, n/a {d('not available')}; claims hold {cl.get('holds', 0)}/{claims}")
+    return (
+        f"{sid}: cells {cells} — structural {c.get('structural', 0)} ({c.get('structural within band', 0)} "
+        f"within){rep}; discriminating within {d('within band')}/{disc}, explained {d('explained')}, open "
+        f"{d('outside band')}, n/a {d('not available')}; claims hold {cl.get('holds', 0)}/{claims}"
+    )

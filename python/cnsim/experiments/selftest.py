@@ -26,6 +26,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+
 from cnsim import api
 from cnsim.exceptions import ConfigError, ConfigWarning
 
@@ -35,8 +36,12 @@ FIELDS = ("scenario", "args", "seed", "sim_time_limit", "fp_full", "fp_wire")
 # symmetric / asymmetric topologies of the seeds, PAUSE on and off, every scheme, TCP, a fat tree
 CASES: tuple[tuple[str, dict[str, Any], tuple[int, ...], str], ...] = (
     ("baseline/fan-in-4.toml", {}, (1, 2), "5ms"),
-    ("baseline/fan-in-4.toml", {"flow_control.mode": "global", "flow_control.high": "100KB",
-                                "flow_control.low": "90KB"}, (1,), "5ms"),
+    (
+        "baseline/fan-in-4.toml",
+        {"flow_control.mode": "global", "flow_control.high": "100KB", "flow_control.low": "90KB"},
+        (1,),
+        "5ms",
+    ),
     ("baseline/md1.toml", {}, (1, 2), "5ms"),
     ("baseline/tcp-newreno-4.toml", {"run.warmup": 0}, (1,), "5ms"),
     ("baseline/dctcp-4.toml", {"run.warmup": 0}, (1,), "5ms"),
@@ -108,7 +113,6 @@ def run_case(root: Path, scenario: str, overrides: dict[str, Any], seed: int, li
     """Run one case on the engine (no files written) and fingerprint it."""
     import warnings
 
-
     with warnings.catch_warnings():  # the shipped scenarios' own warnings are not the test's business
         warnings.simplefilter("ignore", ConfigWarning)
         sc = api.resolve(root / scenario, seed, {**overrides, "run.duration": limit})
@@ -139,12 +143,15 @@ def read(path: Path) -> list[Row]:
     """The rows of a fingerprint file (a ConfigError naming ``--file`` if it is not one)."""
 
     if not is_fingerprint_file(path):
-        raise ConfigError.single("--file", f"not a fingerprint file (its first line must be {','.join(FIELDS)})",
-                                 str(path))
+        raise ConfigError.single(
+            "--file", f"not a fingerprint file (its first line must be {','.join(FIELDS)})", str(path)
+        )
     with open(path, newline="", encoding="utf-8") as f:
         try:
-            return [Row(r["scenario"], r["args"], int(r["seed"]), r["sim_time_limit"], r["fp_full"], r["fp_wire"])
-                    for r in csv.DictReader(f)]
+            return [
+                Row(r["scenario"], r["args"], int(r["seed"]), r["sim_time_limit"], r["fp_full"], r["fp_wire"])
+                for r in csv.DictReader(f)
+            ]
         except (TypeError, ValueError) as exc:  # a short row, a seed that is not a number
             raise ConfigError.single("--file", f"malformed row ({exc})", str(path)) from None
 
@@ -168,9 +175,14 @@ def compare(expected: list[Row], got: list[Row], complete: bool = True) -> list[
         if e is None:
             lines.append(f"{label}: not in the fingerprint file")
             continue
-        changed = [f"{k} {getattr(e, k)} -> {getattr(r, k)}" for k in ("fp_wire", "fp_full") if getattr(e, k) != getattr(r, k)]
+        changed = [
+            f"{k} {getattr(e, k)} -> {getattr(r, k)}" for k in ("fp_wire", "fp_full") if getattr(e, k) != getattr(r, k)
+        ]
         if changed:
             lines.append(f"{label}: " + ", ".join(changed))
     if complete:
-        lines += [f"{r.scenario} [{r.args}] seed {r.seed}: in the fingerprint file but no longer a case" for r in want.values()]
+        lines += [
+            f"{r.scenario} [{r.args}] seed {r.seed}: in the fingerprint file but no longer a case"
+            for r in want.values()
+        ]
     return lines

@@ -43,8 +43,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-KINDS = ("settle_ms", "in_band_fraction", "cv", "mean_bytes", "min_bytes", "max_bytes", "tp_min_bps", "fct_mean_us",
-         "throttled_fraction")
+KINDS = (
+    "settle_ms",
+    "in_band_fraction",
+    "cv",
+    "mean_bytes",
+    "min_bytes",
+    "max_bytes",
+    "tp_min_bps",
+    "fct_mean_us",
+    "throttled_fraction",
+)
 QUEUE_FREE = ("tp_min_bps", "fct_mean_us", "throttled_fraction")
 
 
@@ -53,12 +62,22 @@ class SeriesMetric(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["settle_ms", "in_band_fraction", "cv", "mean_bytes", "min_bytes", "max_bytes", "tp_min_bps",
-                  "fct_mean_us", "throttled_fraction"]
+    kind: Literal[
+        "settle_ms",
+        "in_band_fraction",
+        "cv",
+        "mean_bytes",
+        "min_bytes",
+        "max_bytes",
+        "tp_min_bps",
+        "fct_mean_us",
+        "throttled_fraction",
+    ]
     queue: str = Field("", pattern=r"^([^>\s]+>[^>\s]+)?$", description="'switch>port', e.g. 'sw1>sw2'")
     min_frames: int = Field(1, ge=1, description="fct_mean_us, throttled_fraction: smallest transfer counted, frames")
-    max_frames: int | None = Field(None, ge=1, description="fct_mean_us, throttled_fraction: largest transfer "
-                                   "counted, frames")
+    max_frames: int | None = Field(
+        None, ge=1, description="fct_mean_us, throttled_fraction: largest transfer counted, frames"
+    )
     level: float = Field(0.0, ge=0, description="operating point in bytes (settle_ms, in_band_fraction)")
     tol: float = Field(0.5, gt=0, description="relative half-width of the band around level")
     bin: float = Field(0.5e-3, gt=0, description="bin width, seconds")
@@ -80,14 +99,18 @@ class SeriesMetric(BaseModel):
         if self.kind == "tp_min_bps":
             to = f" to {self.end * 1e3:g} ms" if self.end is not None else ""
             return f"lowest {self.bin * 1e3:g}-ms mean of the aggregate throughput from {self.start * 1e3:g} ms{to}"
-        band = f" within {self.level / 1e3:g} KB ± {self.tol * 100:g} %" if self.kind in ("settle_ms",
-                                                                                         "in_band_fraction") else ""
+        band = (
+            f" within {self.level / 1e3:g} KB ± {self.tol * 100:g} %"
+            if self.kind in ("settle_ms", "in_band_fraction")
+            else ""
+        )
         to = f" to {self.end * 1e3:g} ms" if self.end is not None else ""
         return f"{self.kind} of queue {self.queue}{band}, {self.bin * 1e3:g}-ms bins from {self.start * 1e3:g} ms{to}"
 
 
-def bin_means(run_dir: Path, queue: str, bin_s: float, start_s: float = 0.0,
-              end_s: float | None = None) -> tuple[list[float], float]:
+def bin_means(
+    run_dir: Path, queue: str, bin_s: float, start_s: float = 0.0, end_s: float | None = None
+) -> tuple[list[float], float]:
     """(bin means of the queue in bytes, end of the series in seconds); empty if there is no series."""
     import pyarrow.parquet as pq
 

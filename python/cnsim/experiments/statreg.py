@@ -46,20 +46,41 @@ class Case:
 
 REFERENCE: tuple[Case, ...] = (
     # Drop-tail fan-in of 100 Bernoulli sources with QCN: buffer overflow, CNM feedback, fair sharing.
-    Case("fan-in-100-qcn", "seed-001/fan-in-100-qcn.toml", {"run.duration": "15ms"},
-         ("frames.dropped", "control.generated", "fairness.jain", "queues[switch=cs,port=ep0].mean_bytes")),
+    Case(
+        "fan-in-100-qcn",
+        "seed-001/fan-in-100-qcn.toml",
+        {"run.duration": "15ms"},
+        ("frames.dropped", "control.generated", "fairness.jain", "queues[switch=cs,port=ep0].mean_bytes"),
+    ),
     # Multi-stage network with an output-generated hotspot under BCN (BCN-MAX): hotspot queue, drops,
     # the victim traffic crossing e3 -> s0.
-    Case("og-multistage-bcn", "seed-004/og-multistage-bcn.toml",
-         {"run.duration": "15ms", "hotspot.0.start": "1ms", "hotspot.0.end": "15ms"},
-         ("frames.delivered", "frames.dropped", "fairness.jain", "queues[switch=e3,port=n7].mean_bytes",
-          "queues[switch=e3,port=s0].mean_bytes")),
+    Case(
+        "og-multistage-bcn",
+        "seed-004/og-multistage-bcn.toml",
+        {"run.duration": "15ms", "hotspot.0.start": "1ms", "hotspot.0.end": "15ms"},
+        (
+            "frames.delivered",
+            "frames.dropped",
+            "fairness.jain",
+            "queues[switch=e3,port=n7].mean_bytes",
+            "queues[switch=e3,port=s0].mean_bytes",
+        ),
+    ),
     # Closed-loop Pareto ON/OFF transfers on one switch with selective PAUSE, a hotspot and DCQCN:
     # flow completion times, CNPs, PAUSE frames.
-    Case("cnsim-1hop-dcqcn", "seed-003/cnsim-1hop-dcqcn-hs0.5-pause.toml",
-         {"run.duration": "10ms", "hotspot.0.start": "2ms", "hotspot.0.end": "8ms"},
-         ("fct.count", "fct.mean_us", "control.generated", "pause.frames_sent", "fairness.jain",
-          "queues[switch=sw1,port=h1].mean_bytes")),
+    Case(
+        "cnsim-1hop-dcqcn",
+        "seed-003/cnsim-1hop-dcqcn-hs0.5-pause.toml",
+        {"run.duration": "10ms", "hotspot.0.start": "2ms", "hotspot.0.end": "8ms"},
+        (
+            "fct.count",
+            "fct.mean_us",
+            "control.generated",
+            "pause.frames_sent",
+            "fairness.jain",
+            "queues[switch=sw1,port=h1].mean_bytes",
+        ),
+    ),
 )
 """The default reference set: three short runs (≈ 0.1 s each) of different mechanisms whose metrics
 vary from seed to seed (a metric that never varies carries no statistical information)."""
@@ -109,8 +130,10 @@ class Samples:
             try:
                 cls.load(path)
             except (ConfigError, OSError):
-                raise ConfigError.single(str(path), "exists and is not a statreg samples file; nothing was "
-                                         "replaced: choose another file name") from None
+                raise ConfigError.single(
+                    str(path),
+                    "exists and is not a statreg samples file; nothing was replaced: choose another file name",
+                ) from None
 
     def save(self, path: str | Path) -> None:
         """Write the samples as JSON (so that the "before" samples outlive the old build); only over a
@@ -135,9 +158,13 @@ class Samples:
             raise ConfigError.single(str(path), f"incomplete statreg samples file ({exc!r})") from None
 
 
-def collect(reference: Sequence[Case] = REFERENCE, replications: int = 20, first_seed: int = 1,
-            overrides: Mapping[str, Any] | None = None,
-            progress: Callable[[Case, float], None] | None = None) -> Samples:
+def collect(
+    reference: Sequence[Case] = REFERENCE,
+    replications: int = 20,
+    first_seed: int = 1,
+    overrides: Mapping[str, Any] | None = None,
+    progress: Callable[[Case, float], None] | None = None,
+) -> Samples:
     """Run every case of ``reference`` with seeds ``first_seed .. first_seed + replications - 1`` (in
     memory, no output folder) and sample its metrics. ``overrides`` apply to every case after its own
     (a deliberate model change); ``progress`` is told each finished case and its wall time (s)."""
@@ -206,18 +233,28 @@ class Comparison:
     def table(self) -> str:
         """A plain-text table of the rows and a closing verdict line."""
         head = ("metric", "test", "before mean ± sd", "after mean ± sd", "p", "p Holm", "verdict")
-        lines = [head] + [(r.metric, r.test, f"{r.before_mean:.6g} ± {r.before_sd:.3g}",
-                           f"{r.after_mean:.6g} ± {r.after_sd:.3g}", _p(r.p), _p(r.p_holm),
-                           ("DIFFERS" if r.differs else "same") + (f" ({r.note})" if r.note else ""))
-                          for r in self.rows]
+        lines = [head] + [
+            (
+                r.metric,
+                r.test,
+                f"{r.before_mean:.6g} ± {r.before_sd:.3g}",
+                f"{r.after_mean:.6g} ± {r.after_sd:.3g}",
+                _p(r.p),
+                _p(r.p_holm),
+                ("DIFFERS" if r.differs else "same") + (f" ({r.note})" if r.note else ""),
+            )
+            for r in self.rows
+        ]
         widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
         text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
         text.insert(1, "  ".join("-" * w for w in widths))
         tested = sum(r.p is not None for r in self.rows)
         flagged = sum(r.differs for r in self.rows)
-        text.append(f"{'OK' if self.ok else 'DIFFERS'}: {flagged} of {len(self.rows)} tests flagged "
-                    f"(R = {self.n_before} before, {self.n_after} after; Holm over {tested} tests at "
-                    f"alpha = {self.alpha:g})")
+        text.append(
+            f"{'OK' if self.ok else 'DIFFERS'}: {flagged} of {len(self.rows)} tests flagged "
+            f"(R = {self.n_before} before, {self.n_after} after; Holm over {tested} tests at "
+            f"alpha = {self.alpha:g})"
+        )
         return "\n".join(text)
 
 
@@ -225,8 +262,9 @@ def _p(p: float | None) -> str:
     return "-" if p is None else f"{p:.3g}"
 
 
-def compare(before: Mapping[str, Sequence[float]], after: Mapping[str, Sequence[float]],
-            alpha: float = ALPHA) -> Comparison:
+def compare(
+    before: Mapping[str, Sequence[float]], after: Mapping[str, Sequence[float]], alpha: float = ALPHA
+) -> Comparison:
     """Welch's t-test and Levene's test (median-centred) on every metric, Holm-corrected together.
 
     ``before`` and ``after`` map metric names to samples (at least two values each) and must name the
@@ -235,15 +273,21 @@ def compare(before: Mapping[str, Sequence[float]], after: Mapping[str, Sequence[
     from scipy import stats
 
     if set(before) != set(after):
-        raise ConfigError.single("metrics", "before and after sample different metrics: "
-                                 f"{sorted(set(before) ^ set(after))}")
+        raise ConfigError.single(
+            "metrics", f"before and after sample different metrics: {sorted(set(before) ^ set(after))}"
+        )
     pending: list[dict[str, Any]] = []
     for name in before:
         a, b = np.asarray(before[name], dtype=float), np.asarray(after[name], dtype=float)
         if min(len(a), len(b)) < 2:
             raise ConfigError.single(name, "at least two replications before and after are needed")
-        common = dict(metric=name, before_mean=float(a.mean()), before_sd=float(a.std(ddof=1)),
-                      after_mean=float(b.mean()), after_sd=float(b.std(ddof=1)))
+        common = dict(
+            metric=name,
+            before_mean=float(a.mean()),
+            before_sd=float(a.std(ddof=1)),
+            after_mean=float(b.mean()),
+            after_sd=float(b.std(ddof=1)),
+        )
         if np.ptp(a) == 0 and np.ptp(b) == 0:
             same = a[0] == b[0]
             pending.append(dict(common, test="mean", p=None, differs=not same, note="constant"))

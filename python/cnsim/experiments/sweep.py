@@ -50,13 +50,12 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from cnsim.exceptions import CnsimError, ConfigError, Problem
-from cnsim.results.outdir import check_sweep, commit_output, remove_result
-from cnsim.compile.loader import read_toml
+from cnsim import api
 from cnsim.api import resolve
 from cnsim.compile.compiler import compile_ir_once
-from cnsim import api
-from cnsim.exceptions import ConfigWarning
+from cnsim.compile.loader import read_toml
+from cnsim.exceptions import CnsimError, ConfigError, ConfigWarning, Problem
+from cnsim.results.outdir import check_sweep, commit_output, remove_result
 
 RUN_ID_LEN = 20
 SWEEP_FILE = "sweep.json"
@@ -120,8 +119,9 @@ class SweepSpec(_Strict):
     seed: int | None = Field(None, ge=0, lt=2**64, description="master seed (default: the base scenario's run.seed)")
     replications: int = Field(1, ge=1, le=10_000, description="replications per parameter point")
     set: dict[str, Any] = Field(default_factory=dict, description="overrides applied to every run")
-    parameters: dict[str, list[Any] | Range | Values] = Field(default_factory=dict,
-                                                             description="dotted path -> values (full factorial)")
+    parameters: dict[str, list[Any] | Range | Values] = Field(
+        default_factory=dict, description="dotted path -> values (full factorial)"
+    )
 
     @field_validator("parameters", mode="before")
     @classmethod
@@ -142,8 +142,10 @@ class SweepSpec(_Strict):
                     e = err.errors()[0]
                     where = ".".join(str(x) for x in e["loc"])
                     msg = e["msg"].removeprefix("Value error, ")
-                    raise ValueError(f"{k}{'.' + where if where else ''}: {msg}"
-                                     + (f" (got {e['input']!r})" if where and e["type"] != "missing" else "")) from None
+                    raise ValueError(
+                        f"{k}{'.' + where if where else ''}: {msg}"
+                        + (f" (got {e['input']!r})" if where and e["type"] != "missing" else "")
+                    ) from None
             elif not isinstance(vals, list):
                 raise ValueError(f"{k}: expected a list, {{from, to, step}} or {{values}}, got {vals!r}")
             out[k] = vals
@@ -162,7 +164,9 @@ class SweepSpec(_Strict):
         """Parameter path → its list of values, in file order."""
         out: dict[str, list[Any]] = {}
         for key, vals in self.parameters.items():
-            out[key] = vals.values() if isinstance(vals, Range) else (vals.values if isinstance(vals, Values) else list(vals))
+            out[key] = (
+                vals.values() if isinstance(vals, Range) else (vals.values if isinstance(vals, Values) else list(vals))
+            )
         return out
 
     def points(self) -> list[dict[str, Any]]:
@@ -199,8 +203,11 @@ def _sweep_problems(err: ValidationError, path: Path) -> list[Problem]:
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"] if not str(p).startswith(("list[", "function-", "Range", "Values")))
         msg = e["msg"].removeprefix("Value error, ")
-        out.append(Problem(f"{path.name}: {loc}" if loc else path.name, msg, e.get("input")) if e["type"] != "missing"
-                   else Problem(f"{path.name}: {loc}", "required"))
+        out.append(
+            Problem(f"{path.name}: {loc}" if loc else path.name, msg, e.get("input"))
+            if e["type"] != "missing"
+            else Problem(f"{path.name}: {loc}", "required")
+        )
     return out
 
 
@@ -215,7 +222,7 @@ class RunSpec:
     parameters: dict[str, Any]
     replication: int
     seed: int
-    scenario: dict[str, Any]          # the resolved scenario (every default filled in)
+    scenario: dict[str, Any]  # the resolved scenario (every default filled in)
     sweep: str = ""
     plots: bool = False
 
@@ -248,8 +255,9 @@ def engine_build() -> str:
 _ENGINE_BUILD: str | None = None
 
 
-def run_id(scenario: Mapping[str, Any], seed: int, replication: int, version: str | None = None,
-           ir_digest: str = "") -> str:
+def run_id(
+    scenario: Mapping[str, Any], seed: int, replication: int, version: str | None = None, ir_digest: str = ""
+) -> str:
     """Content address of a run: sha-256 of canonical JSON of config + seed + replication + version, plus
     the digest of the compiled engine input (every default resolved) and the engine build, so a changed
     default or a rebuilt engine gives new runs instead of reusing stale ones."""
@@ -276,7 +284,9 @@ def expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) -> list
     return runs
 
 
-def iter_expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) -> Iterator[tuple[list[RunSpec], list[Problem]]]:
+def iter_expand(
+    spec: SweepSpec, root: Path | str = ".", plots: bool = False
+) -> Iterator[tuple[list[RunSpec], list[Problem]]]:
     """:func:`expand` one point at a time: its runs, or the problems that make it invalid (a sweep of
     10⁶ runs is listed as it goes instead of after minutes of silence)."""
 
@@ -303,8 +313,7 @@ def iter_expand(spec: SweepSpec, root: Path | str = ".", plots: bool = False) ->
         for k in range(spec.replications):
             d = json.loads(json.dumps(data))
             d["run"]["seed"], d["run"]["replication"] = seed, k
-            runs.append(RunSpec(run_id(d, seed, k, ir_digest=digest), dict(point), k, seed, d, spec.name or "",
-                                plots))
+            runs.append(RunSpec(run_id(d, seed, k, ir_digest=digest), dict(point), k, seed, d, spec.name or "", plots))
         yield runs, []
 
 
@@ -334,10 +343,17 @@ def is_done(runs_dir: Path | str, rid: str) -> bool:
 def write_failed(runs_dir: Path | str, spec: RunSpec | Mapping[str, Any], error: str, status: str = "failed") -> None:
     """Record a failed run: a directory holding only ``manifest.json`` (written atomically)."""
     brief = spec.brief() if isinstance(spec, RunSpec) else dict(spec)
-    manifest = {"run_id": brief["id"], "status": status, "error": error, "parameters": brief["parameters"],
-                "replication": brief["replication"], "seed": brief["seed"], "tool_version": tool_version(),
-                "sweep": getattr(spec, "sweep", None),
-                "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    manifest = {
+        "run_id": brief["id"],
+        "status": status,
+        "error": error,
+        "parameters": brief["parameters"],
+        "replication": brief["replication"],
+        "seed": brief["seed"],
+        "tool_version": tool_version(),
+        "sweep": getattr(spec, "sweep", None),
+        "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
     out = run_dir(runs_dir, brief["id"])
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
@@ -422,11 +438,21 @@ class OutputLock:
                 owner = json.loads((self.out / OWNER_FILE).read_text())
             except (OSError, ValueError):
                 pass
-            raise SweepLocked(f"output directory locked by PID {owner.get('pid', '?')} on host "
-                              f"{owner.get('host', '?')} (since {owner.get('since', '?')}): {self.out}") from None
-        atomic_write_text(self.out / OWNER_FILE, json.dumps(
-            {"pid": os.getpid(), "host": socket.gethostname(),
-             "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}) + "\n")
+            raise SweepLocked(
+                f"output directory locked by PID {owner.get('pid', '?')} on host "
+                f"{owner.get('host', '?')} (since {owner.get('since', '?')}): {self.out}"
+            ) from None
+        atomic_write_text(
+            self.out / OWNER_FILE,
+            json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "host": socket.gethostname(),
+                    "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                }
+            )
+            + "\n",
+        )
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -548,8 +574,14 @@ class DaskExecutor:
                 # no fixed port; logs at CRITICAL only: a worker busy with a run when the sweep stops logs an
                 # ERROR with a traceback for the heartbeat it could not send (a failed run is recorded
                 # from the task's own exception, not from logs)
-                self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                            dashboard_address=":0", silence_logs=50)
+                self.cluster = LocalCluster(
+                    n_workers=jobs,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=":0",
+                    silence_logs=50,
+                )
                 self.client = Client(self.cluster)
             if interrupted:
                 raise KeyboardInterrupt
@@ -562,10 +594,14 @@ class DaskExecutor:
     def _configure(allowed_failures: int) -> None:
         import dask
 
-        dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures,
-                         "distributed.scheduler.worker-saturation": 1.0,
-                         "distributed.worker.daemon": False,
-                         "distributed.admin.tick.limit": "60s"})
+        dask.config.set(
+            {
+                "distributed.scheduler.allowed-failures": allowed_failures,
+                "distributed.scheduler.worker-saturation": 1.0,
+                "distributed.worker.daemon": False,
+                "distributed.admin.tick.limit": "60s",
+            }
+        )
 
     def map(self, task: Task, specs: list[RunSpec], runs_dir: str) -> Iterable[tuple[RunSpec, dict[str, Any]]]:
         from distributed import as_completed
@@ -620,13 +656,26 @@ class SweepProgress:
         self.every_s = every_s
         self.bar = None
         if self.enabled and self.console.is_terminal:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-                TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("[green]{task.fields[ok]} ok[/] [red]{task.fields[failed]} failed[/]"),
-                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                                console=self.console, transient=False)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("[green]{task.fields[ok]} ok[/] [red]{task.fields[failed]} failed[/]"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=False,
+            )
             self.bar.start()
             self.task = self.bar.add_task(label, total=total, ok=0, failed=0)
 
@@ -644,8 +693,12 @@ class SweepProgress:
             self.last = now
             elapsed = now - self.t0
             eta = elapsed / self.done * (self.total - self.done) if self.done else float("nan")
-            self.console.print(f"{self.label}: {self.done}/{self.total} done, {self.failed} failed, "
-                               f"elapsed {elapsed:.0f}s, ETA {eta:.0f}s", markup=False, highlight=False)
+            self.console.print(
+                f"{self.label}: {self.done}/{self.total} done, {self.failed} failed, "
+                f"elapsed {elapsed:.0f}s, ETA {eta:.0f}s",
+                markup=False,
+                highlight=False,
+            )
 
     def close(self) -> None:
         if self.bar is not None:
@@ -705,8 +758,13 @@ def _status_of(runs_dir: Path, r: RunSpec) -> dict[str, Any]:
     return entry
 
 
-def write_sweep_json(out: Path, spec: SweepSpec, runs: list[RunSpec], statuses: dict[str, dict[str, Any]],
-                     extra: Mapping[str, Any] | None = None) -> None:
+def write_sweep_json(
+    out: Path,
+    spec: SweepSpec,
+    runs: list[RunSpec],
+    statuses: dict[str, dict[str, Any]],
+    extra: Mapping[str, Any] | None = None,
+) -> None:
     """``sweep.json``: the sweep's spec, every run with its status, counts; rewritten atomically."""
     entries = []
     counts: dict[str, int] = {}
@@ -714,16 +772,33 @@ def write_sweep_json(out: Path, spec: SweepSpec, runs: list[RunSpec], statuses: 
         e = statuses.get(r.run_id) or {**r.brief(), "status": "pending"}
         entries.append(e)
         counts[e["status"]] = counts.get(e["status"], 0) + 1
-    doc = {"name": spec.name, "spec": spec.model_dump(mode="json", by_alias=True), "tool_version": tool_version(),
-           "updated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-           "parameter_order": list(spec.parameters), "total": len(runs), "counts": counts, "runs": entries, **(extra or {})}
+    doc = {
+        "name": spec.name,
+        "spec": spec.model_dump(mode="json", by_alias=True),
+        "tool_version": tool_version(),
+        "updated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "parameter_order": list(spec.parameters),
+        "total": len(runs),
+        "counts": counts,
+        "runs": entries,
+        **(extra or {}),
+    }
     atomic_write_text(out / SWEEP_FILE, json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
 
 
-def run_sweep(spec: SweepSpec, out: str | os.PathLike[str], root: Path | str = ".", jobs: int = 1,
-              scheduler: str | None = None, force: bool = False, progress: bool = True,
-              task: Task | None = None, plots: bool = False, executor: Any = None,
-              label: str | None = None) -> SweepOutcome:
+def run_sweep(
+    spec: SweepSpec,
+    out: str | os.PathLike[str],
+    root: Path | str = ".",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    force: bool = False,
+    progress: bool = True,
+    task: Task | None = None,
+    plots: bool = False,
+    executor: Any = None,
+    label: str | None = None,
+) -> SweepOutcome:
     """Run a sweep into ``out`` (locked meanwhile); finished runs are skipped unless ``force``.
 
     ``jobs == 1`` and no ``scheduler``: in-process. Otherwise Dask (LocalCluster or ``scheduler``),
@@ -755,7 +830,7 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike[str], root: Path | str = "
         bar = SweepProgress(len(todo), label or spec.name or "sweep", enabled=progress)
         last_write = time.monotonic()
         try:
-            for r, res in (executor.map(task or execute_run, todo, str(runs_dir)) if todo else ()):
+            for r, res in executor.map(task or execute_run, todo, str(runs_dir)) if todo else ():
                 status = res.get("status", "failed")
                 if status == "skipped":
                     status = "ok"

@@ -17,14 +17,16 @@ from cnsim.exceptions import ConfigError
 from cnsim.experiments.sweep import SWEEP_FILE, atomic_path, read_manifest
 from cnsim.report.sweep_plot import add_si_columns
 
-
 NON_METRICS = {"seed", "replication", "wall_s", "scenario", "scheme", "sim_time_s", "warmup_s", "conservation.ok"}
 
 
 def _numbers(value: Any) -> bool:
     """A non-empty list of plain numbers (PFC's per-priority counters)."""
-    return (isinstance(value, list) and bool(value)
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    )
 
 
 def flat_metrics(summary: Mapping[str, Any]) -> dict[str, float]:
@@ -84,8 +86,11 @@ def collect_runs(out: str | os.PathLike[str]) -> "Any":
         param_order = list(doc.get("parameter_order") or doc["spec"].get("parameters", {}))
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    dirs = sorted((out / "runs").iterdir(), key=lambda d: (order.get(d.name, len(order)), d.name)) \
-        if (out / "runs").is_dir() else []
+    dirs = (
+        sorted((out / "runs").iterdir(), key=lambda d: (order.get(d.name, len(order)), d.name))
+        if (out / "runs").is_dir()
+        else []
+    )
     if order:  # exactly the runs of the current sweep.json (issue 14): older runs in the folder are left out
         dirs = [d for d in dirs if d.name in order]
     for d in dirs:
@@ -94,9 +99,13 @@ def collect_runs(out: str | os.PathLike[str]) -> "Any":
         m = read_manifest(d)
         if m is None:
             continue
-        row: dict[str, Any] = {"run_id": m.get("run_id", d.name), "status": m.get("status"),
-                               "replication": m.get("replication"), "seed": m.get("seed"),
-                               "sweep": m.get("sweep")}
+        row: dict[str, Any] = {
+            "run_id": m.get("run_id", d.name),
+            "status": m.get("status"),
+            "replication": m.get("replication"),
+            "seed": m.get("seed"),
+            "sweep": m.get("sweep"),
+        }
         params = m.get("parameters") or {}
         for k in [*[p for p in param_order if p in params], *[p for p in params if p not in param_order]]:
             row[f"param:{k}"] = params[k]
@@ -172,8 +181,9 @@ def run_problems(out: str | os.PathLike[str]) -> list[str]:
         listed = [e["id"] for e in doc["runs"]]
     except (OSError, ValueError, KeyError, TypeError):
         return ["no readable sweep.json: every run under runs/ is summarised"]
-    on_disk = {d.name for d in (out / "runs").iterdir() if not d.name.startswith(".")} \
-        if (out / "runs").is_dir() else set()
+    on_disk = (
+        {d.name for d in (out / "runs").iterdir() if not d.name.startswith(".")} if (out / "runs").is_dir() else set()
+    )
     stale = sorted(on_disk - set(listed))
     missing = [i for i in listed if i not in on_disk]
     bad = []
@@ -184,11 +194,15 @@ def run_problems(out: str | os.PathLike[str]) -> list[str]:
                 bad.append(i)
     msgs = []
     if stale:
-        msgs.append(f"{len(stale)} run(s) under runs/ are not in the current sweep.json (an earlier sweep into "
-                    f"this folder) and are left out: {', '.join(stale[:5])}{' …' if len(stale) > 5 else ''}")
+        msgs.append(
+            f"{len(stale)} run(s) under runs/ are not in the current sweep.json (an earlier sweep into "
+            f"this folder) and are left out: {', '.join(stale[:5])}{' …' if len(stale) > 5 else ''}"
+        )
     if missing:
-        msgs.append(f"{len(missing)} run(s) of the sweep have not run yet: {', '.join(missing[:5])}"
-                    f"{' …' if len(missing) > 5 else ''} (rerun the sweep to finish them)")
+        msgs.append(
+            f"{len(missing)} run(s) of the sweep have not run yet: {', '.join(missing[:5])}"
+            f"{' …' if len(missing) > 5 else ''} (rerun the sweep to finish them)"
+        )
     if bad:
         msgs.append(f"{len(bad)} run(s) failed or did not finish: {', '.join(bad[:5])}{' …' if len(bad) > 5 else ''}")
     return msgs

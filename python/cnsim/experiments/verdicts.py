@@ -3,7 +3,6 @@ reference §12 R9, R11), shared by the study runner (:mod:`cnsim.experiments.rep
 
 from __future__ import annotations
 
-
 VERDICTS = ("within band", "explained", "outside band", "not available")
 
 

@@ -45,8 +45,9 @@ def params_from_ir(ir: dict[str, Any]) -> BcnParams:
         return base
     p = cm["params"]
     pm = p["sample_probability"] if p["sampling"] == "bernoulli" else frame / p["sample_interval_bytes"]
-    return base.with_(gi=p["gi"], gd=p["gd"], ru_bps=p["ru_bps"], w=p["w"], qeq_pages=p["qeq_bytes"] / PAGE_BYTES,
-                      pm=pm)
+    return base.with_(
+        gi=p["gi"], gd=p["gd"], ru_bps=p["ru_bps"], w=p["w"], qeq_pages=p["qeq_bytes"] / PAGE_BYTES, pm=pm
+    )
 
 
 def _bottlenecks(topology: Topology, rates: np.ndarray) -> np.ndarray:
@@ -109,7 +110,10 @@ def predictions(
 
 
 def model_vs_sim(
-    ir: dict[str, Any], summary: dict[str, Any], params: BcnParams | None = None, t_end_s: float | None = None,
+    ir: dict[str, Any],
+    summary: dict[str, Any],
+    params: BcnParams | None = None,
+    t_end_s: float | None = None,
     dt_s: float = 2e-6,
 ) -> pd.DataFrame:
     """Model predictions beside a packet-level summary, one row per (quantity, item).
@@ -135,20 +139,34 @@ def model_vs_sim(
     bottleneck = _bottlenecks(topo, rates["max_min"])
     long_, short = _long_short(topo, bottleneck)
     if long_ and short:
-        rows.append({"quantity": "parking_lot_ratio", "item": "mean short / mean long"}
-                    | {c: _safe(parking_lot_ratio, rates[c][short], rates[c][long_]) for c in model_cols})
+        rows.append(
+            {"quantity": "parking_lot_ratio", "item": "mean short / mean long"}
+            | {c: _safe(parking_lot_ratio, rates[c][short], rates[c][long_]) for c in model_cols}
+        )
     sim_q = _sim_queues(summary)
     for j, cp in enumerate(fluid.cp_ids):
         if bottleneck[topo.link_ids.index(cp)]:
-            rows.append({"quantity": "queue_mean_bytes", "item": cp, "fluid": fluid.mean_queue_bytes[j],
-                         "simulation": sim_q.get(cp, np.nan)})
+            rows.append(
+                {
+                    "quantity": "queue_mean_bytes",
+                    "item": cp,
+                    "fluid": fluid.mean_queue_bytes[j],
+                    "simulation": sim_q.get(cp, np.nan),
+                }
+            )
     rows.append({"quantity": "settling_time_s", "item": "aggregate rate ±5 %", "fluid": fluid.settling_time_s})
     closed = rates["bcn_closed_form"]
     b_star = np.array([equilibrium_negative_fraction(r, p) for r in closed])
     messages = summary.get("control", {}).get("messages", {})
-    rows.append({"quantity": "negative_fraction", "item": "BCN messages",
-                 "bcn_closed_form": float((closed * b_star).sum() / closed.sum()),
-                 "fluid": fluid.mean_negative_fraction, "simulation": _negative_fraction(messages)})
+    rows.append(
+        {
+            "quantity": "negative_fraction",
+            "item": "BCN messages",
+            "bcn_closed_form": float((closed * b_star).sum() / closed.sum()),
+            "fluid": fluid.mean_negative_fraction,
+            "simulation": _negative_fraction(messages),
+        }
+    )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -125,7 +125,12 @@ def solve_mean_field(
     t_eval = np.linspace(0.0, t_end_s, n_points)
     sol = solve_ivp(
         lambda _t, r: mean_field_rhs(r, a, c, params, beta, e_abs),
-        (0.0, t_end_s), r0, method="LSODA", t_eval=t_eval, rtol=1e-9, atol=1.0,
+        (0.0, t_end_s),
+        r0,
+        method="LSODA",
+        t_eval=t_eval,
+        rtol=1e-9,
+        atol=1.0,
     )
     if not sol.success:
         raise RuntimeError(f"mean-field integration failed: {sol.message}")
@@ -174,7 +179,10 @@ def convergence_rate(
 
 
 def feedback_delay(
-    rate_bps: float, params: BcnParams = BcnParams(), prop_s: float = 0.5e-6, switching_s: float = 1e-6,
+    rate_bps: float,
+    params: BcnParams = BcnParams(),
+    prop_s: float = 0.5e-6,
+    switching_s: float = 1e-6,
     response_s: float = 1e-6,
 ) -> dict[str, float]:
     """Seed 002's feedback delay = sampling + propagation + switching + reaction (§8, §9.8).
@@ -390,7 +398,10 @@ def simulate_queues(
         q = np.clip(q + dt_s * dq, 0.0, buffer_bits)
         r_hist[(slot + 1) % depth] = r
     return FluidResult(
-        t=np.array(rec_t), rates_bps=np.array(rec_r), queues_bytes=np.array(rec_q),
-        negative_fraction=np.array(rec_b), flow_ids=topology.flow_ids,
+        t=np.array(rec_t),
+        rates_bps=np.array(rec_r),
+        queues_bytes=np.array(rec_q),
+        negative_fraction=np.array(rec_b),
+        flow_ids=topology.flow_ids,
         cp_ids=tuple(topology.link_ids[j] for j in cps),
     )

@@ -7,6 +7,7 @@ Units follow the model reference: ``gi`` multiplies a feedback value in pages an
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+
 from cnsim.schemes.bcn import gain_rule
 
 PAGE_BYTES = 64

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from cnsim import api
 
 PS = 1e-12
@@ -153,8 +154,14 @@ def describe_ir(ir: dict[str, Any]) -> dict[str, Any]:
             if (u, v) in directed:
                 continue
             directed[(u, v)] = link_id
-            entry = {"id": link_id, "from": names[u], "to": names[v], "capacity_bps": float(link["rate_bps"]),
-                     "prop_s": link["prop_ps"] * PS, "cp": not is_host[u]}
+            entry = {
+                "id": link_id,
+                "from": names[u],
+                "to": names[v],
+                "capacity_bps": float(link["rate_bps"]),
+                "prop_s": link["prop_ps"] * PS,
+                "cp": not is_host[u],
+            }
             if not is_host[u]:
                 entry["latency_s"] = nodes[u]["latency_ps"] * PS
                 entry["buffer_bytes"] = _buffer_bytes(nodes[u]["buffer"])
@@ -168,18 +175,23 @@ def describe_ir(ir: dict[str, Any]) -> dict[str, Any]:
         hops = paths[i]
         if not hops:
             raise ValueError(f"no path from node {flow['src']} to node {flow['dst']}")
-        flows.append({
-            "id": i, "src": names[flow["src"]], "dst": names[flow["dst"]],
-            "path": [directed[(u, v)] for u, v in zip(hops, hops[1:])],
-            "frame_bytes": flow["frame_bytes"],
-            "demand_bps": None if np.isinf(demand[i]) else float(demand[i]),
-            "response_s": nodes[flow["src"]]["response_delay_ps"] * PS,
-        })
+        flows.append(
+            {
+                "id": i,
+                "src": names[flow["src"]],
+                "dst": names[flow["dst"]],
+                "path": [directed[(u, v)] for u, v in zip(hops, hops[1:])],
+                "frame_bytes": flow["frame_bytes"],
+                "demand_bps": None if np.isinf(demand[i]) else float(demand[i]),
+                "response_s": nodes[flow["src"]]["response_delay_ps"] * PS,
+            }
+        )
     return {"links": links, "flows": flows}
 
 
-def _link(link_id: str, capacity_bps: float, prop_s: float, latency_s: float, buffer_bytes: float,
-          cp: bool = True) -> dict[str, Any]:
+def _link(
+    link_id: str, capacity_bps: float, prop_s: float, latency_s: float, buffer_bytes: float, cp: bool = True
+) -> dict[str, Any]:
     entry = {"id": link_id, "capacity_bps": capacity_bps, "prop_s": prop_s, "cp": cp}
     if cp:
         entry |= {"latency_s": latency_s, "buffer_bytes": buffer_bytes}
@@ -187,20 +199,37 @@ def _link(link_id: str, capacity_bps: float, prop_s: float, latency_s: float, bu
 
 
 def single_bottleneck(
-    n_flows: int, capacity_bps: float = 10e9, prop_s: float = 0.5e-6, latency_s: float = 1e-6,
-    buffer_bytes: float = 150e3, response_s: float = 1e-6,
+    n_flows: int,
+    capacity_bps: float = 10e9,
+    prop_s: float = 0.5e-6,
+    latency_s: float = 1e-6,
+    buffer_bytes: float = 150e3,
+    response_s: float = 1e-6,
 ) -> dict[str, Any]:
     """Description of S-SYM (model reference §9.1) with ``n_flows`` always-on sources: h1..hN – SW1 – SW2 – sink."""
     links = [_link(f"h{i}->SW1", capacity_bps, prop_s, 0.0, 0.0, cp=False) for i in range(1, n_flows + 1)]
-    links += [_link("SW1->SW2", capacity_bps, prop_s, latency_s, buffer_bytes),
-              _link("SW2->sink", capacity_bps, prop_s, latency_s, buffer_bytes)]
-    flows = [{"id": i - 1, "src": f"h{i}", "dst": "sink", "path": [f"h{i}->SW1", "SW1->SW2", "SW2->sink"],
-              "response_s": response_s} for i in range(1, n_flows + 1)]
+    links += [
+        _link("SW1->SW2", capacity_bps, prop_s, latency_s, buffer_bytes),
+        _link("SW2->sink", capacity_bps, prop_s, latency_s, buffer_bytes),
+    ]
+    flows = [
+        {
+            "id": i - 1,
+            "src": f"h{i}",
+            "dst": "sink",
+            "path": [f"h{i}->SW1", "SW1->SW2", "SW2->sink"],
+            "response_s": response_s,
+        }
+        for i in range(1, n_flows + 1)
+    ]
     return {"links": links, "flows": flows}
 
 
 def parking_lot(
-    capacity_bps: float = 10e9, prop_s: float = 0.5e-6, latency_s: float = 1e-6, buffer_bytes: float = 150e3,
+    capacity_bps: float = 10e9,
+    prop_s: float = 0.5e-6,
+    latency_s: float = 1e-6,
+    buffer_bytes: float = 150e3,
     response_s: float = 1e-6,
 ) -> dict[str, Any]:
     """Description of S-PARK (model reference §9.3): h1..h4 → h9 over L1 and L2, h5 → h7 (L1), h6 → h8 (L2).
@@ -209,8 +238,10 @@ def parking_lot(
     """
     hosts = {"h1": "SW1", "h2": "SW1", "h3": "SW1", "h4": "SW1", "h5": "SW1", "h6": "SW2"}
     links = [_link(f"{h}->{sw}", capacity_bps, prop_s, 0.0, 0.0, cp=False) for h, sw in hosts.items()]
-    links += [_link(name, capacity_bps, prop_s, latency_s, buffer_bytes)
-              for name in ("SW1->SW2", "SW2->SW3", "SW2->h7", "SW3->h8", "SW3->h9")]
+    links += [
+        _link(name, capacity_bps, prop_s, latency_s, buffer_bytes)
+        for name in ("SW1->SW2", "SW2->SW3", "SW2->h7", "SW3->h8", "SW3->h9")
+    ]
     routes = [(f"h{i}", "h9", [f"h{i}->SW1", "SW1->SW2", "SW2->SW3", "SW3->h9"]) for i in range(1, 5)]
     routes += [("h5", "h7", ["h5->SW1", "SW1->SW2", "SW2->h7"]), ("h6", "h8", ["h6->SW2", "SW2->SW3", "SW3->h8"])]
     flows = [{"id": i, "src": s, "dst": d, "path": p, "response_s": response_s} for i, (s, d, p) in enumerate(routes)]

@@ -23,16 +23,23 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+
 from cnsim.api import git_describe
-from cnsim.results.result import read_table
-from cnsim.experiments.verdicts import count_cells
 from cnsim.exceptions import ConfigError
 from cnsim.experiments.sweep import atomic_write_text
-from cnsim.report import sweep_plot
 from cnsim.experiments.sweep_summary import summarize
+from cnsim.experiments.verdicts import count_cells
+from cnsim.report import sweep_plot
+from cnsim.results.result import read_table
 
-VERDICT_CLASS = {"within band": "ok", "outside band": "bad", "explained": "expl", "not available": "na",
-                 "holds": "ok", "does not hold": "bad"}
+VERDICT_CLASS = {
+    "within band": "ok",
+    "outside band": "bad",
+    "explained": "expl",
+    "not available": "na",
+    "holds": "ok",
+    "does not hold": "bad",
+}
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;
@@ -130,8 +137,7 @@ def _draw_fct(ax, study: dict, sdir: Path, ran: list[str]) -> bool:
         fct = ((t["end_s"] - t["start_s"]) * 1e6).sort_values()
         if fct.empty:
             continue
-        ax.step(fct.values, (pd.RangeIndex(1, len(fct) + 1) / len(fct)), where="post", lw=0.9,
-                label=_label(study, n))
+        ax.step(fct.values, (pd.RangeIndex(1, len(fct) + 1) / len(fct)), where="post", lw=0.9, label=_label(study, n))
         drew = True
     ax.set_xscale("log")
     ax.set_xlabel("flow completion time (µs)")
@@ -173,8 +179,7 @@ def _draw_cells(ax, study: dict, fig: dict) -> tuple[bool, bool]:
         sim = [c["mean"] if c["mean"] is not None else float("nan") for c in cells]
         err = [c["ci95"] or 0 for c in cells]
         ax.bar([i - 0.2 for i in x], pub, width=0.4, label="published", color="#bbb")
-        ax.bar([i + 0.2 for i in x], sim, width=0.4, yerr=err, label="cnsim (mean ± 95 % CI)",
-               color="#47a", capsize=3)
+        ax.bar([i + 0.2 for i in x], sim, width=0.4, yerr=err, label="cnsim (mean ± 95 % CI)", color="#47a", capsize=3)
         ax.set_xticks(list(x), [c["row"] for c in cells], rotation=20, ha="right", fontsize=7)
         ax.set_ylabel(fig.get("column"))
         if fig.get("log"):
@@ -191,8 +196,11 @@ def make_figure(study: dict, fig: dict, sdir: Path) -> tuple[bytes | None, str]:
     names = fig.get("sweeps") or ([fig["sweep"]] if fig.get("sweep") else [])
     ran = [n for n in names if study["sweeps"].get(n, {}).get("status") == "ran"]
     missing = [n for n in names if n not in ran]
-    note = ("not available: " + "; ".join(f"{n} ({study['sweeps'].get(n, {}).get('reason')})" for n in missing)) \
-        if missing else ""
+    note = (
+        ("not available: " + "; ".join(f"{n} ({study['sweeps'].get(n, {}).get('reason')})" for n in missing))
+        if missing
+        else ""
+    )
     if kind != "cells" and not ran:
         return None, note or "no runs"
     f, ax = plt.subplots(figsize=(6.4, 3.6), dpi=90)
@@ -229,7 +237,7 @@ def _half(v: pd.Series) -> float:
     from scipy import stats
 
     n = len(v)
-    return float(stats.t.ppf(0.975, n - 1) * v.std() / n ** 0.5) if n > 1 else 0.0
+    return float(stats.t.ppf(0.975, n - 1) * v.std() / n**0.5) if n > 1 else 0.0
 
 
 # ---- formatting ------------------------------------------------------------------------------
@@ -275,8 +283,11 @@ def comment(c: dict) -> str:
 
 
 def term_text(name: str, t: dict) -> str:
-    val = "–" if t.get("mean") is None else fmt(t["mean"]) + (f" ± {fmt(t['ci95'])}" if t.get("ci95") is not None
-                                                              else "") + f" (n={t['n']})"
+    val = (
+        "–"
+        if t.get("mean") is None
+        else fmt(t["mean"]) + (f" ± {fmt(t['ci95'])}" if t.get("ci95") is not None else "") + f" (n={t['n']})"
+    )
     where = ", ".join(f"{k}={v}" for k, v in (t.get("where") or {}).items())
     return f"{name} = {val} [{t['sweep']}{' ' + where if where else ''}: {t.get('describe')}]"
 
@@ -291,7 +302,7 @@ def claim_figure(c: dict) -> bytes | None:
     rows = (len(terms) + cols - 1) // cols
     f, axes = plt.subplots(rows, cols, figsize=(1.5 * cols + 0.6, 2.0 * rows), dpi=80, squeeze=False)
     try:
-        for ax in axes.flat[len(terms):]:
+        for ax in axes.flat[len(terms) :]:
             ax.axis("off")
         for ax, (k, t) in zip(axes.flat, terms):
             vals = t["values"]
@@ -321,21 +332,34 @@ def claims_section(s: dict, h: list[str], m: list[str], figdir: Path | None = No
         h.append("<p>No qualitative claims recorded for this study.</p>")
         m.append("No qualitative claims recorded for this study.\n")
         return
-    h.append("<table><tr><th class='l'>claim</th><th class='l'>the seed says</th><th class='l'>criterion</th>"
-             "<th class='l'>measured</th><th>verdict</th><th class='l'>note</th></tr>")
+    h.append(
+        "<table><tr><th class='l'>claim</th><th class='l'>the seed says</th><th class='l'>criterion</th>"
+        "<th class='l'>measured</th><th>verdict</th><th class='l'>note</th></tr>"
+    )
     m.append("| claim | the seed says | criterion | measured | verdict | note |\n|---|---|---|---|---|---|")
     for c in claims:
         cls = VERDICT_CLASS.get(c["verdict"], "na")
         terms = [term_text(k, t) for k, t in c["terms"].items()]
-        note = "; ".join(x for x in (c.get("reason"), ("suspected: " + c["suspect"]) if c.get("suspect") and
-                                     c["verdict"] == "does not hold" else None) if x)
-        h.append(f"<tr class='{cls}'><td class='l'>{_html.escape(c['id'])}</td><td class='l'>"
-                 f"{_html.escape(c['source'])}: “{_html.escape(c['says'])}”</td><td class='l'>"
-                 f"{_html.escape(c['criterion'])}<br><code>{_html.escape(c['holds'])}</code></td><td class='l'>"
-                 + "<br>".join(_html.escape(x) for x in terms)
-                 + f"</td><td class='verdict'>{c['verdict']}</td><td class='l'>{_html.escape(note)}</td></tr>")
-        m.append(f"| {c['id']} | {c['source']}: “{c['says']}” | {c['criterion']} `{c['holds']}` | "
-                 + "<br>".join(terms).replace("|", "\\|") + f" | {c['verdict']} | {note} |")
+        note = "; ".join(
+            x
+            for x in (
+                c.get("reason"),
+                ("suspected: " + c["suspect"]) if c.get("suspect") and c["verdict"] == "does not hold" else None,
+            )
+            if x
+        )
+        h.append(
+            f"<tr class='{cls}'><td class='l'>{_html.escape(c['id'])}</td><td class='l'>"
+            f"{_html.escape(c['source'])}: “{_html.escape(c['says'])}”</td><td class='l'>"
+            f"{_html.escape(c['criterion'])}<br><code>{_html.escape(c['holds'])}</code></td><td class='l'>"
+            + "<br>".join(_html.escape(x) for x in terms)
+            + f"</td><td class='verdict'>{c['verdict']}</td><td class='l'>{_html.escape(note)}</td></tr>"
+        )
+        m.append(
+            f"| {c['id']} | {c['source']}: “{c['says']}” | {c['criterion']} `{c['holds']}` | "
+            + "<br>".join(terms).replace("|", "\\|")
+            + f" | {c['verdict']} | {note} |"
+        )
     h.append("</table>")
     m.append("")
     for c in claims:
@@ -344,8 +368,10 @@ def claims_section(s: dict, h: list[str], m: list[str], figdir: Path | None = No
             continue
         cap = f"{c['id']} — the value of every run (dots) and the mean (bar) of each term"
         b64 = base64.b64encode(png).decode()
-        h.append(f"<figure><img alt='{_html.escape(c['id'])}' src='data:image/png;base64,{b64}'>"
-                 f"<figcaption>{_html.escape(cap)}</figcaption></figure>")
+        h.append(
+            f"<figure><img alt='{_html.escape(c['id'])}' src='data:image/png;base64,{b64}'>"
+            f"<figcaption>{_html.escape(cap)}</figcaption></figure>"
+        )
         if figdir is not None:
             name = f"{sid}-claim-{c['id']}.png"
             (figdir / name).write_bytes(png)
@@ -358,8 +384,11 @@ def claims_section(s: dict, h: list[str], m: list[str], figdir: Path | None = No
 def _provenance(out: Path) -> dict[str, Any]:
     from cnsim import __version__  # on first use: the version comes from the installed dist-info (cnsim/__init__.py)
 
-    prov = {"cnsim": __version__, "git": git_describe(), "generated": _dt.datetime.now(_dt.timezone.utc)
-            .isoformat(timespec="seconds")}
+    prov = {
+        "cnsim": __version__,
+        "git": git_describe(),
+        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
     try:
         from cnsim import _core  # the extension, optional here: a report of results needs no engine
 
@@ -368,8 +397,11 @@ def _provenance(out: Path) -> dict[str, Any]:
         prov["core"] = None
     try:
         idx = json.loads((out / "reproduce.json").read_text())
-        prov["run_with"] = {"tool_version": idx.get("tool_version"), "git_describe": idx.get("git_describe"),
-                            "quick": idx.get("quick")}
+        prov["run_with"] = {
+            "tool_version": idx.get("tool_version"),
+            "git_describe": idx.get("git_describe"),
+            "quick": idx.get("quick"),
+        }
     except (OSError, ValueError):
         pass
     return prov
@@ -398,53 +430,91 @@ def verdict_legend(studies: list[dict]) -> str:
     beside the table (a reader of "claims hold 4/8" on 2 replications must see the 2 there)."""
     few = [s["id"] for s in studies if replications_of(s) and replications_of(s)[0] < 5]
     reps = "; ".join(f"{s['id']} {replications_text(s)}" for s in studies)
-    return ("**Legend.** A cell is *within band* when cnsim's mean lies within the published value ± its band "
-            "(from the study file); *explained* when outside and the study shows the seed's own numbers "
-            "inconsistent, or an unprinted value swept over its plausible range without reaching the band "
-            "(model reference §12 R9); *open (outside band)* otherwise; *not available* when the scheme or "
-            "scenario is missing or no run succeeded. *Structural* cells (fixed by construction) are counted "
-            "apart from the discriminating ones. A claim *holds* when its criterion, written in the study file, "
-            f"is true of the terms' means. Means over: {reps}."
-            + (f" With fewer than 5 replications ({', '.join(few)}) the confidence intervals are wide and a "
-               "verdict can flip between runs: read those counts as a smoke test, not a result." if few else ""))
+    return (
+        "**Legend.** A cell is *within band* when cnsim's mean lies within the published value ± its band "
+        "(from the study file); *explained* when outside and the study shows the seed's own numbers "
+        "inconsistent, or an unprinted value swept over its plausible range without reaching the band "
+        "(model reference §12 R9); *open (outside band)* otherwise; *not available* when the scheme or "
+        "scenario is missing or no run succeeded. *Structural* cells (fixed by construction) are counted "
+        "apart from the discriminating ones. A claim *holds* when its criterion, written in the study file, "
+        f"is true of the terms' means. Means over: {reps}."
+        + (
+            f" With fewer than 5 replications ({', '.join(few)}) the confidence intervals are wide and a "
+            "verdict can flip between runs: read those counts as a smoke test, not a result."
+            if few
+            else ""
+        )
+    )
 
 
-OVERVIEW_COLS = ["cells", "structural (within band)", "discriminating", "discriminating within band", "explained",
-                 "open (outside band)", "not available", "claims hold"]
+OVERVIEW_COLS = [
+    "cells",
+    "structural (within band)",
+    "discriminating",
+    "discriminating within band",
+    "explained",
+    "open (outside band)",
+    "not available",
+    "claims hold",
+]
 
 
 def overview(studies: list[dict], h: list[str], m: list[str]) -> None:
     """The counts per study: structural cells (fixed by construction, model reference §12 R9, R11) apart, then the verdicts of
     the discriminating cells, then the claims. Sensitivity rows are not cells; a repeated measurement counts once."""
 
-    h.append("<h2 id='overview'>Overview</h2><table><tr><th class='l' rowspan='2'>study</th><th rowspan='2'>cells</th>"
-             "<th rowspan='2'>structural (within band)</th><th colspan='5'>discriminating cells</th>"
-             "<th rowspan='2'>claims hold</th></tr><tr>"
-             + "".join(f"<th>{c}</th>" for c in OVERVIEW_COLS[2:7]) + "</tr>")
+    h.append(
+        "<h2 id='overview'>Overview</h2><table><tr><th class='l' rowspan='2'>study</th><th rowspan='2'>cells</th>"
+        "<th rowspan='2'>structural (within band)</th><th colspan='5'>discriminating cells</th>"
+        "<th rowspan='2'>claims hold</th></tr><tr>" + "".join(f"<th>{c}</th>" for c in OVERVIEW_COLS[2:7]) + "</tr>"
+    )
     m.append("## Overview\n\n| study | " + " | ".join(OVERVIEW_COLS) + " |\n|" + "---|" * (len(OVERVIEW_COLS) + 1))
-    keys = ["cells", "structural", "structural within band", "discriminating", "discriminating within band",
-            "discriminating explained", "discriminating outside band", "discriminating not available", "holds", "claims"]
+    keys = [
+        "cells",
+        "structural",
+        "structural within band",
+        "discriminating",
+        "discriminating within band",
+        "discriminating explained",
+        "discriminating outside band",
+        "discriminating not available",
+        "holds",
+        "claims",
+    ]
     tot = dict.fromkeys(keys, 0)
     repeated = 0
     for s in studies:
         c = count_cells(s["cells"])  # recounted: a study.json of an older cnsim lacks the newer keys
-        vals = {**c, "cells": c["structural"] + c["discriminating"], "holds": s.get("claim_counts", {}).get("holds", 0),
-                "claims": len(s.get("claims", []))}
+        vals = {
+            **c,
+            "cells": c["structural"] + c["discriminating"],
+            "holds": s.get("claim_counts", {}).get("holds", 0),
+            "claims": len(s.get("claims", [])),
+        }
         repeated += c["repeated"]
         for k in keys:
             tot[k] += vals.get(k, 0)
         txt = _overview_row(vals)
-        h.append(f"<tr><td class='l'><a href='#{s['id']}'>{s['id']}</a> {_html.escape(s['title'])}</td>"
-                 + "".join(f"<td>{v}</td>" for v in txt) + "</tr>")
+        h.append(
+            f"<tr><td class='l'><a href='#{s['id']}'>{s['id']}</a> {_html.escape(s['title'])}</td>"
+            + "".join(f"<td>{v}</td>" for v in txt)
+            + "</tr>"
+        )
         m.append(f"| {s['id']} {_md_cell(s['title'])} | " + " | ".join(txt) + " |")
     txt = _overview_row(tot)
     h.append("<tr><th class='l'>total</th>" + "".join(f"<th>{v}</th>" for v in txt) + "</tr></table>")
     m.append("| total | " + " | ".join(txt) + " |")
-    note = ("Structural cells are fixed by construction (a zero with the mechanism off, a value a parameter was "
-            "derived from, a band the scenario pins) and cannot fail; they are counted apart. Explained, open and "
-            "not available count discriminating cells only. Sensitivity rows are not cells"
-            + (f"; {repeated} published number(s) repeating another cell's measurement are shown but counted once"
-               if repeated else "") + ".")
+    note = (
+        "Structural cells are fixed by construction (a zero with the mechanism off, a value a parameter was "
+        "derived from, a band the scenario pins) and cannot fail; they are counted apart. Explained, open and "
+        "not available count discriminating cells only. Sensitivity rows are not cells"
+        + (
+            f"; {repeated} published number(s) repeating another cell's measurement are shown but counted once"
+            if repeated
+            else ""
+        )
+        + "."
+    )
     h.append(f"<p>{_html.escape(note)}</p>")
     m.append(f"\n{note}\n")
 
@@ -455,22 +525,32 @@ def _md_cell(text: str) -> str:
 
 
 def _overview_row(v: dict) -> list[str]:
-    return [str(v["cells"]), f"{v['structural']} ({v['structural within band']})", str(v["discriminating"]),
-            f"{v['discriminating within band']} / {v['discriminating']}", str(v["discriminating explained"]),
-            str(v["discriminating outside band"]), str(v["discriminating not available"]),
-            f"{v['holds']} / {v['claims']}"]
+    return [
+        str(v["cells"]),
+        f"{v['structural']} ({v['structural within band']})",
+        str(v["discriminating"]),
+        f"{v['discriminating within band']} / {v['discriminating']}",
+        str(v["discriminating explained"]),
+        str(v["discriminating outside band"]),
+        str(v["discriminating not available"]),
+        f"{v['holds']} / {v['claims']}",
+    ]
 
 
 def _report_head(studies: list[dict], prov: dict, h: list[str], m: list[str]) -> None:
     """Title, provenance, the overview of every study and the verdict legend."""
     title = "cnsim — reproduction of the 802.1Qau seed studies"
-    h.append(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
-             f"<style>{CSS}</style></head><body>")
+    h.append(
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
+        f"<style>{CSS}</style></head><body>"
+    )
     h.append(f"<h1>{title}</h1>")
     m.append(f"# {title}\n")
-    prov_line = (f"cnsim {prov['cnsim']}, engine {prov.get('core')}, git {prov.get('git')}, generated "
-                 f"{prov['generated']}" + (", **quick (reduced) configuration**" if prov.get("run_with", {}).get("quick")
-                                           else ""))
+    prov_line = (
+        f"cnsim {prov['cnsim']}, engine {prov.get('core')}, git {prov.get('git')}, generated "
+        f"{prov['generated']}"
+        + (", **quick (reduced) configuration**" if prov.get("run_with", {}).get("quick") else "")
+    )
     h.append(f"<p class='prov' id='provenance'>Provenance: {_html.escape(prov_line).replace('**', '')}</p>")
     m.append(f"Provenance: {prov_line}\n")
     overview(studies, h, m)
@@ -483,26 +563,36 @@ def _study_tables(s: dict, h: list[str], m: list[str]) -> None:
     """A study's published numbers beside cnsim's, a table per published table."""
     sid = s["id"]
     reps = f"cnsim: mean ± 95 % CI over {replications_text(s)}"
-    h.append(f"<h3 id='{sid}-tables'>Published vs cnsim</h3><p class='legend'>{_html.escape(reps)}; "
-             "verdicts as in the <a href='#legend'>legend</a>.</p>")
+    h.append(
+        f"<h3 id='{sid}-tables'>Published vs cnsim</h3><p class='legend'>{_html.escape(reps)}; "
+        "verdicts as in the <a href='#legend'>legend</a>.</p>"
+    )
     m.append(f"### Published vs cnsim\n\n{reps}; verdicts as in the legend under the overview.\n")
     if not s["cells"]:
         h.append("<p>No published numbers (graphs only).</p>")
         m.append("No published numbers (graphs only).\n")
     for tname, cells in cell_rows(s).items():
-        h.append(f"<h4>{_html.escape(tname)}</h4><table><tr><th class='l'>row</th><th class='l'>column</th>"
-                 "<th>published</th><th>band ±</th><th>cnsim mean ± 95 % CI</th><th>verdict</th>"
-                 "<th class='l'>note</th></tr>")
-        m.append(f"#### {tname}\n\n| row | column | published | band ± | cnsim mean ± 95 % CI | verdict | note |\n"
-                 "|---|---|---|---|---|---|---|")
+        h.append(
+            f"<h4>{_html.escape(tname)}</h4><table><tr><th class='l'>row</th><th class='l'>column</th>"
+            "<th>published</th><th>band ±</th><th>cnsim mean ± 95 % CI</th><th>verdict</th>"
+            "<th class='l'>note</th></tr>"
+        )
+        m.append(
+            f"#### {tname}\n\n| row | column | published | band ± | cnsim mean ± 95 % CI | verdict | note |\n"
+            "|---|---|---|---|---|---|---|"
+        )
         for c in cells:
             cls = VERDICT_CLASS.get(c["verdict"], "na")
-            h.append(f"<tr class='{cls}'><td class='l'>{_html.escape(c['row'])}</td><td class='l'>"
-                     f"{_html.escape(c['column'])}</td><td>{fmt(c['published'])}</td><td>{fmt(c['band_half'])}</td>"
-                     f"<td>{sim_text(c)}</td><td class='verdict'>{c['verdict']}</td><td class='l'>"
-                     f"{_html.escape(comment(c))}</td></tr>")
-            m.append(f"| {c['row']} | {c['column']} | {fmt(c['published'])} | {fmt(c['band_half'])} | "
-                     f"{sim_text(c)} | {c['verdict']} | {comment(c)} |")
+            h.append(
+                f"<tr class='{cls}'><td class='l'>{_html.escape(c['row'])}</td><td class='l'>"
+                f"{_html.escape(c['column'])}</td><td>{fmt(c['published'])}</td><td>{fmt(c['band_half'])}</td>"
+                f"<td>{sim_text(c)}</td><td class='verdict'>{c['verdict']}</td><td class='l'>"
+                f"{_html.escape(comment(c))}</td></tr>"
+            )
+            m.append(
+                f"| {c['row']} | {c['column']} | {fmt(c['published'])} | {fmt(c['band_half'])} | "
+                f"{sim_text(c)} | {c['verdict']} | {comment(c)} |"
+            )
         h.append("</table>")
         m.append("")
 
@@ -522,43 +612,57 @@ def _study_figures(s: dict, sdir: Path, figdir: Path, h: list[str], m: list[str]
         name = f"{sid}-{i:02d}-{fig['kind']}.png"
         (figdir / name).write_bytes(png)
         b64 = base64.b64encode(png).decode()
-        h.append(f"<figure><img alt='{_html.escape(fig['title'])}' src='data:image/png;base64,{b64}'>"
-                 f"<figcaption>{_html.escape(cap)}{(' — ' + _html.escape(note)) if note else ''}</figcaption></figure>")
+        h.append(
+            f"<figure><img alt='{_html.escape(fig['title'])}' src='data:image/png;base64,{b64}'>"
+            f"<figcaption>{_html.escape(cap)}{(' — ' + _html.escape(note)) if note else ''}</figcaption></figure>"
+        )
         m.append(f"![{fig['title']}](figures/{name})\n\n*{cap}*{(' — ' + note) if note else ''}\n")
 
 
 def _study_sweeps(s: dict, h: list[str], m: list[str]) -> None:
     """A study's sweeps: scenario, scheme, replications, seeds, overrides and status."""
     sid = s["id"]
-    h.append(f"<h3 id='{sid}-parameters'>Sweeps, parameters and seeds</h3><table><tr><th class='l'>sweep</th>"
-             "<th class='l'>scenario</th><th class='l'>scheme</th><th>replications</th><th>seed</th>"
-             "<th class='l'>overrides</th><th class='l'>status</th></tr>")
-    m.append("### Sweeps, parameters and seeds\n\n| sweep | scenario | scheme | replications | seed | overrides | status |\n"
-             "|---|---|---|---|---|---|---|")
+    h.append(
+        f"<h3 id='{sid}-parameters'>Sweeps, parameters and seeds</h3><table><tr><th class='l'>sweep</th>"
+        "<th class='l'>scenario</th><th class='l'>scheme</th><th>replications</th><th>seed</th>"
+        "<th class='l'>overrides</th><th class='l'>status</th></tr>"
+    )
+    m.append(
+        "### Sweeps, parameters and seeds\n\n| sweep | scenario | scheme | replications | seed | overrides | status |\n"
+        "|---|---|---|---|---|---|---|"
+    )
     for name, e in s["sweeps"].items():
         over = ", ".join(f"{k}={v}" for k, v in {**(e.get("set") or {}), **(e.get("parameters") or {})}.items())
         status = e["reason"] or f"ran: {e.get('total', 0)} runs, {e.get('failed', 0)} failed"
         seeds = ", ".join(str(x) for x in e.get("seed", []) or [])
         cls = "na" if e["reason"] else ("bad" if e.get("failed") else "")
-        h.append(f"<tr class='{cls}'><td class='l'>{_html.escape(name)}</td><td class='l'><code>{_html.escape(e['base'])}"
-                 f"</code></td><td class='l'>{e.get('scheme')}</td><td>{e.get('replications', '–')}</td>"
-                 f"<td>{seeds or '–'}</td><td class='l'>{_html.escape(over)}</td><td class='l'>"
-                 f"{_html.escape(status)}</td></tr>")
-        m.append(f"| {name} | `{e['base']}` | {e.get('scheme')} | {e.get('replications', '–')} | {seeds or '–'} | "
-                 f"{over} | {status} |")
+        h.append(
+            f"<tr class='{cls}'><td class='l'>{_html.escape(name)}</td><td class='l'><code>{_html.escape(e['base'])}"
+            f"</code></td><td class='l'>{e.get('scheme')}</td><td>{e.get('replications', '–')}</td>"
+            f"<td>{seeds or '–'}</td><td class='l'>{_html.escape(over)}</td><td class='l'>"
+            f"{_html.escape(status)}</td></tr>"
+        )
+        m.append(
+            f"| {name} | `{e['base']}` | {e.get('scheme')} | {e.get('replications', '–')} | {seeds or '–'} | "
+            f"{over} | {status} |"
+        )
     h.append("</table>")
     m.append("")
 
 
 def _report_method(h: list[str], m: list[str]) -> None:
     """The closing section: how the means, intervals and seeds are made."""
-    h.append("<h2 id='method'>Method</h2><p>Each cnsim value is the mean over the replications of the sweep; "
-             "± is the 95 % Student-t half-width. Replication k uses the same master seed with "
-             "<code>run.replication = k</code> at every configuration (common random numbers). The verdicts "
-             "are defined in the <a href='#legend'>legend</a> under the overview.</p></body></html>")
-    m.append("## Method\n\nEach cnsim value is the mean over the replications; ± is the 95 % Student-t half-width. "
-             "Replication k uses the same master seed with `run.replication = k` at every configuration (common "
-             "random numbers). The verdicts are defined in the legend under the overview.\n")
+    h.append(
+        "<h2 id='method'>Method</h2><p>Each cnsim value is the mean over the replications of the sweep; "
+        "± is the 95 % Student-t half-width. Replication k uses the same master seed with "
+        "<code>run.replication = k</code> at every configuration (common random numbers). The verdicts "
+        "are defined in the <a href='#legend'>legend</a> under the overview.</p></body></html>"
+    )
+    m.append(
+        "## Method\n\nEach cnsim value is the mean over the replications; ± is the 95 % Student-t half-width. "
+        "Replication k uses the same master seed with `run.replication = k` at every configuration (common "
+        "random numbers). The verdicts are defined in the legend under the overview.\n"
+    )
 
 
 def write_report(out: str | Path) -> tuple[Path, Path]:
@@ -569,8 +673,9 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
     if not studies:
         if (out / "sweep.json").exists():
             return write_sweep_report(out)
-        raise ConfigError.single(str(out), "not a result folder: no study.json (run `cnsim reproduce`) and no sweep.json "
-                                 "(run `cnsim sweep`)")
+        raise ConfigError.single(
+            str(out), "not a result folder: no study.json (run `cnsim reproduce`) and no sweep.json (run `cnsim sweep`)"
+        )
     rdir = out / "report"
     figdir = rdir / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
@@ -582,8 +687,12 @@ def write_report(out: str | Path) -> tuple[Path, Path]:
         sid = s["id"]
         sdir = out / sid
         h.append(f"<h2 id='{sid}' class='study'>{sid}: {_html.escape(s['title'])}</h2>")
-        h.append(f"<p>Source: {_html.escape(s['source'])}. Model: model reference {_html.escape(s['spec'])} (docs/model-reference.md).</p>")
-        m.append(f"## {sid}: {s['title']}\n\nSource: {s['source']}. Model: model reference {s['spec']} (docs/model-reference.md).\n")
+        h.append(
+            f"<p>Source: {_html.escape(s['source'])}. Model: model reference {_html.escape(s['spec'])} (docs/model-reference.md).</p>"
+        )
+        m.append(
+            f"## {sid}: {s['title']}\n\nSource: {s['source']}. Model: model reference {s['spec']} (docs/model-reference.md).\n"
+        )
         _study_tables(s, h, m)
         claims_section(s, h, m, figdir)
         _study_figures(s, sdir, figdir, h, m)
@@ -618,8 +727,9 @@ def sweep_figures(table: pd.DataFrame, params: list[str], metrics: list[str]) ->
         finally:
             plt.close(f)
         safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in f"{metric}-vs-{x}")
-        out.append((f"{safe}.png", f"{metric} vs {x}" + (f" by {hue}" if hue else "") + " (mean ± 95 % CI)",
-                    buf.getvalue()))
+        out.append(
+            (f"{safe}.png", f"{metric} vs {x}" + (f" by {hue}" if hue else "") + " (mean ± 95 % CI)", buf.getvalue())
+        )
     return out
 
 
@@ -631,24 +741,38 @@ def write_sweep_report(out: Path) -> tuple[Path, Path]:
     rdir.mkdir(parents=True, exist_ok=True)
     prov = _provenance(out)
     doc = json.loads((out / "sweep.json").read_text())
-    head = ["throughput.aggregate_bps", "fairness.jain", "frames.dropped", "fct.mean_us", "control.overhead_bps",
-            "pause.host_paused_fraction"]
+    head = [
+        "throughput.aggregate_bps",
+        "fairness.jain",
+        "frames.dropped",
+        "fct.mean_us",
+        "control.overhead_bps",
+        "pause.host_paused_fraction",
+    ]
     t = table[table["metric"].isin(head)] if not table.empty else table
     params = [c for c in t.columns if c not in ("metric", "mean", "std", "ci95", "n")]
     title = f"cnsim sweep {doc.get('name')}"
-    h = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_html.escape(title)}</title>"
-         f"<style>{CSS}</style></head><body><h1>{_html.escape(title)}</h1>",
-         f"<p class='prov' id='provenance'>cnsim {prov['cnsim']}, git {prov.get('git')}, {doc.get('total')} runs, "
-         f"counts {_html.escape(json.dumps(doc.get('counts')))}</p><h2 id='summary'>Summary</h2><table><tr>"
-         + "".join(f"<th class='l'>{_html.escape(p)}</th>" for p in params)
-         + "<th class='l'>metric</th><th>mean ± 95 % CI</th><th>n</th></tr>"]
-    m = [f"# {title}\n", f"cnsim {prov['cnsim']}, git {prov.get('git')}, {doc.get('total')} runs\n",
-         "| " + " | ".join([*params, "metric", "mean ± 95 % CI", "n"]) + " |",
-         "|" + "---|" * (len(params) + 3)]
+    h = [
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_html.escape(title)}</title>"
+        f"<style>{CSS}</style></head><body><h1>{_html.escape(title)}</h1>",
+        f"<p class='prov' id='provenance'>cnsim {prov['cnsim']}, git {prov.get('git')}, {doc.get('total')} runs, "
+        f"counts {_html.escape(json.dumps(doc.get('counts')))}</p><h2 id='summary'>Summary</h2><table><tr>"
+        + "".join(f"<th class='l'>{_html.escape(p)}</th>" for p in params)
+        + "<th class='l'>metric</th><th>mean ± 95 % CI</th><th>n</th></tr>",
+    ]
+    m = [
+        f"# {title}\n",
+        f"cnsim {prov['cnsim']}, git {prov.get('git')}, {doc.get('total')} runs\n",
+        "| " + " | ".join([*params, "metric", "mean ± 95 % CI", "n"]) + " |",
+        "|" + "---|" * (len(params) + 3),
+    ]
     for _, r in t.iterrows():
         ci = f"{fmt(r['mean'])} ± {fmt(r['ci95'])}"
-        h.append("<tr>" + "".join(f"<td class='l'>{_html.escape(str(r[p]))}</td>" for p in params)
-                 + f"<td class='l'>{r['metric']}</td><td>{ci}</td><td>{r['n']}</td></tr>")
+        h.append(
+            "<tr>"
+            + "".join(f"<td class='l'>{_html.escape(str(r[p]))}</td>" for p in params)
+            + f"<td class='l'>{r['metric']}</td><td>{ci}</td><td>{r['n']}</td></tr>"
+        )
         m.append("| " + " | ".join([*(str(r[p]) for p in params), r["metric"], ci, str(r["n"])]) + " |")
     h.append("</table>")
     figs = sweep_figures(table, params, head)
@@ -660,8 +784,10 @@ def write_sweep_report(out: Path) -> tuple[Path, Path]:
         for name, cap, png in figs:
             (figdir / name).write_bytes(png)
             b64 = base64.b64encode(png).decode()
-            h.append(f"<figure><img alt='{_html.escape(cap)}' src='data:image/png;base64,{b64}'>"
-                     f"<figcaption>{_html.escape(cap)}</figcaption></figure>")
+            h.append(
+                f"<figure><img alt='{_html.escape(cap)}' src='data:image/png;base64,{b64}'>"
+                f"<figcaption>{_html.escape(cap)}</figcaption></figure>"
+            )
             m.append(f"![{cap}](figures/{name})\n")
     h.append("</body></html>")
 

@@ -14,9 +14,8 @@ import difflib
 import math
 from typing import Any
 
-from cnsim.exceptions import ConfigError
-from cnsim.scenario.units import parse_quantity, UnitError
-from cnsim.exceptions import Problem
+from cnsim.exceptions import ConfigError, Problem
+from cnsim.scenario.units import UnitError, parse_quantity
 
 SI_UNIT = {"rate": "bit/s", "size": "B", "time": "s"}
 _TIME_S = 1e-12  # picoseconds → seconds
@@ -71,8 +70,14 @@ def scale_for(values: list[float], unit: str) -> tuple[float, str]:
 
 def metric_unit(metric: str) -> str:
     """The unit a metric's name implies (empty when none)."""
-    for suffix, unit in (("_bps", "bit/s"), ("_bytes", "B"), ("_us", "µs"), ("_s", "s"), ("_fraction", ""),
-                         ("utilization", "")):
+    for suffix, unit in (
+        ("_bps", "bit/s"),
+        ("_bytes", "B"),
+        ("_us", "µs"),
+        ("_s", "s"),
+        ("_fraction", ""),
+        ("utilization", ""),
+    ):
         if metric.endswith(suffix):
             return unit
     return ""
@@ -93,7 +98,9 @@ def check(table: Any, x: str, y: str, hue: str | None) -> None:
             problems.append(Problem(opt, f"not a swept parameter; parameters: {', '.join(params) or 'none'}", v))
     if y not in metrics:
         close = difflib.get_close_matches(y, metrics, n=5, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else f"{len(metrics)} metrics, e.g. {', '.join(metrics[:5])}"
+        hint = (
+            f"did you mean {', '.join(close)}?" if close else f"{len(metrics)} metrics, e.g. {', '.join(metrics[:5])}"
+        )
         problems.append(Problem("--y", f"not a metric of this sweep; {hint}", y))
     if x is not None and hue is not None and x == hue:
         problems.append(Problem("--hue", "must differ from --x", hue))
@@ -111,7 +118,7 @@ def draw(table: Any, x: str, y: str, hue: str | None = None, ax: Any = None, tit
     xcol = next((c for c in t.columns if c.startswith(f"{x} [")), None)
     numeric = xcol is not None or all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in t[x])
     xs_col = xcol or x
-    xunit = xcol[len(x) + 2:-1] if xcol else ""
+    xunit = xcol[len(x) + 2 : -1] if xcol else ""
     xdiv, xlab = scale_for([float(v) for v in t[xs_col]], xunit) if numeric and xunit else (1.0, xunit)
     yunit = metric_unit(y)
     ydiv, ylab = scale_for(list(t["mean"]), yunit) if yunit else (1.0, "")
@@ -125,8 +132,16 @@ def draw(table: Any, x: str, y: str, hue: str | None = None, ax: Any = None, tit
         else:
             xv = [str(v) for v in g[x]]
         err = [0.0 if (e is None or not math.isfinite(e)) else e / ydiv for e in g["ci95"]]
-        ax.errorbar(xv, (g["mean"] / ydiv).tolist(), yerr=err, marker="o", ms=4, capsize=3, lw=1.2,
-                    label=None if key is None else f"{hue} = {key}")
+        ax.errorbar(
+            xv,
+            (g["mean"] / ydiv).tolist(),
+            yerr=err,
+            marker="o",
+            ms=4,
+            capsize=3,
+            lw=1.2,
+            label=None if key is None else f"{hue} = {key}",
+        )
     ax.set_xlabel(f"{x} ({xlab})" if xlab else x)
     ax.set_ylabel(f"{y} ({ylab})" if ylab else y)
     if hue is not None:

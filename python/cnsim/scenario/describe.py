@@ -57,11 +57,17 @@ def rows(model: type[BaseModel]) -> list[Row]:
             elif isinstance(value, BaseModel):
                 default = "(table)"
             else:
-                adapter = TypeAdapter(Annotated[(field.annotation, *field.metadata)] if field.metadata
-                                      else field.annotation)
+                adapter = TypeAdapter(
+                    Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+                )
                 dumped = adapter.dump_python(value, mode="json")
-                default = repr(dumped) if isinstance(dumped, str) else str(dumped).lower() if isinstance(
-                    dumped, bool) else str(dumped)
+                default = (
+                    repr(dumped)
+                    if isinstance(dumped, str)
+                    else str(dumped).lower()
+                    if isinstance(dumped, bool)
+                    else str(dumped)
+                )
         label = _type_label(prop, defs)
         out.append((name, label, default, field.description or ""))
     return out
@@ -71,16 +77,25 @@ def topics() -> dict[str, tuple[str, type[BaseModel]]]:
     """Everything ``cnsim describe`` knows: name → (title, model)."""
     t: dict[str, tuple[str, type[BaseModel]]] = {}
     for path, model in SECTIONS.items():
-        t[path] = (f"[{path}]" if not path.startswith("traffic.") or path == "traffic.gate"
-                   else f"[[traffic]] kind = {path.split('.')[1]!r}", model)
+        t[path] = (
+            f"[{path}]"
+            if not path.startswith("traffic.") or path == "traffic.gate"
+            else f"[[traffic]] kind = {path.split('.')[1]!r}",
+            model,
+        )
     for name, p in PRESETS.items():
         t[name] = (f"preset {name!r}: {p.summary}", p.params)
     for tag, s in schemes.SCHEMES.items():
         t[tag] = (f"scheme {tag!r}: {s.summary}", s.params)
-    t["tcp"] = ("[tcp] — transport = 'tcp' (NewReno, RFC 5681/6582/6298) in [[traffic]]; docs/schemes/tcp.md",
-                SECTIONS["tcp"])
-    t["dctcp"] = ("[tcp] — transport = 'dctcp' (RFC 8257) in [[traffic]]; ECN marking at [defaults].ecn_threshold "
-                  "(K); docs/schemes/dctcp.md", SECTIONS["tcp"])
+    t["tcp"] = (
+        "[tcp] — transport = 'tcp' (NewReno, RFC 5681/6582/6298) in [[traffic]]; docs/schemes/tcp.md",
+        SECTIONS["tcp"],
+    )
+    t["dctcp"] = (
+        "[tcp] — transport = 'dctcp' (RFC 8257) in [[traffic]]; ECN marking at [defaults].ecn_threshold "
+        "(K); docs/schemes/dctcp.md",
+        SECTIONS["tcp"],
+    )
     return t
 
 

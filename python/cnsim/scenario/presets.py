@@ -14,8 +14,8 @@ from typing import Callable, Literal
 from pydantic import BaseModel, Field
 
 from cnsim.scenario.quantities import Rate, Size, Time
-from cnsim.scenario.units import format_quantity
 from cnsim.scenario.topology import BufferSpec, Elements, HostSpec, LinkSpec, Strict, SwitchSpec
+from cnsim.scenario.units import format_quantity
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,10 @@ def parking_lot(p: ParkingLotParams) -> Elements:
         _star("sw1", g1)
         + _star("sw2", g2)
         + _star("sw3", g3)
-        + [LinkSpec(a="sw1", b="sw2", delay=_q(p.trunk_delay, "time")),
-           LinkSpec(a="sw2", b="sw3", delay=_q(p.trunk_delay, "time"))]
+        + [
+            LinkSpec(a="sw1", b="sw2", delay=_q(p.trunk_delay, "time")),
+            LinkSpec(a="sw2", b="sw3", delay=_q(p.trunk_delay, "time")),
+        ]
     )
     switches = [SwitchSpec(name=f"sw{i}") for i in (1, 2, 3)]
     return Elements(hosts=g1 + g2 + g3, switches=switches, links=links)
@@ -124,20 +126,30 @@ def fan_in_100(p: FanIn100Params) -> Elements:
 class CnsimOneHopParams(Strict):
     """Parameters of ``cnsim_1hop``."""
 
-    n_hosts: int = Field(10, ge=2, le=16, description="hosts on the 16-port switch (10: HS degree 9; 16 the alternative)")
-    buffer: Size = Field(150_000, description="partition per (input, output) pair: each output buffer holds one per "
-                         "input, 16 x 150KB = 2.4MB (model reference §12 R3)")
+    n_hosts: int = Field(
+        10, ge=2, le=16, description="hosts on the 16-port switch (10: HS degree 9; 16 the alternative)"
+    )
+    buffer: Size = Field(
+        150_000,
+        description="partition per (input, output) pair: each output buffer holds one per "
+        "input, 16 x 150KB = 2.4MB (model reference §12 R3)",
+    )
     buffer_policy: Literal["partitioned", "ingress"] = Field(
-        "partitioned", description="partitioned: [D]'s output buffer partitioned per input (model reference §12 R3); ingress: "
-        "the earlier BUF-IN reading (one partition per input across all outputs)")
-    latency: Time = Field(100_000, description="switch latency (0.1us, from the 3.5-us minimum FCT, model reference §12 D8)")
+        "partitioned",
+        description="partitioned: [D]'s output buffer partitioned per input (model reference §12 R3); ingress: "
+        "the earlier BUF-IN reading (one partition per input across all outputs)",
+    )
+    latency: Time = Field(
+        100_000, description="switch latency (0.1us, from the 3.5-us minimum FCT, model reference §12 D8)"
+    )
 
 
 def cnsim_1hop(p: CnsimOneHopParams) -> Elements:
     """``h1..hN`` all on one switch ``sw1`` with the CN-SIM bridge model (T5)."""
     hosts = _hosts("h", 1, p.n_hosts)
-    sw = SwitchSpec(name="sw1", latency=_q(p.latency, "time"),
-                    buffer=BufferSpec(policy=p.buffer_policy, size=_q(p.buffer, "size")))
+    sw = SwitchSpec(
+        name="sw1", latency=_q(p.latency, "time"), buffer=BufferSpec(policy=p.buffer_policy, size=_q(p.buffer, "size"))
+    )
     return Elements(hosts=hosts, switches=[sw], links=_star("sw1", hosts))
 
 
@@ -147,9 +159,13 @@ class OgMultistageParams(Strict):
 
     buffer: Size = Field(600_000, description="BUF-OUT limit per egress port (600KB; 4 ports = 2.4MB)")
     buffer_policy: Literal["egress", "shared"] = Field(
-        "egress", description="egress: a static 600-KB limit per egress port (model reference §12 E1); shared: the "
-        "alternative reading of [E]'s 'shared memory, total = 4·B', one pool of 4 × buffer per switch")
-    link_delay: Time = Field(1_000_000, description="propagation delay of every link (1us: 16-us loop, model reference §12 E8)")
+        "egress",
+        description="egress: a static 600-KB limit per egress port (model reference §12 E1); shared: the "
+        "alternative reading of [E]'s 'shared memory, total = 4·B', one pool of 4 × buffer per switch",
+    )
+    link_delay: Time = Field(
+        1_000_000, description="propagation delay of every link (1us: 16-us loop, model reference §12 E8)"
+    )
 
 
 def og_multistage(p: OgMultistageParams) -> Elements:
@@ -160,7 +176,7 @@ def og_multistage(p: OgMultistageParams) -> Elements:
     hosts = _hosts("n", 1, 10)
     links: list[LinkSpec] = []
     for e in range(3):
-        for h in hosts[3 * e: 3 * e + 3]:
+        for h in hosts[3 * e : 3 * e + 3]:
             links.append(LinkSpec(a=h.name, b=f"e{e + 1}", delay=_q(p.link_delay, "time")))
         links.append(LinkSpec(a=f"e{e + 1}", b="s0", delay=_q(p.link_delay, "time")))
     links.append(LinkSpec(a="n10", b="s0", delay=_q(p.link_delay, "time")))
@@ -186,7 +202,8 @@ class SinglePortParams(Strict):
 
     n_senders: int = Field(1, ge=1, le=10_000, description="senders h1..hN")
     sender_rate: Rate | None = Field(
-        None, description="rate of the sender links (default [defaults].link_rate); make it much faster than "
+        None,
+        description="rate of the sender links (default [defaults].link_rate); make it much faster than "
         "the sink link so that arrivals at the port keep their own process (M/D/1)",
     )
 
@@ -203,8 +220,13 @@ def single_port(p: SinglePortParams) -> Elements:
 class FatTreeParams(Strict):
     """Parameters of ``fat_tree``."""
 
-    k: int = Field(4, ge=2, le=32, description="switch radix (even): k pods of k/2 edge and k/2 aggregation "
-                   "switches, (k/2)^2 core switches, k^3/4 hosts (k = 4: 16, 8: 128, 16: 1024)")
+    k: int = Field(
+        4,
+        ge=2,
+        le=32,
+        description="switch radix (even): k pods of k/2 edge and k/2 aggregation "
+        "switches, (k/2)^2 core switches, k^3/4 hosts (k = 4: 16, 8: 128, 16: 1024)",
+    )
     host_rate: Rate | None = Field(None, description="host - edge links (default [defaults].link_rate)")
     fabric_rate: Rate | None = Field(None, description="edge - aggregation - core links (default: host_rate)")
     host_delay: Time | None = Field(None, description="host - edge propagation (default [defaults].link_delay)")
@@ -254,8 +276,11 @@ class LeafSpineParams(Strict):
     spines: int = Field(2, ge=1, le=64, description="spine switches s1..sS; every leaf links to every spine")
     hosts_per_leaf: int = Field(8, ge=1, le=256, description="hosts per leaf (h1.. in leaf order)")
     host_rate: Rate | None = Field(None, description="host - leaf links (default [defaults].link_rate)")
-    fabric_rate: Rate | None = Field(None, description="leaf - spine links (default: host_rate); oversubscription "
-                                     "= hosts_per_leaf x host_rate / (spines x fabric_rate)")
+    fabric_rate: Rate | None = Field(
+        None,
+        description="leaf - spine links (default: host_rate); oversubscription "
+        "= hosts_per_leaf x host_rate / (spines x fabric_rate)",
+    )
     host_delay: Time | None = Field(None, description="host - leaf propagation (default [defaults].link_delay)")
     fabric_delay: Time | None = Field(None, description="leaf - spine propagation (default [defaults].link_delay)")
 
@@ -282,20 +307,46 @@ def leaf_spine(p: LeafSpineParams) -> Elements:
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        Preset("symmetric", "model reference §9.1 S-SYM (seed 000): h1..h4 - sw1 - sw2 - h5", SymmetricParams, symmetric),
-        Preset("asymmetric", "model reference §9.2 S-ASYM (seed 000): h1..h4 - sw1 - sw2 - {h5 @1G, h6}", AsymmetricParams,
-               asymmetric),
-        Preset("parking_lot", "model reference §9.3 S-PARK (seeds 000/002): sw1(h1-h5) - sw2(h6,h7) - sw3(h8,h9)",
-               ParkingLotParams, parking_lot),
-        Preset("fan_in_100", "model reference §9.4 S-100 (seed 001): 4 edge switches x 25 hosts - core cs - ep0",
-               FanIn100Params, fan_in_100),
-        Preset("cnsim_1hop", "model reference §9.5 S-CNSIM-1HOP (seed 003): 10 hosts on one 16-port BUF-IN switch",
-               CnsimOneHopParams, cnsim_1hop),
-        Preset("og_multistage", "model reference §9.6 S-OGMS (seed 004): edges e1-e3 (3 hosts each) under core s0 + n10",
-               OgMultistageParams, og_multistage),
+        Preset(
+            "symmetric", "model reference §9.1 S-SYM (seed 000): h1..h4 - sw1 - sw2 - h5", SymmetricParams, symmetric
+        ),
+        Preset(
+            "asymmetric",
+            "model reference §9.2 S-ASYM (seed 000): h1..h4 - sw1 - sw2 - {h5 @1G, h6}",
+            AsymmetricParams,
+            asymmetric,
+        ),
+        Preset(
+            "parking_lot",
+            "model reference §9.3 S-PARK (seeds 000/002): sw1(h1-h5) - sw2(h6,h7) - sw3(h8,h9)",
+            ParkingLotParams,
+            parking_lot,
+        ),
+        Preset(
+            "fan_in_100",
+            "model reference §9.4 S-100 (seed 001): 4 edge switches x 25 hosts - core cs - ep0",
+            FanIn100Params,
+            fan_in_100,
+        ),
+        Preset(
+            "cnsim_1hop",
+            "model reference §9.5 S-CNSIM-1HOP (seed 003): 10 hosts on one 16-port BUF-IN switch",
+            CnsimOneHopParams,
+            cnsim_1hop,
+        ),
+        Preset(
+            "og_multistage",
+            "model reference §9.6 S-OGMS (seed 004): edges e1-e3 (3 hosts each) under core s0 + n10",
+            OgMultistageParams,
+            og_multistage,
+        ),
         Preset("fan_in", "benchmark fan-in: h1..hN - sw1 - sink", FanInParams, fan_in),
-        Preset("single_port", "one egress port sw1 -> sink fed by h1..hN (M/D/1 and similar)", SinglePortParams,
-               single_port),
+        Preset(
+            "single_port",
+            "one egress port sw1 -> sink fed by h1..hN (M/D/1 and similar)",
+            SinglePortParams,
+            single_port,
+        ),
         Preset("fat_tree", "k-ary fat tree (k = 4, 8, 16: 16, 128, 1024 hosts) with ECMP", FatTreeParams, fat_tree),
         Preset("leaf_spine", "leaves x spines Clos, hosts_per_leaf per leaf, with ECMP", LeafSpineParams, leaf_spine),
     )

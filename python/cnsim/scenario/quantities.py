@@ -67,7 +67,10 @@ Duration = _quantity("time", TIME_UNITS, False, "time > 0, e.g. '100ms' (units: 
 
 Name = Annotated[
     str,
-    Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]*$", max_length=64,
-          description="identifier: letters, digits, '_', '-', '.'; starts with a letter or '_'"),
+    Field(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]*$",
+        max_length=64,
+        description="identifier: letters, digits, '_', '-', '.'; starts with a letter or '_'",
+    ),
 ]
 """A node or generator name."""

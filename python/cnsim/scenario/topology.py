@@ -32,8 +32,9 @@ class BufferSpec(Strict):
         "§12 R3: every output buffer holds one partition per input port)",
     )
     size: Size | None = Field(
-        None, description="limit per egress queue (egress), per input partition (ingress), of the pool (shared) "
-        "or per (input, output) partition (partitioned)"
+        None,
+        description="limit per egress queue (egress), per input partition (ingress), of the pool (shared) "
+        "or per (input, output) partition (partitioned)",
     )
 
 

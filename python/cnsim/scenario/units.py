@@ -103,8 +103,9 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> int
         raise UnitError("must not be negative")
     if result > U64_MAX:
         # the engine holds every quantity as a 64-bit integer of its base unit
-        raise UnitError(f"too large: at most {format_quantity(U64_MAX, kind)} ({U64_MAX} {base}), the engine's "
-                        "64-bit range")
+        raise UnitError(
+            f"too large: at most {format_quantity(U64_MAX, kind)} ({U64_MAX} {base}), the engine's 64-bit range"
+        )
     if result == 0 and not allow_zero:
         raise UnitError("must be > 0")
     return result

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, get_args
+
 from cnsim.scenario.quantities import ENGINE_SUFFIX, QuantityKind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,9 +83,13 @@ def engine_names(model: type[BaseModel], groups: Mapping[str, type[BaseModel]] |
 
 
 _MODULES: tuple[str, ...] = (
-    "none", "bcn", "ecm",
-    "becn", "fecn",  # explicit-rate schemes (issue 4)
-    "qcn", "dcqcn",  # 802.1Qau QCN and DCQCN (issue 5)
+    "none",
+    "bcn",
+    "ecm",
+    "becn",
+    "fecn",  # explicit-rate schemes (issue 4)
+    "qcn",
+    "dcqcn",  # 802.1Qau QCN and DCQCN (issue 5)
     "hpcc",  # HPCC, the modern reference (issue 13)
 )
 """Tag → module ``cnsim.schemes.<tag>`` (each module's ``TAG`` is its name: tests/test_registries.py)."""

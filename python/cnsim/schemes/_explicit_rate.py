@@ -25,16 +25,34 @@ class SwitchFields(BaseModel):
     a: float = Field(description="hyperbolic f(q): f(0) = a (> 1 lets the queue fill to Qeq)")
     b: float = Field(description="hyperbolic f(q): decay above Qeq, f(q) = b·Qeq/((b−1)·q + Qeq) (>= 1)")
     c: float = Field(description="hyperbolic f(q): floor above Qeq (0 < c <= 1)")
-    beta: float = Field(0.5, ge=0, lt=1, description="exponential-averaging weight of the previous rate "
-                        "(not printed in the seeds; the FECN paper default 0.5)")
-    n0: int = Field(description="start-up divider: new ports / idle ports advertise C0/N0, FECN rate limiters "
-                    "start at line/N0 (1 = not used)", ge=1, le=1_000_000)
-    limit_increase: bool = Field(False, description="limit the per-interval rate increase ([PROPOSED] routine, "
-                                 "model reference §5.3; off: no evidence for its rule, §12 F1)")
-    capacity_estimation: bool = Field(True, description="estimate the capacity as bits sent / busy time "
-                                      "([PROPOSED] routine, floor C0/N0; with n0 = 1 it never moves from C0)")
-    variable_capacity: bool = Field(True, description="re-scale the rate history when the estimated capacity "
-                                    "changes ([PROPOSED] routine, model reference §5.3)")
+    beta: float = Field(
+        0.5,
+        ge=0,
+        lt=1,
+        description="exponential-averaging weight of the previous rate "
+        "(not printed in the seeds; the FECN paper default 0.5)",
+    )
+    n0: int = Field(
+        description="start-up divider: new ports / idle ports advertise C0/N0, FECN rate limiters "
+        "start at line/N0 (1 = not used)",
+        ge=1,
+        le=1_000_000,
+    )
+    limit_increase: bool = Field(
+        False,
+        description="limit the per-interval rate increase ([PROPOSED] routine, "
+        "model reference §5.3; off: no evidence for its rule, §12 F1)",
+    )
+    capacity_estimation: bool = Field(
+        True,
+        description="estimate the capacity as bits sent / busy time "
+        "([PROPOSED] routine, floor C0/N0; with n0 = 1 it never moves from C0)",
+    )
+    variable_capacity: bool = Field(
+        True,
+        description="re-scale the rate history when the estimated capacity "
+        "changes ([PROPOSED] routine, model reference §5.3)",
+    )
 
     @model_validator(mode="after")
     def _shape(self):
@@ -66,8 +84,14 @@ def switch_ir(p: SwitchFields) -> dict[str, Any]:
 def queue_thresholds(p: SwitchFields) -> list[tuple[str, int, str, str]]:
     """Qeq, above which f(q) < 1 drains the queue (``hyperbolic_f``): compile.py warns when an egress queue
     cannot grow that long."""
-    return [("qeq", p.qeq, "equilibrium queue Qeq",
-             "f(q) never falls below 1 and the advertised rate never acts to drain the queue")]
+    return [
+        (
+            "qeq",
+            p.qeq,
+            "equilibrium queue Qeq",
+            "f(q) never falls below 1 and the advertised rate never acts to drain the queue",
+        )
+    ]
 
 
 def hyperbolic_f(q: float, qeq: float, a: float, b: float, c: float) -> float:

@@ -24,14 +24,21 @@ from cnsim.scenario.quantities import Duration, Rate, Size, Time
 TAG = "dcqcn"
 FLOOR = ("r_ai", "r_hai", "rate_timer", "byte_counter", "fast_recovery_th", "g", "alpha_resume", "min_rate")
 """The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
-SUMMARY = ("DCQCN (SIGCOMM 2015): RED-like ECN marking, CNPs from the receiver, QCN-style RP with DCTCP-like "
-           "alpha; paper or Mellanox reference-code variant (model reference §7).")
+SUMMARY = (
+    "DCQCN (SIGCOMM 2015): RED-like ECN marking, CNPs from the receiver, QCN-style RP with DCTCP-like "
+    "alpha; paper or Mellanox reference-code variant (model reference §7)."
+)
 
 # Variant defaults in base units (model reference §7). "paper": Zhu et al. 2015 [MEM]; R_HAI and MIN_RATE are not
 # given by the paper — [PROPOSED] 10 x R_AI (the ratio of every QCN/DCQCN code base) and QCN's 10 Mb/s.
 COMMON: dict[str, Any] = {
-    "kmin": 5_000, "kmax": 200_000, "pmax": 0.01, "cnp_interval": 50 * 10**6, "alpha_resume": 55 * 10**6,
-    "fast_recovery_th": 5, "rate_decrease_interval": 4 * 10**6,
+    "kmin": 5_000,
+    "kmax": 200_000,
+    "pmax": 0.01,
+    "cnp_interval": 50 * 10**6,
+    "alpha_resume": 55 * 10**6,
+    "fast_recovery_th": 5,
+    "rate_decrease_interval": 4 * 10**6,
 }
 """The defaults every variant shares unless it sets its own (model reference §7)."""
 HPCC_REFERENCE_BPS = 25 * 10**9
@@ -40,21 +47,39 @@ rate, scaled with the actual rate (the reference's KMIN_MAP / KMAX_MAP ``100·bw
 ``RATE_AI = 5·bw/25``, ``RATE_HAI = 50·bw/25`` Mb/s)."""
 VARIANTS: dict[str, dict[str, Any]] = {
     "paper": {
-        "g": 1 / 256, "rate_timer": 55 * 10**6, "byte_counter": 10_000_000, "r_ai": 40_000_000,
-        "r_hai": 400_000_000, "min_rate": 10_000_000,
+        "g": 1 / 256,
+        "rate_timer": 55 * 10**6,
+        "byte_counter": 10_000_000,
+        "r_ai": 40_000_000,
+        "r_hai": 400_000_000,
+        "min_rate": 10_000_000,
     },
     "mellanox": {
-        "g": 1 / 16, "rate_timer": 1_500 * 10**6, "byte_counter": 0, "r_ai": 5_000_000,
-        "r_hai": 50_000_000, "min_rate": 100_000_000,
+        "g": 1 / 16,
+        "rate_timer": 1_500 * 10**6,
+        "byte_counter": 0,
+        "r_ai": 5_000_000,
+        "r_hai": 50_000_000,
+        "min_rate": 100_000_000,
     },
     # the HPCC paper's DCQCN baseline (Li et al., SIGCOMM 2019, §5; reference code simulation/run.py, cc
     # "dcqcn": ALPHA_RESUME_INTERVAL 1, RATE_DECREASE_INTERVAL 4, RP_TIMER 300, EWMA_GAIN 1/256,
     # FAST_RECOVERY_TIMES 1, MIN_RATE 1000Mb/s, PMAX 0.2, L2_ACK_INTERVAL 1 with the CNP in the ACK of
     # every marked packet); kmin, kmax, r_ai, r_hai per 25 Gb/s (HPCC_REFERENCE_BPS)
     "hpcc_paper": {
-        "g": 1 / 256, "alpha_resume": 1 * 10**6, "rate_timer": 300 * 10**6, "byte_counter": 0,
-        "fast_recovery_th": 1, "r_ai": 5_000_000, "r_hai": 50_000_000, "min_rate": 1_000_000_000,
-        "kmin": 100_000, "kmax": 400_000, "pmax": 0.2, "cnp_interval": 0, "rate_decrease_interval": 4 * 10**6,
+        "g": 1 / 256,
+        "alpha_resume": 1 * 10**6,
+        "rate_timer": 300 * 10**6,
+        "byte_counter": 0,
+        "fast_recovery_th": 1,
+        "r_ai": 5_000_000,
+        "r_hai": 50_000_000,
+        "min_rate": 1_000_000_000,
+        "kmin": 100_000,
+        "kmax": 400_000,
+        "pmax": 0.2,
+        "cnp_interval": 0,
+        "rate_decrease_interval": 4 * 10**6,
     },
 }
 
@@ -65,48 +90,75 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True, allow_inf_nan=False)
 
     variant: Literal["paper", "mellanox", "hpcc_paper"] = Field(
-        "paper", description="'paper': SIGCOMM 2015 algorithm (timer + byte counter, alpha updated at each CNP); "
+        "paper",
+        description="'paper': SIGCOMM 2015 algorithm (timer + byte counter, alpha updated at each CNP); "
         "'mellanox': ns-3 reference code (timer-only increase, alpha on a K grid, decrease at most once per "
         "rate_decrease_interval, first CNP sets alpha = 1) with its attribute defaults; 'hpcc_paper': the same "
         "machine with the HPCC paper's DCQCN baseline (g 1/256, alpha_resume 1us, rate_timer 300us, F = 1, "
         "r_ai / r_hai 5 / 50Mbps and kmin / kmax 100 / 400KB per 25Gbps of NIC / port rate, min_rate 1Gbps, "
-        "pmax 0.2, a CNP for every marked frame)")
+        "pmax 0.2, a CNP for every marked frame)",
+    )
     # --- congestion point -------------------------------------------------------------------
-    kmin: Size | None = Field(None, description="marking starts above this egress queue length (paper 5KB; "
-                              "hpcc_paper 100KB per 25Gbps of port rate)")
-    kmax: Size | None = Field(None, description="marking probability reaches pmax here and is 1 above (paper "
-                              "200KB; hpcc_paper 400KB per 25Gbps of port rate)")
+    kmin: Size | None = Field(
+        None,
+        description="marking starts above this egress queue length (paper 5KB; "
+        "hpcc_paper 100KB per 25Gbps of port rate)",
+    )
+    kmax: Size | None = Field(
+        None,
+        description="marking probability reaches pmax here and is 1 above (paper "
+        "200KB; hpcc_paper 400KB per 25Gbps of port rate)",
+    )
     pmax: float | None = Field(None, gt=0, le=1, description="marking probability at kmax (paper 1 %; hpcc_paper 0.2)")
     mark_on: Literal["transmit", "enqueue"] = Field(
-        "transmit", description="mark the departing frame (queue including it; as the ns-3 reference switch "
-        "does at dequeue) or the arriving one (model reference §7 allows either)")
+        "transmit",
+        description="mark the departing frame (queue including it; as the ns-3 reference switch "
+        "does at dequeue) or the arriving one (model reference §7 allows either)",
+    )
     # --- notification point -------------------------------------------------------------------
-    cnp_interval: Time | None = Field(None, description="at most one CNP per flow per interval N (50us; "
-                                      "hpcc_paper 0 = a CNP for every marked frame, as the reference's ACKs carry)")
+    cnp_interval: Time | None = Field(
+        None,
+        description="at most one CNP per flow per interval N (50us; "
+        "hpcc_paper 0 = a CNP for every marked frame, as the reference's ACKs carry)",
+    )
     # --- reaction point -----------------------------------------------------------------------
     g: float | None = Field(None, gt=0, le=1, description="alpha gain g (paper 1/256; mellanox 1/16)")
     alpha_init: float = Field(1.0, ge=0, le=1, description="alpha at the first CNP")
-    alpha_resume: Duration | None = Field(None, description="alpha decays by (1-g) every K without CNP (55us; "
-                                          "hpcc_paper 1us)")
+    alpha_resume: Duration | None = Field(
+        None, description="alpha decays by (1-g) every K without CNP (55us; hpcc_paper 1us)"
+    )
     rate_timer: Duration | None = Field(None, description="rate-increase timer period (paper 55us; mellanox 1500us)")
     byte_counter: Size | Literal[0] | None = Field(
-        None, description="an increase stage every B bytes sent (paper 10MB; 0 = off; mellanox: none)")
+        None, description="an increase stage every B bytes sent (paper 10MB; 0 = off; mellanox: none)"
+    )
     fast_recovery_th: int | None = Field(None, ge=1, le=1000, description="fast-recovery stages F (5; hpcc_paper 1)")
-    r_ai: Rate | None = Field(None, description="additive-increase step (paper 40Mbps at 40GbE; mellanox 5Mbps; "
-                              "hpcc_paper 5Mbps per 25Gbps of NIC rate)")
-    r_hai: Rate | None = Field(None, description="hyper-increase step (paper: not given, 400Mbps proposed; "
-                               "mellanox 50Mbps; hpcc_paper 50Mbps per 25Gbps of NIC rate)")
-    min_rate: Rate | None = Field(None, description="rate floor (paper: not given, 10Mbps proposed; mellanox 100Mbps; "
-                                  "hpcc_paper 1Gbps)")
-    rate_decrease_interval: Duration | None = Field(None, description="mellanox, hpcc_paper: decrease at most once "
-                                                    "per interval (4us)")
+    r_ai: Rate | None = Field(
+        None,
+        description="additive-increase step (paper 40Mbps at 40GbE; mellanox 5Mbps; "
+        "hpcc_paper 5Mbps per 25Gbps of NIC rate)",
+    )
+    r_hai: Rate | None = Field(
+        None,
+        description="hyper-increase step (paper: not given, 400Mbps proposed; "
+        "mellanox 50Mbps; hpcc_paper 50Mbps per 25Gbps of NIC rate)",
+    )
+    min_rate: Rate | None = Field(
+        None, description="rate floor (paper: not given, 10Mbps proposed; mellanox 100Mbps; hpcc_paper 1Gbps)"
+    )
+    rate_decrease_interval: Duration | None = Field(
+        None, description="mellanox, hpcc_paper: decrease at most once per interval (4us)"
+    )
     clamp_target_rate: bool = Field(False, description="mellanox: TR = CR at every decrease, also in timer stage 0")
-    rate_on_first_cnp: float = Field(1.0, gt=0, le=1, description="mellanox: CR = TR = this fraction of the "
-                                     "rate at the first CNP")
-    new_flow_line_rate: bool = Field(False, description="a transfer starting on an idle flow is a new connection "
-                                     "(RoCE: a new QP) and starts at line rate with fresh state, instead of "
-                                     "inheriting the rate of the previous transfer between the same hosts (nic.queues = 'fifo'; with a send "
-                                     "queue per transfer every transfer is a new QP anyway)")
+    rate_on_first_cnp: float = Field(
+        1.0, gt=0, le=1, description="mellanox: CR = TR = this fraction of the rate at the first CNP"
+    )
+    new_flow_line_rate: bool = Field(
+        False,
+        description="a transfer starting on an idle flow is a new connection "
+        "(RoCE: a new QP) and starts at line rate with fresh state, instead of "
+        "inheriting the rate of the previous transfer between the same hosts (nic.queues = 'fifo'; with a send "
+        "queue per transfer every transfer is a new QP anyway)",
+    )
 
     def resolved(self, name: str) -> Any:
         """Field ``name`` with the variant default filled in."""

@@ -19,30 +19,38 @@ from cnsim.schemes import bcn
 TAG = "ecm"
 FLOOR = ("gi", "gd", "ru", "rate_floor")
 """The parameters that set how fast cut sources recover and how low they stay (run-end notes)."""
-SUMMARY = ("ECM (Cisco, CN-SIM [D]): BCN v2.0 with periodic 75KB ± 5KB sampling, BCN-MAX above Qmc = 1300 "
-           "pages and a 2-ms rate-limiter timeout (model reference §3).")
+SUMMARY = (
+    "ECM (Cisco, CN-SIM [D]): BCN v2.0 with periodic 75KB ± 5KB sampling, BCN-MAX above Qmc = 1300 "
+    "pages and a 2-ms rate-limiter timeout (model reference §3)."
+)
 
 
 class Params(bcn.Params):
     """ECM parameters: the ``bcn`` set with the seed-003 values as defaults."""
 
     sampling: Literal["random_bytes", "bernoulli", "periodic"] = Field(
-        "periodic", description="CP sampler; ECM: 'periodic' (FixedSamplingInt + RandomSamplingInt) — see bcn")
+        "periodic", description="CP sampler; ECM: 'periodic' (FixedSamplingInt + RandomSamplingInt) — see bcn"
+    )
     sample_interval: Size = Field(75_000, description="FixedSamplingInt = 75000 B [D]")
     sample_jitter: Size | None = Field(5_000, description="RandomSamplingInt = uniform(-5000, 5000) B [D]")
     severe: Literal["none", "max", "zero"] = Field(
-        "max", description="'max': BCN-Max used in lieu of BCN(0,0) above Qmc [D]")
+        "max", description="'max': BCN-Max used in lieu of BCN(0,0) above Qmc [D]"
+    )
     qsc: Size = Field(83_200, description="Qmc = 1300 pages (83.2KB) [D], model reference §12 D3")
     gains: Literal["derived", "raw"] = Field(
-        "raw", description="ECM prints raw gains ([D]); 'derived' gives the same values to 1e-9 (model reference §2.1)")
+        "raw", description="ECM prints raw gains ([D]); 'derived' gives the same values to 1e-9 (model reference §2.1)"
+    )
     gi: float | None = Field(0.5333333333, ge=0, description="Gi as printed in [D] (= derived 0.53333)")
     gd: float | None = Field(2.666666667e-4, ge=0, description="Gd as printed in [D] (= derived 0.5/1875)")
-    rl_timeout: Duration | None = Field(2 * 10**9, description="RL Timeout = 2ms [D]: RL deleted after 2 ms "
-                                        "without activity")
+    rl_timeout: Duration | None = Field(
+        2 * 10**9, description="RL Timeout = 2ms [D]: RL deleted after 2 ms without activity"
+    )
     rl_timeout_event: Literal["no_feedback", "idle"] = Field(
-        "idle", description="model reference §12 R4: [D] writes the same 'RL Timeout = 2 ms' for ECM and FECN, so one meaning "
+        "idle",
+        description="model reference §12 R4: [D] writes the same 'RL Timeout = 2 ms' for ECM and FECN, so one meaning "
         "for both — deleted when no frame was sent for 2 ms and nothing waits ('idle'); 'no_feedback' = no BCN for "
-        "2 ms (§12 D4)")
+        "2 ms (§12 D4)",
+    )
 
 
 def to_ir(params: Params) -> dict[str, Any]:

@@ -63,8 +63,13 @@ def mean_bytes(cdf: tuple[tuple[float, float], ...]) -> float:
 
 
 @lru_cache(maxsize=64)
-def mean_wire_bytes(cdf: tuple[tuple[float, float], ...], frame: int, steps: int = 200_000, partial: bool = False,
-                    header: int | None = None) -> float:
+def mean_wire_bytes(
+    cdf: tuple[tuple[float, float], ...],
+    frame: int,
+    steps: int = 200_000,
+    partial: bool = False,
+    header: int | None = None,
+) -> float:
     """Mean frame bytes of a flow as the engine sends it, bytes: the quantile function averaged over
     ``steps`` equal probability slices (midpoint rule). Whole frames: ceil(size / frame) frames of
     ``frame``. ``partial``: ceil(size) bytes, the last frame the remainder padded to 64 B

@@ -25,7 +25,7 @@
 //! this equals qoff − W·qdelta; qdelta = (qoff − fb)/W) and the CP's Ru, which lets the 1 Gb/s CP
 //! of [C]'s "enhanced" asymmetric run use its own (Pm, Ru) — see `slow_cp_*`.
 
-use super::{parse_params, RlScope, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, Scheme};
+use super::{parse_params, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, RlScope, Scheme};
 use crate::error::ScenarioError;
 use crate::frame::{tag, CmMsg, Frame};
 use crate::ids::NodeId;
@@ -535,9 +535,7 @@ impl Cp {
     fn sample(&mut self, ctx: &mut CpCtx, l: f64, q: u64) -> bool {
         match self.p.sampling {
             Sampling::Bernoulli => ctx.rng.bernoulli((self.sample_probability * self.os_mult(q)).min(1.0)),
-            Sampling::RandomBytes => {
-                ctx.rng.bernoulli((l * self.os_mult(q) / self.p.sample_interval_bytes as f64).min(1.0))
-            }
+            Sampling::RandomBytes => ctx.rng.bernoulli((l * self.os_mult(q) / self.p.sample_interval_bytes as f64).min(1.0)),
             Sampling::Periodic => {
                 if !self.primed {
                     self.primed = true;
@@ -607,9 +605,9 @@ impl CongestionPoint for Cp {
 }
 
 mod rp;
-pub use rp::{Rl, Rp};
 #[cfg(test)]
 use rp::*;
+pub use rp::{Rl, Rp};
 
 #[cfg(test)]
 mod tests;

@@ -405,11 +405,7 @@ impl DcqcnRp {
                 if !f.dec_pending {
                     f.dec_pending = true;
                     let d = self.p.rate_decrease_interval_ps;
-                    let at = if now <= f.dec_origin {
-                        f.dec_origin
-                    } else {
-                        f.dec_origin + (now - f.dec_origin).div_ceil(d) * d
-                    };
+                    let at = if now <= f.dec_origin { f.dec_origin } else { f.dec_origin + (now - f.dec_origin).div_ceil(d) * d };
                     ctx.set_timer(at, token(T_DEC, local, 0));
                 }
                 let cr = f.cr;
@@ -422,11 +418,7 @@ impl DcqcnRp {
     fn alpha_tick(&mut self, ctx: &mut HostCtx, local: usize) {
         let (g, k) = (self.p.g, self.p.alpha_resume_ps);
         let f = &mut self.flows[local];
-        f.alpha = if f.alpha_cnp && self.p.variant == Variant::Mellanox {
-            (1.0 - g) * f.alpha + g
-        } else {
-            (1.0 - g) * f.alpha
-        };
+        f.alpha = if f.alpha_cnp && self.p.variant == Variant::Mellanox { (1.0 - g) * f.alpha + g } else { (1.0 - g) * f.alpha };
         f.alpha_cnp = false;
         f.alpha_t = ctx.now;
         self.arm(ctx, T_ALPHA, local, ctx.now + k);

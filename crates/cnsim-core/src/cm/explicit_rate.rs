@@ -411,7 +411,7 @@ mod tests {
     fn rate_allocation_on_hand_made_intervals() {
         let mut pr = PortRate::new(params(30, 1.05, 1.2, 0.5, 1.0), G10);
         assert_eq!(pr.rate(), G10); // start-up C0/N0 with N0 = 1
-        // interval 1: queue was 0 (start), 4 flows at line rate = 40 Gb/s offered
+                                    // interval 1: queue was 0 (start), 4 flows at line rate = 40 Gb/s offered
         let t = busy_interval(&mut pr, 0, 4.0 * G10 * 30e-6, (QEQ * 2.0) as u64);
         // rho = 40G·T / (T·10G·1.05) ; r_new = 10G / rho = 10G·1.05/4 = 2.625G ; avg with 10G
         let r_new = G10 * 1.05 / 4.0;

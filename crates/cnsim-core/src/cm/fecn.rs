@@ -17,7 +17,7 @@
 //!   docs/schemes/fecn.md) is deleted, so the next frame starts again at R0.
 
 use super::explicit_rate::{PortRate, SwitchParams};
-use super::{parse_params, RlScope, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, Reflector, Scheme};
+use super::{parse_params, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, Reflector, RlScope, Scheme};
 use crate::error::ScenarioError;
 use crate::frame::{tag, CmMsg, Frame};
 use crate::time::SimTime;
@@ -157,10 +157,7 @@ impl CongestionPoint for FecnCp {
             let last = self.last_efecn[src];
             if last == u64::MAX || ctx.now >= last + self.pr.p.interval_ps {
                 self.last_efecn[src] = ctx.now;
-                ctx.send(
-                    frame.src,
-                    CmMsg { gen: 0, kind: KIND_EFECN, flow: frame.flow, cpid: self.cpid, v: [self.pr.rate(), 0.0, 0.0] },
-                );
+                ctx.send(frame.src, CmMsg { gen: 0, kind: KIND_EFECN, flow: frame.flow, cpid: self.cpid, v: [self.pr.rate(), 0.0, 0.0] });
             }
         }
     }
@@ -254,15 +251,9 @@ impl ReactionPoint for FecnRp {
         let probe = match (self.tagging_rate, self.probe_rule) {
             (Some(p), _) => p >= 1.0 || ctx.rng.bernoulli(p),
             (None, ProbeRule::PerFlow) => new_rl || now >= self.rl[l].last_probe + self.probe_interval,
-            (None, ProbeRule::PerSource) => {
-                new_rl || self.last_source_probe.is_none_or(|t| now >= t + self.probe_interval)
-            }
-            (None, ProbeRule::BelowLine) => {
-                new_rl || (self.rl[l].rate < self.line && now >= self.rl[l].last_probe + self.probe_interval)
-            }
-            (None, ProbeRule::SourcePeriodic) => {
-                self.last_source_probe.is_none_or(|t| now >= t + self.probe_interval)
-            }
+            (None, ProbeRule::PerSource) => new_rl || self.last_source_probe.is_none_or(|t| now >= t + self.probe_interval),
+            (None, ProbeRule::BelowLine) => new_rl || (self.rl[l].rate < self.line && now >= self.rl[l].last_probe + self.probe_interval),
+            (None, ProbeRule::SourcePeriodic) => self.last_source_probe.is_none_or(|t| now >= t + self.probe_interval),
         };
         if probe {
             frame.tag.flags |= tag::RD;
@@ -374,7 +365,16 @@ mod tests {
     }
 
     fn params(tagging_rate: Option<f64>) -> Params {
-        Params { switch: sw(1000, 200.0), tagging_rate, probe_rule: ProbeRule::PerFlow, rl_timeout_ps: 2 * MS, tag_bytes: 0, efecn: false, qsc_bytes: 83_200, rl_scope: RlScope::Pair }
+        Params {
+            switch: sw(1000, 200.0),
+            tagging_rate,
+            probe_rule: ProbeRule::PerFlow,
+            rl_timeout_ps: 2 * MS,
+            tag_bytes: 0,
+            efecn: false,
+            qsc_bytes: 83_200,
+            rl_scope: RlScope::Pair,
+        }
     }
 
     fn data(src: u32, dst: u32, flow: u32) -> Frame {

@@ -544,8 +544,7 @@ mod tests {
         let b = 1.25e9; // bytes/s
         let sent = (b * 2e-6) as u64;
         let q = (b * 1e-5 / 2.0) as u64;
-        let (u, t) = max_hop_utilisation(&stack(q, 1_000 + sent, 5_000_000 + tau), &stack(q + 7_000, 1_000, 5_000_000), T)
-            .expect("comparable");
+        let (u, t) = max_hop_utilisation(&stack(q, 1_000 + sent, 5_000_000 + tau), &stack(q + 7_000, 1_000, 5_000_000), T).expect("comparable");
         assert!((u - 1.5).abs() < 1e-9, "{u}");
         assert_eq!(t, tau);
         // two hops: the larger u' wins, with its own τ

@@ -350,15 +350,10 @@ pub trait Scheme: Send {
 }
 
 /// Deserialise a scheme's parameters strictly, naming the field path on error.
-pub fn parse_params<T: serde::de::DeserializeOwned>(
-    scheme: &str,
-    params: &serde_json::Value,
-) -> Result<T, ScenarioError> {
+pub fn parse_params<T: serde::de::DeserializeOwned>(scheme: &str, params: &serde_json::Value) -> Result<T, ScenarioError> {
     let v = if params.is_null() { serde_json::Value::Object(Default::default()) } else { params.clone() };
-    serde_path_to_error::deserialize(v).map_err(|e| ScenarioError::Field {
-        path: format!("cm.params.{}", e.path()),
-        message: format!("{} (scheme '{scheme}')", e.inner()),
-    })
+    serde_path_to_error::deserialize(v)
+        .map_err(|e| ScenarioError::Field { path: format!("cm.params.{}", e.path()), message: format!("{} (scheme '{scheme}')", e.inner()) })
 }
 
 /// Builds a scheme instance from its parameters (scheme-specific JSON in base units).
@@ -386,10 +381,9 @@ pub fn scheme_tags() -> Vec<&'static str> {
 pub fn registry(scheme: &str, params: &serde_json::Value) -> Result<Box<dyn Scheme>, ScenarioError> {
     match REGISTRY.iter().find(|(tag, _)| *tag == scheme) {
         Some((_, build)) => build(params),
-        None => Err(ScenarioError::Field {
-            path: "cm.scheme".into(),
-            message: format!("unknown scheme '{scheme}'; known: {}", scheme_tags().join(", ")),
-        }),
+        None => {
+            Err(ScenarioError::Field { path: "cm.scheme".into(), message: format!("unknown scheme '{scheme}'; known: {}", scheme_tags().join(", ")) })
+        }
     }
 }
 

@@ -25,8 +25,7 @@ pub enum DropReason {
     /// ([`super::dynamics`]); counted at the transmitting port.
     LinkDown = 6,
 }
-pub const DROP_REASONS: [&str; 7] =
-    ["egress_full", "ingress_full", "shared_full", "no_route", "partition_full", "headroom_full", "link_down"];
+pub const DROP_REASONS: [&str; 7] = ["egress_full", "ingress_full", "shared_full", "no_route", "partition_full", "headroom_full", "link_down"];
 /// Drop reasons listed in every summary; `headroom_full` only under PFC.
 pub const CLASSIC_DROP_REASONS: usize = 5;
 
@@ -47,9 +46,7 @@ pub fn policy_bytes(policy: &BufferIr) -> u64 {
 #[inline]
 pub fn admit(policy: &BufferIr, ports: &[Port], total_bytes: u64, in_port: PortId, out: PortId, size: u64, cell: u64) -> Option<DropReason> {
     match *policy {
-        BufferIr::Partitioned { partitioned_bytes } => {
-            (!in_port.is_none() && cell + size > partitioned_bytes).then_some(DropReason::PartitionFull)
-        }
+        BufferIr::Partitioned { partitioned_bytes } => (!in_port.is_none() && cell + size > partitioned_bytes).then_some(DropReason::PartitionFull),
         BufferIr::Egress { egress_bytes } => (ports[out.idx()].q_bytes + size > egress_bytes).then_some(DropReason::EgressFull),
         BufferIr::Ingress { ingress_bytes } => {
             (!in_port.is_none() && ports[in_port.idx()].part_bytes + size > ingress_bytes).then_some(DropReason::IngressFull)

@@ -172,8 +172,7 @@ impl Network {
         match phase {
             DETECTED => {
                 let ends = [self.ports[2 * l].node, self.ports[2 * l + 1].node];
-                let switches: Vec<usize> =
-                    ends.iter().map(|n| self.switch_of[n.idx()]).filter(|&s| s != NONE_U32).map(|s| s as usize).collect();
+                let switches: Vec<usize> = ends.iter().map(|n| self.switch_of[n.idx()]).filter(|&s| s != NONE_U32).map(|s| s as usize).collect();
                 self.learn(&switches, l, ev.up);
                 if d_conv(self) != u64::MAX {
                     let t = now.saturating_add(d_conv(self));

@@ -92,7 +92,11 @@ impl Flow {
     /// A frame's bytes: `size`, or the flow's `frame_bytes` when 0.
     #[inline(always)]
     pub fn size_or_own(&self, size: u32) -> u32 {
-        if size == 0 { self.frame_bytes } else { size }
+        if size == 0 {
+            self.frame_bytes
+        } else {
+            size
+        }
     }
 
     pub fn new(src: NodeId, dst: NodeId, frame_bytes: u32, local: u32) -> Self {
@@ -193,7 +197,11 @@ impl Transfer {
     /// Bytes its short last frame lacks against the flow's `frame_bytes` (0 when every frame is full).
     #[inline]
     pub fn short_by(&self, frame_bytes: u32) -> u64 {
-        if self.last_bytes != 0 { (frame_bytes - self.last_bytes) as u64 } else { 0 }
+        if self.last_bytes != 0 {
+            (frame_bytes - self.last_bytes) as u64
+        } else {
+            0
+        }
     }
 
     /// Its frame bytes: `frames` of the flow's `frame_bytes`, the last one short if it is.

@@ -6,7 +6,7 @@
 //! it starts no frame of a paused priority (other priorities go on).
 
 use super::{rate_gap_ps, Network, NONE_U32};
-use crate::cm::{self, Emit, HostCtx, Reflector, ReactionPoint};
+use crate::cm::{self, Emit, HostCtx, ReactionPoint, Reflector};
 use crate::event::Event;
 use crate::frame::{tag, Frame, FrameId, FrameKind, Tag};
 use crate::ids::{FlowId, NodeId, PortId};

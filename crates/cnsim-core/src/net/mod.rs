@@ -21,16 +21,16 @@
 
 pub mod buffer;
 pub mod dynamics;
-pub mod flowctl;
 pub mod flow;
+pub mod flowctl;
 pub mod host;
 pub mod int_wire;
 pub mod pcap;
 pub mod port;
 pub mod queues;
+pub mod rdma;
 pub mod routing;
 pub mod switch;
-pub mod rdma;
 pub mod tcp;
 pub mod transfers;
 

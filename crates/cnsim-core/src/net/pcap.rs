@@ -163,11 +163,7 @@ pub fn build(ir: &crate::ir::Ir, net: &Network) -> Option<Box<PcapSet>> {
         .pcap
         .iter()
         .map(|c| {
-            let port = net
-                .ports
-                .iter()
-                .position(|p| p.node.0 == c.node && p.peer_node.0 == c.peer)
-                .expect("validated: node and peer are linked");
+            let port = net.ports.iter().position(|p| p.node.0 == c.node && p.peer_node.0 == c.peer).expect("validated: node and peer are linked");
             CaptureSpec { name: c.name.clone(), port: PortId(port as u32), start_ps: c.start_ps, end_ps: c.end_ps, snaplen: c.snaplen }
         })
         .collect();

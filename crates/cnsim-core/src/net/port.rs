@@ -9,9 +9,9 @@
 use super::{Network, NONE_U32};
 use crate::cm::cp_hooks;
 use crate::event::Event;
-use crate::net::flowctl::{PfcPort, PortPause};
 use crate::frame::{Frame, FrameId, FrameKind, Tag};
 use crate::ids::{FlowId, NodeId, PortId};
+use crate::net::flowctl::{PfcPort, PortPause};
 use crate::time::{tx_time_ps, SimTime, PS_PER_S};
 use std::collections::VecDeque;
 

@@ -111,7 +111,11 @@ impl Network {
     /// The declared flow whose statistics `q`'s frames count in.
     #[inline(always)]
     pub(crate) fn stat_flow(&self, q: FlowId) -> FlowId {
-        if self.is_transfer_queue(q) { self.meta(q).parent } else { q }
+        if self.is_transfer_queue(q) {
+            self.meta(q).parent
+        } else {
+            q
+        }
     }
 
     /// Transfer queue `q`'s own state.
@@ -127,7 +131,11 @@ impl Network {
     /// The generation of send queue `q` (0 for a declared flow).
     #[inline]
     pub(crate) fn queue_gen(&self, q: FlowId) -> u32 {
-        if self.is_transfer_queue(q) { self.meta(q).gen } else { 0 }
+        if self.is_transfer_queue(q) {
+            self.meta(q).gen
+        } else {
+            0
+        }
     }
 
     /// A data frame or ACK of send queue `q` leaves its source (counted while in flight).
@@ -210,7 +218,6 @@ impl Network {
         }
         q
     }
-
 
     /// A data frame or ACK of transfer queue `q` was delivered or dropped.
     #[inline]
@@ -346,7 +353,8 @@ mod tests {
         };
         let link = |a, b| LinkIr { a, b, rate_bps: 10_000_000_000, prop_ps: US };
         let cm: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/golden/cm-params.json")).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/golden/cm-params.json")).unwrap())
+                .unwrap();
         let sources = vec![SourceIr {
             stream_id: 1,
             flows: vec![0],
@@ -380,7 +388,8 @@ mod tests {
         // two 1-MB transfers 10 us apart: both in progress at 20 us, each in a queue of its own
         let mut sim = Simulation::new(pair("dcqcn", PER_TRANSFER, 1_000_000, 10 * US, 2_000 * US)).unwrap();
         sim.run_until(20 * US);
-        let open: Vec<FlowId> = (1..sim.network().flows.len()).map(|i| FlowId(i as u32)).filter(|&q| !sim.network().meta(q).parent.is_none()).collect();
+        let open: Vec<FlowId> =
+            (1..sim.network().flows.len()).map(|i| FlowId(i as u32)).filter(|&q| !sim.network().meta(q).parent.is_none()).collect();
         assert_eq!(open.len(), 2, "a queue per transfer");
         let (a, b) = (open[0], open[1]);
         let gen = sim.network().meta(a).gen;

@@ -26,12 +26,7 @@ pub fn adjacency(ir: &Ir) -> (Vec<bool>, Vec<Vec<(NodeId, PortId)>>) {
 /// toward destination `d` in `ports[offsets[d]..offsets[d + 1]]` — the single route first, then
 /// the other neighbours one hop closer to `d`, in link order. Nodes that are not switches get
 /// empty tables; so does a switch with one next hop toward every destination (no choice to make).
-pub fn compute_ecmp(
-    n_nodes: usize,
-    is_switch: &[bool],
-    adj: &[Vec<(NodeId, PortId)>],
-    routes: &[Vec<PortId>],
-) -> Vec<(Vec<u32>, Vec<PortId>)> {
+pub fn compute_ecmp(n_nodes: usize, is_switch: &[bool], adj: &[Vec<(NodeId, PortId)>], routes: &[Vec<PortId>]) -> Vec<(Vec<u32>, Vec<PortId>)> {
     let mut out: Vec<(Vec<u32>, Vec<PortId>)> = vec![(Vec::new(), Vec::new()); n_nodes];
     let mut sets: Vec<Vec<Vec<PortId>>> = (0..n_nodes).map(|v| if is_switch[v] { vec![Vec::new(); n_nodes] } else { Vec::new() }).collect();
     let mut dist = vec![u32::MAX; n_nodes];
@@ -140,7 +135,11 @@ impl PathTables {
     pub(crate) fn path(&self, ir: &Ir, src: u32, dst: u32, key: u64) -> Vec<u32> {
         let peer = |port: PortId| {
             let l = &ir.links[(port.0 / 2) as usize];
-            if port.0 % 2 == 0 { l.b } else { l.a }
+            if port.0 % 2 == 0 {
+                l.b
+            } else {
+                l.a
+            }
         };
         let mut path = vec![src];
         let Some(&(first, _)) = self.adj[src as usize].first() else { return Vec::new() };
@@ -274,6 +273,7 @@ mod tests {
                 assert_eq!(routes[v][dst], want[v], "node {v} toward {dst}");
             }
         }
-        assert_eq!(stub_hosts(&is_switch, &adj), vec![NONE, NONE, 0, 0, NONE, NONE, NONE]); // 4, 5: two links; 6: to a host
+        assert_eq!(stub_hosts(&is_switch, &adj), vec![NONE, NONE, 0, 0, NONE, NONE, NONE]);
+        // 4, 5: two links; 6: to a host
     }
 }

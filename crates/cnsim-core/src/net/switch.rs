@@ -8,10 +8,10 @@ use super::buffer::{admit, DropReason};
 use super::{Network, NONE_U32};
 use crate::cm::{self, cp_hooks, CpCtx};
 use crate::frame::FramePool;
-use crate::net::flowctl::SwitchPause;
 use crate::frame::{tag, FrameId, FrameKind};
 use crate::ids::{NodeId, PortId};
 use crate::ir::BufferIr;
+use crate::net::flowctl::SwitchPause;
 
 /// [`Network::cp_parts`]'s `prio` for a hook that is about the port, not one frame (the tick).
 pub(crate) const PORT_QUEUE: usize = usize::MAX;

@@ -13,11 +13,11 @@
 
 use super::{Network, NONE_U32};
 use crate::event::Event;
+use crate::frame::FrameId;
 use crate::frame::{tag, Frame, FrameKind, Tag};
 use crate::ids::{FlowId, PortId};
 use crate::ir::{CcIr, TcpIr};
 use crate::time::SimTime;
-use crate::frame::FrameId;
 use crate::transport::tcp::{CcKind, SackBlocks, Segment, TcpConfig, TcpReceiver, TcpSender};
 use std::collections::VecDeque;
 

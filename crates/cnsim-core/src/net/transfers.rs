@@ -41,13 +41,21 @@ impl FctStats {
     }
 
     pub fn min_us(&self) -> f64 {
-        if self.count == 0 { f64::INFINITY } else { self.min_ps as f64 / 1e6 }
+        if self.count == 0 {
+            f64::INFINITY
+        } else {
+            self.min_ps as f64 / 1e6
+        }
     }
     pub fn max_us(&self) -> f64 {
         self.max_ps as f64 / 1e6
     }
     pub fn mean_us(&self) -> f64 {
-        if self.count == 0 { 0.0 } else { self.sum_ps as f64 / self.count as f64 / 1e6 }
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum_ps as f64 / self.count as f64 / 1e6
+        }
     }
 
     /// Population standard deviation: (n·Σx² − (Σx)²) / n² exactly in integers, when n·Σx² fits

@@ -12,9 +12,15 @@ pub enum Column {
     /// Each of `values` repeated `each` times in a row: the time column of a time-major table
     /// whose every sample has the same `each` rows (the RP rates of flows `0..each`), handed over
     /// without being written out (with CM on, the largest column of the default observation).
-    F64Each { values: Vec<f64>, each: usize },
+    F64Each {
+        values: Vec<f64>,
+        each: usize,
+    },
     /// `0, 1, …, n − 1`, `times` times over: the id column of such a table.
-    U32Cycle { n: u32, times: usize },
+    U32Cycle {
+        n: u32,
+        times: usize,
+    },
 }
 
 /// Writes `v`'s little-endian bytes into `out` (`out.len() == v.len() * W`; the loop compiles to a
@@ -50,9 +56,7 @@ impl Column {
     /// The same rows as a `U32`, `U64`, `F64` or `Str` column (the compact forms written out).
     pub fn plain(&self) -> Column {
         match self {
-            Column::F64Each { values, each } => {
-                Column::F64(values.iter().flat_map(|&t| std::iter::repeat_n(t, *each)).collect())
-            }
+            Column::F64Each { values, each } => Column::F64(values.iter().flat_map(|&t| std::iter::repeat_n(t, *each)).collect()),
             Column::U32Cycle { n, times } => Column::U32((0..*times).flat_map(|_| 0..*n).collect()),
             c => c.clone(),
         }

@@ -428,11 +428,7 @@ impl TcpSender {
             self.bytes_marked_win += newly;
         }
         if ack >= self.window_end && ack > 0 {
-            let f = if self.bytes_acked_win > 0 {
-                self.bytes_marked_win as f64 / self.bytes_acked_win as f64
-            } else {
-                0.0
-            };
+            let f = if self.bytes_acked_win > 0 { self.bytes_marked_win as f64 / self.bytes_acked_win as f64 } else { 0.0 };
             self.alpha = (1.0 - g) * self.alpha + g * f;
             self.bytes_acked_win = 0;
             self.bytes_marked_win = 0;

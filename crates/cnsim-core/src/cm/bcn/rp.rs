@@ -86,11 +86,8 @@ impl Rp {
         if self.p.drift_bps > 0.0 && !self.drift_armed {
             self.drift_armed = true;
             let t = self.p.drift_interval_ps;
-            let phase = if self.p.drift_random_phase {
-                *self.drift_phase.get_or_insert_with(|| (ctx.rng.uniform() * t as f64) as u64 % t)
-            } else {
-                0
-            };
+            let phase =
+                if self.p.drift_random_phase { *self.drift_phase.get_or_insert_with(|| (ctx.rng.uniform() * t as f64) as u64 % t) } else { 0 };
             // the next tick of this host's grid {phase + k t} after now
             let next = if ctx.now < phase { phase } else { ((ctx.now - phase) / t + 1) * t + phase };
             ctx.set_timer(next, token(T_DRIFT, 0, 0));
@@ -325,11 +322,7 @@ impl Rp {
     fn restart(&mut self, local: u32) -> bool {
         let Some(fs) = self.flows.get_mut(local as usize) else { return false };
         let had_rl = fs.rl.is_some();
-        *fs = FlowState {
-            restart_gen: fs.restart_gen.wrapping_add(1),
-            timeout_gen: fs.timeout_gen.wrapping_add(1),
-            ..FlowState::default()
-        };
+        *fs = FlowState { restart_gen: fs.restart_gen.wrapping_add(1), timeout_gen: fs.timeout_gen.wrapping_add(1), ..FlowState::default() };
         had_rl
     }
 }

@@ -62,15 +62,8 @@ impl CpH {
     /// Offer `f` at time `now` with the queue at `q` bytes: enqueued, or refused by admission.
     fn offer(&mut self, now: SimTime, q: u64, f: &mut Frame, refused: bool) -> Vec<Emit> {
         let hosts = [NodeId(0)];
-        let mut ctx = CpCtx {
-            now,
-            queue_bytes: q,
-            service_rate_bps: 10_000_000_000,
-            rng: &mut self.rng,
-            out: &mut self.out,
-            hosts: &hosts,
-            sources: &hosts,
-        };
+        let mut ctx =
+            CpCtx { now, queue_bytes: q, service_rate_bps: 10_000_000_000, rng: &mut self.rng, out: &mut self.out, hosts: &hosts, sources: &hosts };
         if refused {
             self.cp.on_drop(&mut ctx, f);
         } else {
@@ -185,7 +178,7 @@ fn qdelta_is_in_pages_and_clamped_to_plus_minus_two_qeq() {
     assert!(close(qdelta_pages(24_000, 0, 1500), -1500.0 / 64.0));
     assert!(close(qdelta_pages(24_000, 148_000, 0), 750.0)); // +2Qeq clamp
     assert!(close(qdelta_pages(24_000, 0, 148_000), -750.0)); // −2Qeq clamp
-    // with both clamps hit Fb reaches ±Fb_max = ±(1+2W)Qeq = ±1875 pages
+                                                              // with both clamps hit Fb reaches ±Fb_max = ±(1+2W)Qeq = ±1875 pages
     let p = base();
     assert!(close(p.fb_max(), 1875.0));
     let fb = qoff_pages(24_000, 148_000) - 2.0 * qdelta_pages(24_000, 148_000, 0);
@@ -329,9 +322,7 @@ fn severe_trigger_every_arrival_with_per_source_holdoff() {
         assert!(n < 10, "{n}");
     }
     // holdoff: at most one severe message per source per 10 µs; sources are independent
-    let mut h = CpH::new(params_with(
-        json!({"severe": "zero", "severe_trigger": "every_arrival", "severe_holdoff_ps": 10 * PS_PER_US}),
-    ));
+    let mut h = CpH::new(params_with(json!({"severe": "zero", "severe_trigger": "every_arrival", "severe_holdoff_ps": 10 * PS_PER_US})));
     let mut sent = [0usize; 2];
     for t in 0..100u64 {
         for src in 0..2u32 {
@@ -399,9 +390,7 @@ fn periodic_sampler_counts_data_bytes_with_bounded_jitter() {
     assert_eq!(hits.len(), 10);
     assert!(hits.windows(2).all(|w| w[1] - w[0] == 50), "{hits:?}");
     // ECM: 75 000 ± 5 000 B ⇒ gaps of 47..=54 frames, mean 50
-    let mut h = CpH::new(params_with(
-        json!({"sampling": "periodic", "sample_interval_bytes": 75000, "sample_jitter_bytes": 5000}),
-    ));
+    let mut h = CpH::new(params_with(json!({"sampling": "periodic", "sample_interval_bytes": 75000, "sample_jitter_bytes": 5000})));
     let mut last = None;
     let mut gaps = vec![];
     for i in 0..100_000usize {
@@ -421,11 +410,9 @@ fn periodic_sampler_counts_data_bytes_with_bounded_jitter() {
 #[test]
 fn random_and_bernoulli_sampling_rates() {
     // 150 KB with 1500-B frames: 1 %; Bernoulli p = 0.05
-    for (patch, want) in [
-        (json!({}), 0.01),
-        (json!({"sampling": "bernoulli", "sample_probability": 0.05}), 0.05),
-        (json!({"sample_interval_bytes": 25000}), 0.06),
-    ] {
+    for (patch, want) in
+        [(json!({}), 0.01), (json!({"sampling": "bernoulli", "sample_probability": 0.05}), 0.05), (json!({"sample_interval_bytes": 25000}), 0.06)]
+    {
         let mut h = CpH::new(params_with(patch));
         let n = 200_000;
         let k = (0..n).filter(|_| !h.enqueue(100_000, &mut data_frame(1, 0, 1500)).is_empty()).count();
@@ -442,9 +429,7 @@ fn oversampling_thresh_and_qcn() {
     let above = (0..n).filter(|_| !h.enqueue(30_000, &mut data_frame(1, 0, 1500)).is_empty()).count();
     assert!((above as f64 / n as f64 - 0.10).abs() < 0.01);
     // OS-QCN: a maximal negative sample divides the next interval by 1 + 63/8 = 8
-    let mut h = CpH::new(params_with(
-        json!({"oversampling": "qcn", "sampling": "periodic", "sample_interval_bytes": 150000}),
-    ));
+    let mut h = CpH::new(params_with(json!({"oversampling": "qcn", "sampling": "periodic", "sample_interval_bytes": 150000})));
     let mut first = None;
     for i in 0..200 {
         let out = h.enqueue(149_000, &mut data_frame(1, 0, 1500));
@@ -476,8 +461,8 @@ fn slow_cp_uses_its_own_pm_and_ru() {
         let n = 100_000;
         for _ in 0..n {
             let hosts = [NodeId(0)];
-            let mut ctx = CpCtx { now: 0, queue_bytes: 100_000, service_rate_bps: rate, rng: &mut rng,
-                                  out: &mut out, hosts: &hosts, sources: &hosts };
+            let mut ctx =
+                CpCtx { now: 0, queue_bytes: 100_000, service_rate_bps: rate, rng: &mut rng, out: &mut out, hosts: &hosts, sources: &hosts };
             cp.on_enqueue(&mut ctx, &mut data_frame(1, 0, 1500));
         }
         let got = out.len() as f64 / n as f64;
@@ -502,7 +487,7 @@ fn quantization_sign_magnitude_floor_and_suppression() {
     assert!(close(quantize(-600.0, fm, 3), -2.0 * fm / 7.0)); // floor(600·7/1875) = 2
     assert!(close(quantize(600.0, fm, 3), 2.0 * fm / 7.0)); // sign kept
     assert_eq!(quantize(-200.0, fm, 3), 0.0); // quantises to 0 ⇒ no message
-    // 32 bits: within one level (4.4e-7 pages) of the exact value
+                                              // 32 bits: within one level (4.4e-7 pages) of the exact value
     assert!((quantize(-600.123, fm, 32) + 600.123).abs() < 1e-6);
     // the CP suppresses a message whose magnitude quantises to 0
     let p = params_with(json!({"quant_bits": 3}));

@@ -135,8 +135,7 @@ impl Network {
         let (quanta, frac) = {
             let s = self.switch_of[self.ports[port.idx()].node.idx()] as usize;
             match self.switches[s].pause.cfg {
-                PauseIr::Global { quanta, refresh_fraction, .. }
-                | PauseIr::Selective { quanta, refresh_fraction, .. } => (quanta, refresh_fraction),
+                PauseIr::Global { quanta, refresh_fraction, .. } | PauseIr::Selective { quanta, refresh_fraction, .. } => (quanta, refresh_fraction),
                 PauseIr::None | PauseIr::Pfc(_) => return,
             }
         };

@@ -548,9 +548,7 @@ pub fn deadlock_report(net: &Network, name: &dyn Fn(usize) -> String, stuck_ps: 
         let Some(pf) = p.pfc.as_ref().filter(|_| net.is_switch(p.node)) else { continue };
         for k in 0..PRIORITIES {
             let r = &pf.rx[k];
-            stuck[id(i, k)] = !pf.queues[k].is_empty()
-                && r.paused_until > end
-                && r.paused_since.is_some_and(|t| end >= t + stuck_ps);
+            stuck[id(i, k)] = !pf.queues[k].is_empty() && r.paused_until > end && r.paused_since.is_some_and(|t| end >= t + stuck_ps);
         }
     }
     let n_stuck = stuck.iter().filter(|&&x| x).count();
@@ -569,10 +567,7 @@ pub fn deadlock_report(net: &Network, name: &dyn Fn(usize) -> String, stuck_ps: 
         by_node[p.peer_node.idx()]
             .iter()
             .filter(|&&q| {
-                stuck[id(q, k)]
-                    && net.ports[q].pfc.as_ref().expect("PFC port").queues[k]
-                        .iter()
-                        .any(|&f| net.frames.get(f).ingress == p.peer)
+                stuck[id(q, k)] && net.ports[q].pfc.as_ref().expect("PFC port").queues[k].iter().any(|&f| net.frames.get(f).ingress == p.peer)
             })
             .map(|&q| id(q, k))
             .collect()

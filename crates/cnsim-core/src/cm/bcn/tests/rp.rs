@@ -145,9 +145,7 @@ fn bcn00_reset_policies_and_backoff_cap() {
 fn bcn00_reset_event_positive_and_released() {
     // reset_event = positive (model reference §12 R8): episodes accumulate through negative BCNs; the first
     // positive BCN reaching the running RL applies the policy.
-    let mk = |reset: &str, ev: &str| {
-        RpH::new(params_with(json!({"severe": "zero", "reset": reset, "reset_event": ev})), 1)
-    };
+    let mk = |reset: &str, ev: &str| RpH::new(params_with(json!({"severe": "zero", "reset": reset, "reset_event": ev})), 1);
     for (reset, after_positive) in [("always", 1e9), ("never", 0.25e9)] {
         let mut h = mk(reset, "positive");
         for want in [1e9, 0.5e9] {
@@ -190,9 +188,7 @@ fn bcn00_reset_event_positive_and_released() {
 fn bcn00_reset_event_uncongested() {
     // reset_event = uncongested: a new stop episode keeps the level; a normal BCN to a running
     // RL applies the policy (always: reset; delayed: reset if >= 1 ms after the restart; never: no).
-    let mk = |reset: &str| {
-        RpH::new(params_with(json!({"severe": "zero", "reset": reset, "reset_event": "uncongested"})), 1)
-    };
+    let mk = |reset: &str| RpH::new(params_with(json!({"severe": "zero", "reset": reset, "reset_event": "uncongested"})), 1);
     for (reset, after_normal) in [("always", 1e9), ("delayed", 0.25e9), ("never", 0.25e9)] {
         let mut h = mk(reset);
         for want in [1e9, 0.5e9] {
@@ -238,8 +234,7 @@ fn bcn00_while_stopped_rearms_with_doubled_tmax_and_halved_rmin() {
         assert!(close(h.rp.flows[0].restart_rate, want));
     }
     // only the latest restart timer counts
-    let gens: Vec<u32> =
-        h.timers.iter().filter(|t| untoken(t.1).0 == T_RESTART).map(|t| untoken(t.1).2).collect();
+    let gens: Vec<u32> = h.timers.iter().filter(|t| untoken(t.1).0 == T_RESTART).map(|t| untoken(t.1).2).collect();
     assert_eq!(gens.len(), 4);
     h.advance(h.now + 10 * PS_PER_MS);
     assert_eq!(h.rate(0), Some(0.25e9));
@@ -255,7 +250,7 @@ fn drift_adds_ru_every_interval_except_while_stopped() {
     h.now = 50 * PS_PER_US;
     h.msg(MSG_NEGATIVE, 0, CPID, -1875.0); // 5 Gb/s
     h.msg(MSG_ZERO, 1, CPID, 0.0); // stopped
-    // the drift grid is global: ticks at 100, 200, ... µs
+                                   // the drift grid is global: ticks at 100, 200, ... µs
     let first = h.timers.iter().find(|t| untoken(t.1).0 == T_DRIFT).unwrap().0;
     assert_eq!(first, 100 * PS_PER_US);
     h.rp.flows[1].restart_gen += 1; // keep flow 1 stopped for this test
@@ -354,8 +349,7 @@ fn rl_per_transfer_starts_each_transfer_unregulated_and_ignores_the_old_timer() 
 
 #[test]
 fn self_increase_r_plus_r_i_tau() {
-    let mut h =
-        RpH::new(params_with(json!({"fb_at_cp": true, "self_increase": 2.0, "self_increase_interval_ps": PS_PER_MS})), 1);
+    let mut h = RpH::new(params_with(json!({"fb_at_cp": true, "self_increase": 2.0, "self_increase_interval_ps": PS_PER_MS})), 1);
     h.msg(MSG_NEGATIVE, 0, CPID, -1875.0); // 5 Gb/s
     h.advance(3 * PS_PER_MS);
     let want = 5e9 * (1.0 + 2.0 * 1e-3f64).powi(3);
