@@ -78,11 +78,14 @@ def test_ctrl_c_while_the_cluster_starts_stops_the_sweep_and_a_rerun_completes_i
 def test_ctrl_c_at_any_moment(tmp_path, delay):
     """The issue's reproduction: SIGINT at fixed delays after the start, before, during and after the
     cluster's start-up; every one stops the sweep in one line with status 130 (or the sweep had
-    already finished: status 0, every run done)."""
+    already finished: status 0, every run done). A signal in the last milliseconds of a finished sweep,
+    once the interpreter's teardown has restored the default SIGINT action, ends the process by the
+    signal itself (status -2, which a shell reports as 130), with nothing printed and every run done:
+    seen once under load with the signal at 3.0 s."""
     out = tmp_path / "out"
     t0 = time.monotonic()
     code, lines = _interrupt(_sweep(out), lambda: time.monotonic() - t0 >= delay)
-    if code == 0:
+    if code == 0 or (code == -signal.SIGINT and not lines):
         assert len(list((out / "runs").iterdir())) == 15
     else:
         assert code == 130 and len(lines) == 1 and lines[0].startswith("interrupted"), lines
