@@ -1,5 +1,5 @@
 """Packet traces of a run (``[[observe.pcap]]``): the libpcap bytes the engine captured, appended to
-``pcap/<name>.pcap`` in the output folder as the run goes (``crates/cnsim-core/src/pcap.rs`` writes the
+``pcap/<name>.pcap`` in the output folder as the run goes (``crates/cnsim-core/src/net/pcap.rs`` writes the
 frames; docs/pcap.md says what each cnsim frame becomes on the wire)."""
 
 from __future__ import annotations
