@@ -61,15 +61,23 @@ pub struct FlowTotals {
     pub tcp: TcpTotals,
 }
 
+/// Add the per-flow traffic counters of `$from` (a [`Flow`]) to `$into` (a [`Flow`] or
+/// [`FlowTotals`]): the one list of the counters a transfer's queue hands to its declared flow.
+macro_rules! add_traffic_counters {
+    ($into:expr, $from:expr) => {
+        $into.generated_frames += $from.generated_frames;
+        $into.sent_frames += $from.sent_frames;
+        $into.delivered_frames += $from.delivered_frames;
+        $into.delivered_bytes += $from.delivered_bytes;
+        $into.delivered_bytes_window += $from.delivered_bytes_window;
+        $into.dropped_frames += $from.dropped_frames;
+        $into.dropped_bytes += $from.dropped_bytes;
+    };
+}
+
 impl FlowTotals {
     fn add_counters(&mut self, f: &Flow) {
-        self.generated_frames += f.generated_frames;
-        self.sent_frames += f.sent_frames;
-        self.delivered_frames += f.delivered_frames;
-        self.delivered_bytes += f.delivered_bytes;
-        self.delivered_bytes_window += f.delivered_bytes_window;
-        self.dropped_frames += f.dropped_frames;
-        self.dropped_bytes += f.dropped_bytes;
+        add_traffic_counters!(self, f);
         self.backlog += f.backlog;
     }
 }
@@ -92,13 +100,7 @@ pub struct QueueMeta {
 /// Fold `from`'s counters into `into` (a closing queue into its flow); the send-side state
 /// (`sent_bytes`, the window's counter) stays with each record.
 fn fold_counters(into: &mut Flow, from: &Flow) {
-    into.generated_frames += from.generated_frames;
-    into.sent_frames += from.sent_frames;
-    into.delivered_frames += from.delivered_frames;
-    into.delivered_bytes += from.delivered_bytes;
-    into.delivered_bytes_window += from.delivered_bytes_window;
-    into.dropped_frames += from.dropped_frames;
-    into.dropped_bytes += from.dropped_bytes;
+    add_traffic_counters!(into, from);
 }
 
 impl Network {
