@@ -39,11 +39,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-KINDS = (
+Kind = Literal[
     "settle_ms",
     "in_band_fraction",
     "cv",
@@ -53,7 +53,8 @@ KINDS = (
     "tp_min_bps",
     "fct_mean_us",
     "throttled_fraction",
-)
+]
+KINDS = get_args(Kind)
 QUEUE_FREE = ("tp_min_bps", "fct_mean_us", "throttled_fraction")
 
 
@@ -62,17 +63,7 @@ class SeriesMetric(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal[
-        "settle_ms",
-        "in_band_fraction",
-        "cv",
-        "mean_bytes",
-        "min_bytes",
-        "max_bytes",
-        "tp_min_bps",
-        "fct_mean_us",
-        "throttled_fraction",
-    ]
+    kind: Kind
     queue: str = Field("", pattern=r"^([^>\s]+>[^>\s]+)?$", description="'switch>port', e.g. 'sw1>sw2'")
     min_frames: int = Field(1, ge=1, description="fct_mean_us, throttled_fraction: smallest transfer counted, frames")
     max_frames: int | None = Field(
