@@ -479,25 +479,25 @@ fn assert_same_fct(on: &Value, off: &Value) {
     assert_eq!(on, off);
 }
 
+/// Four closed-loop Pareto sources into a 30-KB egress for `dur`: thousands of transfers, some bad.
+fn pareto_fan_in(dur: u64) -> Ir {
+    let process = ProcessIr::ParetoOnOff {
+        xm_ps: 2 * US,
+        alpha: 1.5,
+        off_mean_ps: 4 * US,
+        line_rate_bps: G10,
+        cap_ps: None,
+        shifted: false,
+        nic_buffer_frames: None,
+        rl_release: false,
+    };
+    fan_in(4, process, BufferIr::Egress { egress_bytes: 30_000 }, PauseIr::None, dur)
+}
+
 #[test]
 fn without_fct_rows_settled_transfers_are_folded_and_memory_follows_those_in_progress() {
     // four closed-loop Pareto sources into a 30-KB egress: thousands of transfers, some bad
-    let mut ir = fan_in(
-        4,
-        ProcessIr::ParetoOnOff {
-            xm_ps: 2 * US,
-            alpha: 1.5,
-            off_mean_ps: 4 * US,
-            line_rate_bps: G10,
-            cap_ps: None,
-            shifted: false,
-            nic_buffer_frames: None,
-            rl_release: false,
-        },
-        BufferIr::Egress { egress_bytes: 30_000 },
-        PauseIr::None,
-        40 * MS,
-    );
+    let mut ir = pareto_fan_in(40 * MS);
     ir.warmup_ps = MS;
     let (on, off, slots) = fct_on_off(&ir);
     let fct = &on["fct"];
@@ -513,22 +513,7 @@ fn fct_rows_drained_as_transfers_settle_join_into_the_whole_table() {
     // the same Pareto fan-in, FCT rows on, drained every 2 ms: the rows of the chunks and of the end
     // are every transfer once (serials 0..n), in the order they settled, and the transfer store
     // holds only those in progress
-    let mut ir = fan_in(
-        4,
-        ProcessIr::ParetoOnOff {
-            xm_ps: 2 * US,
-            alpha: 1.5,
-            off_mean_ps: 4 * US,
-            line_rate_bps: G10,
-            cap_ps: None,
-            shifted: false,
-            nic_buffer_frames: None,
-            rl_release: false,
-        },
-        BufferIr::Egress { egress_bytes: 30_000 },
-        PauseIr::None,
-        20 * MS,
-    );
+    let mut ir = pareto_fan_in(20 * MS);
     ir.warmup_ps = MS;
     let whole = run(ir.clone());
     let mut sim = Simulation::new(ir).expect("valid");

@@ -56,18 +56,8 @@ fn fan_in(n: u32, cc: CcIr, sack: bool, buffer: u64, delay: u64, dur: u64) -> Ir
             dst_set: None,
         });
     }
-    let mut ir: Ir = serde_json::from_value(serde_json::json!({
-        "name": "sack", "duration_ps": dur, "warmup_ps": dur / 3, "seed": 1, "replication": 0,
-        "control_frame_bytes": 64, "wire_overhead_bytes": 0, "nodes": [], "links": [], "flows": [], "sources": [],
-        "cm": {"scheme": "none"},
-        "observe": {"sample_interval_ps": 0, "throughput_bin_ps": 0, "fct": false},
-    }))
-    .expect("a minimal IR");
-    ir.nodes = nodes;
-    ir.links = links;
-    ir.flows = flows;
-    ir.sources = sources;
-    ir
+    let observe = ObserveIr { fct: false, ..ObserveIr::fct_only() };
+    Ir { warmup_ps: dur / 3, observe, ..Ir::new("sack", dur, nodes, links, flows, sources) }
 }
 
 fn run(ir: Ir) -> Results {

@@ -146,11 +146,10 @@ fn tcp_runs_are_deterministic() {
     assert_eq!(a, b);
 }
 
-#[test]
-fn transfers_complete_when_their_last_byte_is_acknowledged() {
-    // a CBR application writing one segment every 12 µs: light load, every segment acknowledged
-    let mut ir = incast(1, CcIr::NewReno, 150_000, PauseIr::None, None, 5 * MS);
-    ir.sources[0].process = ProcessIr::ParetoOnOff {
+/// Transfers written in Pareto ON periods (x_m 12 µs at 10 Gb/s, α 2.5) separated by OFF periods of
+/// 50 µs mean: light load, every segment acknowledged.
+fn light_transfers() -> ProcessIr {
+    ProcessIr::ParetoOnOff {
         xm_ps: 12 * US,
         alpha: 2.5,
         off_mean_ps: 50 * US,
@@ -159,7 +158,14 @@ fn transfers_complete_when_their_last_byte_is_acknowledged() {
         shifted: false,
         nic_buffer_frames: None,
         rl_release: false,
-    };
+    }
+}
+
+#[test]
+fn transfers_complete_when_their_last_byte_is_acknowledged() {
+    // a CBR application writing one segment every 12 µs: light load, every segment acknowledged
+    let mut ir = incast(1, CcIr::NewReno, 150_000, PauseIr::None, None, 5 * MS);
+    ir.sources[0].process = light_transfers();
     let s = run(ir).summary;
     let fct = &s["fct"];
     assert!(u(&fct["count"]) > 20, "transfers complete: {fct}");
@@ -173,16 +179,7 @@ fn transfers_complete_when_their_last_byte_is_acknowledged() {
 fn without_fct_rows_tcp_transfers_are_folded_when_acknowledged() {
     let mut ir = incast(2, CcIr::NewReno, 150_000, PauseIr::None, None, 10 * MS);
     for s in &mut ir.sources {
-        s.process = ProcessIr::ParetoOnOff {
-            xm_ps: 12 * US,
-            alpha: 2.5,
-            off_mean_ps: 50 * US,
-            line_rate_bps: G10,
-            cap_ps: None,
-            shifted: false,
-            nic_buffer_frames: None,
-            rl_release: false,
-        };
+        s.process = light_transfers();
     }
     let on = run(ir.clone()).summary;
     ir.observe.fct = false;
