@@ -11,7 +11,7 @@ use crate::event::Event;
 use crate::ids::PortId;
 use crate::ir::PauseIr;
 use crate::net::Network;
-use crate::time::{tx_time_ps, SimTime};
+use crate::time::SimTime;
 
 /// PAUSE state of one port: as a paused transmitter, and as the switch port that sends XOFF/XON
 /// toward its peer.
@@ -48,9 +48,10 @@ pub struct PortPause {
 }
 
 impl PortPause {
-    /// A PAUSE with `quanta` (0 = XON) arrived at `now` on a link of `rate_bps`; paused time is
-    /// accounted after the warm-up `w`.
-    pub fn receive(&mut self, now: SimTime, w: SimTime, quanta: u16, rate_bps: u64) {
+    /// A PAUSE of `pause_ps` (its quanta's time at the link's rate; 0 = XON) arrived at `now`;
+    /// paused time is accounted after the warm-up `w`.
+    #[inline]
+    pub fn receive(&mut self, now: SimTime, w: SimTime, pause_ps: u64) {
         // close the current paused interval at `now`
         let end = self.paused_until.min(now);
         let from = self.pause_from.max(w);
@@ -59,8 +60,8 @@ impl PortPause {
         }
         self.pause_from = now;
         let was_paused = self.paused_until > now;
-        self.paused_until = if quanta == 0 { now } else { now + tx_time_ps(quanta as u64 * 64, rate_bps) };
-        if quanta == 0 {
+        self.paused_until = now + pause_ps;
+        if pause_ps == 0 {
             self.paused_since = None;
         } else if !was_paused || self.paused_since.is_none() {
             self.paused_since = Some(now);
@@ -127,42 +128,82 @@ impl Network {
     pub(crate) fn pause_receive(&mut self, port: PortId, quanta: u16) {
         let (now, w) = (self.now, self.cfg.warmup_ps);
         let p = &mut self.ports[port.idx()];
-        p.pause.receive(now, w, quanta, p.rate_bps);
+        // a quantum is 512 bit times: a multiply at the usual rates (`Port::tx_ps`)
+        let dur = p.tx_ps(quanta as u64 * 64);
+        p.pause.receive(now, w, dur);
+    }
+
+    /// The pause time and refresh fraction of switch `s`'s 802.3x PAUSE (None: not this mode).
+    fn pause_params(&self, s: usize) -> Option<(u16, f64)> {
+        match self.switches[s].pause.cfg {
+            PauseIr::Global { quanta, refresh_fraction, .. } | PauseIr::Selective { quanta, refresh_fraction, .. } => Some((quanta, refresh_fraction)),
+            PauseIr::None | PauseIr::Pfc(_) => None,
+        }
     }
 
     /// Queue an XOFF (or XON) on switch port `port`, ahead of its data; schedule the refresh.
     fn send_pause(&mut self, port: PortId, xoff: bool) {
-        let (quanta, frac) = {
-            let s = self.switch_of[self.ports[port.idx()].node.idx()] as usize;
-            match self.switches[s].pause.cfg {
-                PauseIr::Global { quanta, refresh_fraction, .. } | PauseIr::Selective { quanta, refresh_fraction, .. } => (quanta, refresh_fraction),
-                PauseIr::None | PauseIr::Pfc(_) => return,
-            }
-        };
-        let now = self.now;
-        let p = &mut self.ports[port.idx()];
-        p.pause.pending = Some(if xoff { quanta } else { 0 });
-        p.pause.gen = p.pause.gen.wrapping_add(1);
+        let s = self.switch_of[self.ports[port.idx()].node.idx()] as usize;
+        let Some((quanta, frac)) = self.pause_params(s) else { return };
+        self.queue_pause(port, if xoff { quanta } else { 0 });
         if xoff {
-            // Its refresh. A port has one refresh event pending at a time: each XOFF used to
-            // schedule one, and under a global PAUSE, with a cycle far shorter than the refresh
-            // time, all but the last were stale when they fell due (100 senders: a stale event
-            // per sender per XOFF). An XOFF sent while one is pending (due sooner: a refresh falls
-            // due a fixed time after its XOFF) only notes its own; the pending event moves there
-            // when it falls due, with the key reserved now, so it runs where it would have.
-            let dur = tx_time_ps(quanta as u64 * 64, p.rate_bps);
-            let t = now + ((dur as f64 * frac) as u64).max(1);
-            let ev = Event::PauseRefresh { port, gen: p.pause.gen };
-            let key = self.q.reserve(t, &ev);
-            let p = &mut self.ports[port.idx()];
-            if p.pause.refresh_pending {
-                p.pause.refresh_next = Some(((key >> 64) as u64, key as u64, p.pause.gen));
-            } else {
-                p.pause.refresh_pending = true;
-                self.q.push_key(key, ev);
-            }
+            self.schedule_refresh(port, quanta, frac);
         }
         self.port_try_send(port);
+    }
+
+    /// Note a PAUSE of `quanta` (0 = XON) for port `port` to send ahead of its data.
+    #[inline]
+    fn queue_pause(&mut self, port: PortId, quanta: u16) {
+        let p = &mut self.ports[port.idx()];
+        p.pause.pending = Some(quanta);
+        p.pause.gen = p.pause.gen.wrapping_add(1);
+    }
+
+    /// The refresh of the XOFF of `quanta` just queued on `port`, due `frac` of its pause time later.
+    ///
+    /// A port has one refresh event pending at a time: each XOFF used to schedule one, and under
+    /// a global PAUSE, with a cycle far shorter than the refresh time, all but the last were stale
+    /// when they fell due (100 senders: a stale event per sender per XOFF). An XOFF sent while one
+    /// is pending (due sooner: a refresh falls due a fixed time after its XOFF) only notes its
+    /// own; the pending event moves there when it falls due, with the key reserved now, so it
+    /// runs where it would have.
+    #[inline]
+    fn schedule_refresh(&mut self, port: PortId, quanta: u16, frac: f64) {
+        let now = self.now;
+        let p = &self.ports[port.idx()];
+        let dur = p.tx_ps(quanta as u64 * 64);
+        let t = now + ((dur as f64 * frac) as u64).max(1);
+        let ev = Event::PauseRefresh { port, gen: p.pause.gen };
+        let key = self.q.reserve(t, &ev);
+        let p = &mut self.ports[port.idx()];
+        if p.pause.refresh_pending {
+            p.pause.refresh_next = Some(((key >> 64) as u64, key as u64, p.pause.gen));
+        } else {
+            p.pause.refresh_pending = true;
+            self.q.push_key(key, ev);
+        }
+    }
+
+    /// Global PAUSE: switch `s` sends XOFF (`xoff`) or XON on every port. The frames start (on
+    /// the idle ports) one after another with no other event scheduled between them, so their
+    /// ends, and then their arrivals, are batches ([`crate::event::EventQueue::push_batched`]);
+    /// the XOFFs' refreshes are scheduled after them all, in the same port order (a refresh is of
+    /// another class than a frame's end: which of the two takes its key first changes no order).
+    fn send_pause_all(&mut self, s: usize, xoff: bool) {
+        let Some((quanta, frac)) = self.pause_params(s) else { return };
+        let n = self.switches[s].ports.len();
+        for k in 0..n {
+            let port = self.switches[s].ports[k];
+            self.queue_pause(port, if xoff { quanta } else { 0 });
+            self.port_try_send(port);
+        }
+        if xoff {
+            for k in 0..n {
+                let port = self.switches[s].ports[k];
+                self.schedule_refresh(port, quanta, frac);
+            }
+        }
     }
 
     /// Re-send XOFF on `port` if it is still asserted and `gen` is the latest PAUSE sent there.
@@ -227,10 +268,7 @@ impl Network {
                 };
                 if let Some(x) = toggle {
                     self.switches[s].pause.xoff_global = x;
-                    for k in 0..self.switches[s].ports.len() {
-                        let port = self.switches[s].ports[k];
-                        self.send_pause(port, x);
-                    }
+                    self.send_pause_all(s, x);
                 }
             }
             PauseIr::Selective { high_bytes, low_bytes, .. } => {

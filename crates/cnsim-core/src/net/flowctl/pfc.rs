@@ -338,12 +338,13 @@ impl Network {
         let rate = p.rate_bps;
         let Some(pf) = p.pfc.as_mut() else { return };
         let (mut until, mut newly) = (0, 0u8);
+        let dur = tx_time_ps(quanta as u64 * 64, rate);
         for k in 0..PRIORITIES {
             if cev >> k & 1 == 1 {
                 if !pf.rx[k].holds(now) && quanta > 0 && !pf.queues[k].is_empty() {
                     newly |= 1 << k;
                 }
-                pf.rx[k].receive(now, w, quanta, rate);
+                pf.rx[k].receive(now, w, dur);
                 pf.received[k] += 1;
             }
             until = until.max(pf.rx[k].paused_until);
