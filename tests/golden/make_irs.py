@@ -35,6 +35,19 @@ CASES = {
             "flow_control.low": "90KB",
         },
     ),
+    # the same over links without delay: a PAUSE frame arrives as its transmission ends, so the
+    # arrivals of a batch of XOFF/XON ends (crate::event::EventQueue::push_batched) go before the rest
+    # of the batch
+    "fan-in-4-pause-no-delay": (
+        "baseline/fan-in-4.toml",
+        {
+            "run.duration": "100us",
+            "flow_control.mode": "global",
+            "flow_control.high": "100KB",
+            "flow_control.low": "90KB",
+            "defaults.link_delay": 0,
+        },
+    ),
     # BCN on the seed-000 symmetric topology: sampling, feedback messages, rate limiters
     "symmetric-bcn": ("seed-000/symmetric-bcn.toml", {"run.duration": "200us"}),
     # TCP NewReno incast: segments, ACKs, retransmission and delayed-ACK timers

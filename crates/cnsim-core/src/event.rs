@@ -42,6 +42,11 @@ pub enum Event {
     LinkEvent { index: u32, phase: u8 },
     /// Record the sampled time series.
     Sample,
+    /// Events of one instant and class pushed one right after another, with no other event pushed
+    /// between them ([`EventQueue::push_batched`]): one entry of the queue instead of one each;
+    /// `class` is theirs. The network handles the members in their order
+    /// ([`crate::net::Network::run_batch`]).
+    Batch { id: u32, class: u8 },
 }
 
 impl Event {
@@ -60,6 +65,7 @@ impl Event {
             | Event::LinkEvent { .. } => 2,
             Event::SourceFire { .. } => 3,
             Event::Sample => 4,
+            Event::Batch { class, .. } => *class as u64,
         }
     }
 }
@@ -506,7 +512,25 @@ pub struct EventQueue {
     /// sampling pays nothing for them).
     odd_min: u128,
     seq: u64,
+    /// The batches ([`Event::Batch`]) by id: key and members; the ids free for reuse.
+    batches: Vec<(u128, Vec<Event>)>,
+    free_batches: Vec<u32>,
+    /// The last event [`EventQueue::push_batched`] pushed, which the next one may join.
+    open: OpenRun,
 }
+
+/// The last event pushed by [`EventQueue::push_batched`]: its time and class, the queue's `seq`
+/// after it (`u64::MAX`: none), and the batch it is in (`NO_BATCH`: it was pushed alone).
+#[derive(Clone, Copy)]
+struct OpenRun {
+    seq: u64,
+    t: SimTime,
+    class: u64,
+    id: u32,
+}
+
+const NO_BATCH: u32 = u32::MAX;
+const NO_RUN: OpenRun = OpenRun { seq: u64::MAX, t: 0, class: 0, id: NO_BATCH };
 
 impl Default for EventQueue {
     fn default() -> Self {
@@ -518,7 +542,18 @@ impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         let lane = || Lane { run: Vec::with_capacity(n), head: 0, heap: BinaryHeap::with_capacity(n), min: NO_KEY };
         let near = Lane { run: Vec::with_capacity(n), head: 0, heap: Calendar::default(), min: NO_KEY };
-        EventQueue { near, odd: lane(), far: lane(), wait: WaitTree::default(), sample: NO_KEY, odd_min: NO_KEY, seq: 0 }
+        EventQueue {
+            near,
+            odd: lane(),
+            far: lane(),
+            wait: WaitTree::default(),
+            sample: NO_KEY,
+            odd_min: NO_KEY,
+            seq: 0,
+            batches: Vec::new(),
+            free_batches: Vec::new(),
+            open: NO_RUN,
+        }
     }
     /// Schedule `ev` at `t`.
     #[inline(always)]
@@ -558,6 +593,77 @@ impl EventQueue {
                 self.odd_min = self.odd_min.min(key);
             }
         }
+    }
+    /// Schedule `ev` at `t` as [`EventQueue::push`] does, but if the last event pushed was also
+    /// pushed here, at `t` and of `ev`'s class, with nothing pushed since, as the next member of
+    /// its batch ([`Event::Batch`]): the events of a burst (a PAUSE frame sent on every port of a
+    /// switch at once: their transmissions ending, then their arrivals) are one entry of the
+    /// queue. The order is the keys' order still: no event pushed before the first member or
+    /// after the last falls between two members, and the taker asks [`EventQueue::has_before`]
+    /// between members whether one pushed meanwhile goes first (of the same instant and a lower
+    /// class).
+    #[inline(always)]
+    pub fn push_batched(&mut self, t: SimTime, ev: Event) {
+        let class = ev.class();
+        let o = self.open;
+        if o.seq == self.seq && o.t == t && o.class == class {
+            // the open run's batch, made at its second event (the first was pushed alone)
+            let id = if o.id == NO_BATCH { self.open_batch() } else { o.id };
+            return self.batches[id as usize].1.push(ev);
+        }
+        let key = self.next_key(t, class);
+        self.push_key(key, ev);
+        self.open = OpenRun { seq: self.seq, t, class, id: NO_BATCH };
+    }
+    /// The batch of the open run, with the key its second event would have had (pushed).
+    #[cold]
+    #[inline(never)]
+    fn open_batch(&mut self) -> u32 {
+        let (t, class) = (self.open.t, self.open.class);
+        let key = self.next_key(t, class);
+        let id = self.new_batch(key);
+        self.push_key(key, Event::Batch { id, class: class as u8 });
+        self.open.id = id;
+        self.open.seq = self.seq;
+        id
+    }
+    fn new_batch(&mut self, key: u128) -> u32 {
+        let id = self.free_batches.pop().unwrap_or_else(|| {
+            self.batches.push((0, Vec::new()));
+            (self.batches.len() - 1) as u32
+        });
+        self.batches[id as usize].0 = key;
+        id
+    }
+    /// The key and the members of batch `id`, just popped (none joins it from now on); hand the
+    /// members back with [`EventQueue::recycle`].
+    pub fn take_batch(&mut self, id: u32) -> (u128, Vec<Event>) {
+        if self.open.id == id {
+            self.open = NO_RUN;
+        }
+        let (key, members) = &mut self.batches[id as usize];
+        (*key, std::mem::take(members))
+    }
+    /// Batch `id`'s members are handled: its id and storage are free again.
+    pub fn recycle(&mut self, id: u32, mut members: Vec<Event>) {
+        members.clear();
+        self.batches[id as usize].1 = members;
+        self.free_batches.push(id);
+    }
+    /// Whether an event due before `key` is pending: pushed while the members of the batch of
+    /// key `key` are handled (of its instant, a lower class), it goes before the rest of them.
+    #[inline]
+    pub fn has_before(&mut self, key: u128) -> bool {
+        self.front().1 < key
+    }
+    /// Push `rest`, the members of a batch not handled yet, again under the batch's key `key`
+    /// (popped, so no other event has it; the events pushed since are due after it but those
+    /// that made the rest wait).
+    pub fn push_rest(&mut self, key: u128, rest: &[Event]) {
+        let id = self.new_batch(key);
+        self.batches[id as usize].1.extend_from_slice(rest);
+        let class = ((key as u64) >> 60) as u8;
+        self.push_key(key, Event::Batch { id, class });
     }
     /// Schedule the wake-up at `t` of host `host` (slot `slot`: the host's index among the hosts)
     /// that waits for its rate limiter or a pause; it replaces the host's previous one of this
@@ -636,8 +742,10 @@ impl EventQueue {
         };
         Some(((e.key >> 64) as u64, e.ev))
     }
+    /// Pending events (a batch's members each).
     pub fn len(&self) -> usize {
-        self.near.len() + self.odd.len() + self.far.len() + self.wait.len() + (self.sample != NO_KEY) as usize
+        let batched: usize = self.batches.iter().map(|b| b.1.len().saturating_sub(1)).sum();
+        self.near.len() + self.odd.len() + self.far.len() + self.wait.len() + (self.sample != NO_KEY) as usize + batched
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -769,6 +877,84 @@ mod tests {
         }
         assert_eq!(q.len(), 1);
         assert!(q.far.run.capacity() <= 4096, "run capacity {}", q.far.run.capacity());
+    }
+
+    #[test]
+    fn batched_pushes_are_taken_in_the_order_of_single_pushes() {
+        // bursts of same-instant events pushed with push_batched (some one right after another:
+        // batches), others pushed alone in between, and events pushed while a batch's members are
+        // handled, among them some of the same instant and a lower class (which must go before the
+        // rest of the batch, as Network::run_batch does it): the order of one sorted list, ties by
+        // insertion
+        let mut rng = crate::rng::Stream::new(31, 0, 0);
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(u64, u64, u64, Event)> = Vec::new(); // (time, class, seq, event)
+        let (mut seq, mut now, mut id) = (0u64, 0u64, 0u32);
+        // the batch being handled: key, members, next member
+        let mut taking: Option<(u128, Vec<Event>, usize)> = None;
+        let mut batches_seen = 0;
+        for _ in 0..40_000 {
+            if rng.below(2) == 0 {
+                // a burst of 1-4 pushes at one instant (now and then the current one) and class
+                let t = now + if rng.below(4) == 0 { 0 } else { rng.below(3) * 1_000 };
+                let class = rng.below(2);
+                let batched = rng.below(3) > 0;
+                for _ in 0..1 + rng.below(4) {
+                    id += 1;
+                    let ev = if class == 0 { Event::Arrive { port: PortId(id), frame: FrameId(id) } } else { Event::PortTxDone { port: PortId(id) } };
+                    seq += 1;
+                    reference.push((t, class, seq, ev));
+                    if batched {
+                        q.push_batched(t, ev)
+                    } else {
+                        q.push(t, ev)
+                    }
+                }
+                if rng.below(5) == 0 {
+                    // something else in between (another class)
+                    id += 1;
+                    seq += 1;
+                    reference.push((t, 3, seq, Event::SourceFire { source: id }));
+                    q.push(t, Event::SourceFire { source: id });
+                }
+                continue;
+            }
+            // the next event: the next member of the batch being handled (unless an event pushed
+            // meanwhile goes first) or the queue's next
+            let got = match taking.take() {
+                Some((key, members, i)) if i < members.len() && ((key as u64) >> 60 == 0 || !q.has_before(key)) => {
+                    let ev = members[i];
+                    taking = Some((key, members, i + 1));
+                    Some(((key >> 64) as u64, ev))
+                }
+                Some((key, members, i)) => {
+                    if i < members.len() {
+                        q.push_rest(key, &members[i..]);
+                    }
+                    taking = None;
+                    None
+                }
+                None => match q.pop() {
+                    Some((t, Event::Batch { id, .. })) => {
+                        batches_seen += 1;
+                        let (key, members) = q.take_batch(id);
+                        assert_eq!((key >> 64) as u64, t);
+                        q.recycle(id, Vec::new());
+                        taking = Some((key, members, 0));
+                        now = t;
+                        None
+                    }
+                    other => other,
+                },
+            };
+            if let Some((t, ev)) = got {
+                let k = (0..reference.len()).min_by_key(|&k| (reference[k].0, reference[k].1, reference[k].2)).expect("pending");
+                let r = reference.swap_remove(k);
+                assert_eq!((t, ev), (r.0, r.3));
+                now = t;
+            }
+        }
+        assert!(batches_seen > 1_000, "{batches_seen} batches");
     }
 
     #[test]

@@ -120,7 +120,7 @@ impl Simulation {
             debug_assert!(te >= self.net.now, "event in the past");
             self.net.now = te;
             self.events += 1;
-            self.dispatch(ev);
+            self.dispatch(ev, &mut |_| {});
         }
         self.end_step(limit)
     }
@@ -135,8 +135,11 @@ impl Simulation {
         while let Some((te, ev)) = self.net.q.pop_before(limit) {
             self.net.now = te;
             self.events += 1;
-            seen(te, &ev);
-            self.dispatch(ev);
+            // a batch is shown as its members, each as it is handled
+            if !matches!(ev, Event::Batch { .. }) {
+                seen(te, &ev);
+            }
+            self.dispatch(ev, &mut |m| seen(te, m));
         }
         self.end_step(limit)
     }
@@ -179,8 +182,9 @@ impl Simulation {
         crate::observe::collect(&self.ir, &self.net, &mut self.obs, bins, fct_rows, events)
     }
 
+    /// Handle `ev`; `seen` is shown each member of a batch as it is handled (golden traces).
     #[inline(always)]
-    fn dispatch(&mut self, ev: Event) {
+    fn dispatch(&mut self, ev: Event, seen: &mut impl FnMut(&Event)) {
         let net = &mut self.net;
         match ev {
             Event::Arrive { port, frame } => {
@@ -212,6 +216,7 @@ impl Simulation {
                     self.net.schedule(next, Event::Sample);
                 }
             }
+            Event::Batch { id, .. } => net.run_batch(id, seen),
         }
     }
 }

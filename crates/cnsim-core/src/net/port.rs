@@ -269,7 +269,8 @@ impl Network {
         if self.pcap.is_some() {
             self.pcap_capture(pid, fr, ctrl);
         }
-        self.schedule(t_end, Event::PortTxDone { port: pid });
+        // an XOFF or XON sent on every port of a switch at once: their ends are one batch
+        self.q.push_batched(t_end, Event::PortTxDone { port: pid });
     }
 
     /// Start serialising queued data frame `head` on idle port `pid` (congestion-point hook, hotspot
@@ -328,50 +329,63 @@ impl Network {
             (p.peer, p.prop_ps, p.peer_latency_ps)
         };
         if kind == FrameKind::Pause {
-            // a PFC frame takes effect after the peer's response time
-            let response = if prio != 0 { self.pfc_response_ps(pid) } else { 0 };
-            if self.dynamics.is_some() && self.lost_on_link(pid, fr, now + prop) {
-                return self.port_try_send(pid); // the link failed (crate::net::dynamics)
-            }
-            self.schedule(now + prop + response, Event::Arrive { port: peer, frame: fr });
-        } else {
-            self.queue_change(pid);
+            return self.control_frame_sent(pid, fr, prio as u8);
+        }
+        self.queue_change(pid);
+        {
+            let p = &mut self.ports[pid.idx()];
+            let h = if self.pfc_enabled { p.pfc.as_mut().expect("PFC port").pop(prio, size) } else { p.queue.pop_front() };
+            debug_assert_eq!(h, Some(fr));
+            p.q_bytes -= size;
+            #[cfg(debug_assertions)]
             {
-                let p = &mut self.ports[pid.idx()];
-                let h = if self.pfc_enabled { p.pfc.as_mut().expect("PFC port").pop(prio, size) } else { p.queue.pop_front() };
-                debug_assert_eq!(h, Some(fr));
-                p.q_bytes -= size;
-                #[cfg(debug_assertions)]
-                {
-                    p.little.1 += size as u128 * now.max(self.cfg.warmup_ps) as u128;
-                }
-            }
-            if !ingress.is_none() {
-                self.ports[ingress.idx()].part_bytes -= size;
-            }
-            let s = self.switch_of[self.ports[pid.idx()].node.idx()] as usize;
-            if let Some(c) = self.cell(s, ingress, pid) {
-                self.switches[s].cells[c] -= size;
-            }
-            self.switches[s].total_bytes -= size;
-            if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::DEQUEUE, prio) {
-                cp.on_dequeue(&mut ctx, frames.get(fr));
-                self.cp_emits(pid);
-            }
-            if self.pfc_enabled {
-                self.pfc_dequeued(s, ingress, prio, size);
-            } else if self.pause_enabled {
-                self.pause_check(s, pid, ingress);
-            }
-            // the last switch strips the INT bytes (crate::int); a failing link loses the frame
-            // (crate::net::dynamics)
-            if self.egress_hook && self.egress_hooked(pid, fr, now + prop) {
-                return self.port_try_send(pid);
-            }
-            if !self.deliver_direct(peer, fr, now + prop + lat) {
-                self.schedule(now + prop + lat, Event::Arrive { port: peer, frame: fr });
+                p.little.1 += size as u128 * now.max(self.cfg.warmup_ps) as u128;
             }
         }
+        if !ingress.is_none() {
+            self.ports[ingress.idx()].part_bytes -= size;
+        }
+        let s = self.switch_of[self.ports[pid.idx()].node.idx()] as usize;
+        if let Some(c) = self.cell(s, ingress, pid) {
+            self.switches[s].cells[c] -= size;
+        }
+        self.switches[s].total_bytes -= size;
+        if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::DEQUEUE, prio) {
+            cp.on_dequeue(&mut ctx, frames.get(fr));
+            self.cp_emits(pid);
+        }
+        if self.pfc_enabled {
+            self.pfc_dequeued(s, ingress, prio, size);
+        } else if self.pause_enabled {
+            self.pause_check(s, pid, ingress);
+        }
+        // the last switch strips the INT bytes (crate::int); a failing link loses the frame
+        // (crate::net::dynamics)
+        if self.egress_hook && self.egress_hooked(pid, fr, now + prop) {
+            return self.port_try_send(pid);
+        }
+        if !self.deliver_direct(peer, fr, now + prop + lat) {
+            self.schedule(now + prop + lat, Event::Arrive { port: peer, frame: fr });
+        }
+        self.port_try_send(pid);
+    }
+
+    /// The last bit of MAC-control frame `fr` (a PAUSE, or a PFC frame of class-enable vector
+    /// `cev`) left port `pid`, whose transmitter is free: the frame goes to the peer (a PFC frame
+    /// takes effect after the peer's response time), the port looks for work. The frames' ends
+    /// of a batch arrive as a batch ([`crate::event::EventQueue::push_batched`]).
+    #[inline]
+    pub(crate) fn control_frame_sent(&mut self, pid: PortId, fr: FrameId, cev: u8) {
+        let now = self.now;
+        let (peer, prop) = {
+            let p = &self.ports[pid.idx()];
+            (p.peer, p.prop_ps)
+        };
+        let response = if cev != 0 { self.pfc_response_ps(pid) } else { 0 };
+        if self.dynamics.is_some() && self.lost_on_link(pid, fr, now + prop) {
+            return self.port_try_send(pid); // the link failed (crate::net::dynamics)
+        }
+        self.q.push_batched(now + prop + response, Event::Arrive { port: peer, frame: fr });
         self.port_try_send(pid);
     }
 
