@@ -196,10 +196,19 @@ impl Network {
     fn send_pause_all(&mut self, s: usize, xoff: bool) {
         let Some((quanta, frac)) = self.pause_params(s) else { return };
         let n = self.switches[s].ports.len();
+        let q = if xoff { quanta } else { 0 };
         for k in 0..n {
             let port = self.switches[s].ports[k];
-            self.queue_pause(port, if xoff { quanta } else { 0 });
-            self.port_try_send(port);
+            self.queue_pause(port, q);
+            let p = &mut self.ports[port.idx()];
+            if !p.busy && !self.pfc_enabled {
+                // what port_try_send does first on an idle port (it would find nothing else to do
+                // on a busy one)
+                p.pause.pending = None;
+                self.port_send_pause_frame(port, q, 0);
+            } else if self.pfc_enabled {
+                self.port_try_send(port);
+            }
         }
         if xoff {
             for k in 0..n {
