@@ -915,6 +915,16 @@ pub fn hist_quantiles(hist: &[u64], q_max: u64) -> Vec<u64> {
 
 /// The `fct` table of these transfers (the settled ones by settling time, then those in progress by
 /// creation).
+/// The `fct` rows of the run's end: the transfers settled since the last drain, then (with
+/// `observe.fct`) those still in progress, incomplete.
+pub fn final_fct_rows(net: &mut Network) -> Vec<Transfer> {
+    let mut rows = net.transfers.drain_rows();
+    if net.transfers.records() {
+        rows.extend(net.transfers.in_progress().into_iter().copied());
+    }
+    rows
+}
+
 pub fn fct_table(net: &Network, tr: &[Transfer]) -> Table {
     Table {
         name: "fct",
@@ -935,7 +945,7 @@ pub fn fct_table(net: &Network, tr: &[Transfer]) -> Table {
     }
 }
 
-fn build_tables(ir: &Ir, net: &Network, o: &mut Observer, bins: BinRows, mut fct_rows: Vec<Transfer>) -> Vec<Table> {
+fn build_tables(ir: &Ir, net: &Network, o: &mut Observer, bins: BinRows, fct_rows: Vec<Transfer>) -> Vec<Table> {
     let mut pool = o.series_tables();
     pool.extend(static_tables(ir, net, o));
     let mut take = |name: &str| -> Table {
@@ -948,9 +958,6 @@ fn build_tables(ir: &Ir, net: &Network, o: &mut Observer, bins: BinRows, mut fct
     tables.push(take("tcp_ts"));
     tables.push(take("pause_ts"));
     tables.push(take("links"));
-    if net.transfers.records() {
-        fct_rows.extend(net.transfers.in_progress().into_iter().copied());
-    }
     tables.push(fct_table(net, &fct_rows));
     tables.push(take("flows"));
     tables.push(series_grid(o));

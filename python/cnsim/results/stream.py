@@ -348,6 +348,7 @@ class Background:
         self.writer = writer
         self.batches: Any = queue.Queue(maxsize=depth)
         self.error: BaseException | None = None
+        self.close = False  # set by end(): the thread closes the files after the last batch
         self.thread = threading.Thread(target=self._work, name="cnsim-writer", daemon=True)
         self.thread.start()
 
@@ -358,21 +359,35 @@ class Background:
                     self.writer.write(*batch)
                 except BaseException as exc:  # noqa: BLE001 — raised in the caller
                     self.error = exc
+        if self.close and self.error is None:
+            try:
+                self.writer.close()
+            except BaseException as exc:  # noqa: BLE001 — raised in the caller
+                self.error = exc
 
     def put(self, batch: tuple[int, Mapping[str, Mapping[str, Any]]]) -> None:
         if self.error is not None:
             raise self.error
         self.batches.put(batch)
 
+    def end(self) -> None:
+        """No batch follows: the thread closes the files once the last is written (the caller goes on;
+        :meth:`finish` waits)."""
+        if self.error is not None:
+            raise self.error
+        self.close = True
+        self.batches.put(None)
+
     def finish(self) -> None:
-        """Wait until every batch is written."""
+        """Wait until every batch is written (and the files closed, after :meth:`end`)."""
         self.stop()
         if self.error is not None:
             raise self.error
 
     def stop(self) -> None:
         if self.thread.is_alive():
-            self.batches.put(None)
+            if not self.close:
+                self.batches.put(None)
             self.thread.join()
 
 
@@ -388,7 +403,9 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
     ``ir``: the IR ``ir_json`` encodes, if the caller has it (not parsed again). The engine runs until
     a batch of rows is buffered (``FIRST_ROWS``, doubling up to ``CHUNK_ROWS``; checked every ``STEP_SAMPLES`` sample
     intervals, at most 1/200 of the run), hands them over, and goes on while a :class:`Background`
-    thread writes them. The other tables (``flows``, ``queues``, ...) are returned, not written.
+    thread writes them. At the end the thread writes the last rows (``close_series``) and closes the
+    files while the engine builds the summary. The other tables (``flows``, ``queues``, ...) are
+    returned, not written.
     """
     limit = CHUNK_ROWS if chunk_rows is None else chunk_rows
 
@@ -415,11 +432,14 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
         writing = getattr(progress, "writing", None)  # e.g. the CLI's reporter: a line for the write phase
         if writing is not None:
             writing()
-        summary_json, samples, tables = sim.finish()
+        # the last rows go to the writer, which then closes the files while the engine builds the summary
+        background.put(sim.close_series())
+        background.end()
+        summary_json, _, tables = sim.finish()
         capture.write(sim, folder)
-        background.put((samples, tables))
+        if any(len(column(next(iter(tables[name].values())))) for name in SERIES if tables.get(name)):
+            raise RuntimeError("internal error: the engine returned series rows after close_series")
         background.finish()
-        writer.close()
     except BaseException:
         background.stop()
         writer.abort()
