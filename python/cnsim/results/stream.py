@@ -43,6 +43,10 @@ FIRST_ROWS = 1 << 12
 hands its rows to the writer while it goes on (what is written after the engine stops is at most
 half of them), a long one in batches large enough that their fixed cost stays small."""
 
+TAIL = 10
+"""The rows buffered when the last ``1/TAIL`` of the run starts are handed over then: what is left to
+write once the engine stops (one batch, at most) is the rows of that last part only."""
+
 STEP_SAMPLES = 64
 """The engine runs at most this many sample intervals between two looks at its buffer, so that a
 drain never waits for more than ``STEP_SAMPLES`` samples' rows beyond ``CHUNK_ROWS``."""
@@ -418,12 +422,14 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
         step = min(step, STEP_SAMPLES * sim.sample_interval_ps)
     background = Background(writer)
     batch = min(limit, FIRST_ROWS)
+    tail = sim.duration_ps - sim.duration_ps // TAIL  # the rows buffered by then are handed over there
     try:
         while True:
-            done = sim.run_batch(sim.duration_ps, step, batch, PROGRESS_S)
-            if sim.buffered_rows() >= batch and not done:
+            done = sim.run_batch(tail if sim.now_ps < tail else sim.duration_ps, step, batch, PROGRESS_S)
+            full = sim.buffered_rows() >= batch
+            if not done and (full or (sim.now_ps == tail and sim.buffered_rows())):
                 background.put(sim.drain_series())
-                batch = min(limit, 2 * batch)
+                batch = min(limit, 2 * batch) if full else batch
             capture.write(sim, folder)  # packet traces (observe.pcap)
             if progress is not None:
                 progress(sim.now_ps / 1e12)
