@@ -243,6 +243,10 @@ class SeriesWriter:
         empty = not cols or len(column(next(iter(cols.values())))) == 0
         table = arrow_table(cols, None if empty else self.names(name))
         if table.num_rows == 0:
+            if name not in self.empty and name not in self.writers:
+                # its file as it stays if no row ever comes (a writer opened later replaces it):
+                # written now, beside the engine, rather than after it stops
+                write_table(self.folder / f"{name}.parquet", cols, None)
             self.empty.setdefault(name, cols)
             return
         if name == "fct" and self.dst_names is not None and "dst" in table.column_names:
@@ -272,8 +276,8 @@ class SeriesWriter:
                 writer.add_key_value_metadata({"cnsim.samples": str(self.samples)})
             writer.close()
         for name in SERIES:
-            if name not in self.writers:
-                write_table(self.folder / f"{name}.parquet", self.empty[name], None)
+            if name not in self.writers and name not in self.empty:  # never handed over (an empty one is written)
+                raise RuntimeError(f"internal error: no rows nor columns of {name} reached the writer")
         for name, chunks in self.chunks.items():
             if name in self.writers:
                 final = max((ids for _, n, ids in chunks if n), key=len, default=np.array([], np.uint32))
