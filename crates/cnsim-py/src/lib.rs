@@ -243,11 +243,17 @@ impl PySimulation {
         let before = sim.buffered_samples();
         // the summary is written out and dropped with the GIL released (a writer thread goes on)
         let (summary, tables) = py
-            .detach(|| catch_unwind(AssertUnwindSafe(|| sim.finish().map(|r| (r.summary.to_string(), r.tables)))))
+            .detach(|| catch_unwind(AssertUnwindSafe(|| sim.finish().map(|r| (summary_json(&r.summary), r.tables)))))
             .map_err(engine_panic)?
             .map_err(run_error)?;
         Ok((summary, before, tables_to_py(py, tables)?))
     }
+}
+
+/// The summary as compact JSON, written into a byte buffer (`Value`'s `Display` goes through
+/// `fmt::Write`, a call per token: twice as slow on a 1 000-host run's 570 KB).
+fn summary_json(summary: &serde_json::Value) -> String {
+    serde_json::to_string(summary).expect("a JSON value serialises")
 }
 
 /// Run a simulation. Returns `(summary_json, tables)`; see docs/engine-contract.md.
@@ -274,7 +280,7 @@ fn run<'py>(py: Python<'py>, ir_json: &str, progress: Option<Bound<'py, PyAny>>,
         }
     }
     let results = py.detach(|| catch_unwind(AssertUnwindSafe(|| sim.finish()))).map_err(engine_panic)?.map_err(run_error)?;
-    Ok((results.summary.to_string(), tables_to_py(py, results.tables)?))
+    Ok((summary_json(&results.summary), tables_to_py(py, results.tables)?))
 }
 
 #[pymodule]
