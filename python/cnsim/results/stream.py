@@ -342,6 +342,16 @@ class _Rows:
         self.file.close()
 
 
+def warm_up() -> None:
+    """Write a two-row table with a name column as Parquet into memory: pyarrow's first write in a
+    process costs a few milliseconds more than the next (code paged in, lazy set-up), paid here while
+    the engine fills its first batch rather than when it is waiting on the writer."""
+    names = pa.DictionaryArray.from_arrays(_numbers(np.zeros(2, dtype=np.int8)), _strings(["a"]))
+    table = pa.table({"t_s": _numbers(np.zeros(2)), "queue": names})
+    with pq.ParquetWriter(pa.BufferOutputStream(), table.schema, **_encoding(table.schema)) as w:
+        w.write_table(table)
+
+
 class Background:
     """Writes the drained batches of a run in a thread of its own while the engine goes on: the engine
     runs with the GIL released and pyarrow encodes and compresses with it released, so on two cores
@@ -361,6 +371,7 @@ class Background:
         self.thread.start()
 
     def _work(self) -> None:
+        warm_up()
         while (batch := self.batches.get()) is not None:
             if self.error is None:
                 try:
