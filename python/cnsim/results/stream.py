@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -360,9 +362,6 @@ class Background:
     its next hand-over."""
 
     def __init__(self, writer: "SeriesWriter", depth: int = 2):
-        import queue
-        import threading
-
         self.writer = writer
         self.batches: Any = queue.Queue(maxsize=depth)
         self.error: BaseException | None = None
