@@ -219,6 +219,9 @@ class SeriesWriter:
         self.samples = 0
         # per sparse table and chunk: (first sample, samples, ids recorded); the ids only grow
         self.chunks: dict[str, list[tuple[int, int, np.ndarray]]] = {t: [] for t, s in SERIES.items() if s[2]}
+        # rows a sparse table may rewrite during the run (see write): a fill costs the rows written so
+        # far, so with one row of credit per row written the rewrites stay within the table's size
+        self.credit = {t: CHUNK_ROWS for t in self.chunks}
 
     def names(self, series: str) -> Names | None:
         """The name columns of a series' ids (None: a series without ids), built once per id table:
@@ -237,9 +240,25 @@ class SeriesWriter:
             if sparse:
                 ids = column(cols[key])
                 per_sample = len(ids) // samples if samples else 0
+                self._widen(name, np.array(ids[:per_sample]))
                 self.chunks[name].append((self.samples, samples, np.array(ids[:per_sample])))
+                self.credit[name] += len(ids)
             self._append(name, cols)
         self.samples += samples
+
+    def _widen(self, name: str, ids: np.ndarray) -> None:
+        """Before a chunk whose sparse series has more ids than the file's rows: fill the file's
+        earlier chunks with the new ids' zeros now, on the writer thread while the engine runs, rather
+        than once the run is over (:meth:`close`) — when the rewrite fits the credit. A fabric's queues
+        mostly start within the first chunks, whose rows are few."""
+        chunks, writer = self.chunks[name], self.writers.get(name)
+        rows = sum(n * len(c) for _, n, c in chunks)
+        if writer is None or not any(n and len(c) < len(ids) for _, n, c in chunks) or rows > self.credit[name]:
+            return
+        writer.close()
+        self.writers[name] = self._fill(name, chunks, ids, keep_open=True)
+        self.chunks[name] = [(k0, n, ids) for k0, n, _ in chunks]
+        self.credit[name] -= rows
 
     def _append(self, name: str, cols: Mapping[str, Any]) -> None:
         empty = not cols or len(column(next(iter(cols.values())))) == 0
@@ -292,7 +311,10 @@ class SeriesWriter:
             if writer.is_open:
                 writer.close()
 
-    def _fill(self, name: str, chunks: list[tuple[int, int, np.ndarray]], final: np.ndarray) -> None:
+    def _fill(self, name: str, chunks: list[tuple[int, int, np.ndarray]], final: np.ndarray,
+              keep_open: bool = False) -> Any:
+        """Rewrite a sparse series' file with every chunk's rows widened to the ids ``final`` (zeros
+        for the ids a chunk lacks); with ``keep_open``, return the new file's writer, open."""
         _, key, value = SERIES[name]
         path = self.folder / f"{name}.parquet"
         partial = self.folder / f".{name}.partial.parquet"
@@ -315,10 +337,11 @@ class SeriesWriter:
             if writer is None:
                 writer = pq.ParquetWriter(path, table.schema, **_encoding(table.schema))
             writer.write_table(table)
-        if writer is not None:
-            writer.close()
         source.close()
         partial.unlink()
+        if writer is not None and not keep_open:
+            writer.close()
+        return writer
 
 
 class _Rows:
