@@ -19,12 +19,10 @@ import typer
 from cnsim.cli.common import crash_log, err_console, guarded, os_error_line, out_console, parse_sets
 from cnsim.cli.common import fail as _fail
 from cnsim.cli.model import register as register_model_commands
-from cnsim.cli.statreg import main as statreg_main
 from cnsim.cli.sweep import register as register_sweep_commands
 from cnsim.compile.compiler import compile_ir_once
 from cnsim.compile.loader import load_scenario
 from cnsim.exceptions import CnsimError, ConfigError, ConfigWarning
-from cnsim.experiments import selftest as st
 from cnsim.results.outdir import check
 from cnsim.scenario.presets import PRESETS
 from cnsim.scenario.spec import Scenario
@@ -493,6 +491,8 @@ def statreg(ctx: typer.Context) -> None:
     reference metrics with this build, `statreg check FILE` samples again and compares (exit 1 if a metric
     differs; `cnsim statreg --help`)."""
 
+    from cnsim.cli.statreg import main as statreg_main  # its statistics and reference cases: by this command only
+
     raise typer.Exit(statreg_main(ctx.args))
 
 
@@ -510,6 +510,8 @@ def selftest(
     ),
 ) -> None:
     """Fingerprint regression: short reference runs whose results must match tests/fingerprints.csv (exit 1 if not)."""
+
+    from cnsim.experiments import selftest as st  # by this command only
 
     root = scenarios_dir()
     if root is None:
