@@ -301,6 +301,7 @@ def _run(
     plots: bool = False,
     no_progress: bool = False,
 ) -> None:
+    api.prefetch_provenance()  # the manifest's git describe and platform, beside validation and imports
     sc = api.resolve(scenario, seed, parse_sets(sets))
     target = out if out is not None else default_out(sc)
     check(target, force=force, scenario=scenario)  # before the simulation, with the --out field named
@@ -658,14 +659,15 @@ def _exit(code: Any) -> None:
     Freeing every module and object at exit (pydantic's schemas, pyarrow, numpy) cost about 0.1 s of
     CPU time, a sixth of a short run, for memory the operating system reclaims anyway. Everything else
     an exit does still happens: the ``atexit`` handlers run and stdout/stderr are flushed (a failed flush
-    exits with 120, as Python does). With other threads still running, the normal exit joins them.
+    exits with 120, as Python does). With other threads still running, the normal exit joins them
+    (daemon threads, which neither exit waits for, do not count).
     """
     import atexit
     import signal
     import threading
 
-    if threading.active_count() > 1:
-        sys.exit(code)
+    if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
+        sys.exit(code)  # a daemon thread (api.prefetch_provenance) is not waited for by either exit
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # no KeyboardInterrupt from here on
     if code is None:
         status = 0
