@@ -6,7 +6,9 @@ models. Checks that need the whole scenario (names, connectivity, thresholds aga
 in :mod:`cnsim.compile.compiler`, which also turns a scenario into the engine IR.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` in the modules of pydantic models: pydantic would evaluate each
+# field's annotation from its string when it creates the class and again when it builds the schema
+# (15 M instructions, ≈ 3 ms, of a 1-ms run).
 
 import math
 from typing import Annotated, Any, Literal, Union

@@ -5,7 +5,9 @@ the element comes from a preset), then to ``[defaults]``. An explicit element wh
 link, whose pair of end points) matches a preset element overrides only the attributes it sets.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` in the modules of pydantic models: pydantic would evaluate each
+# field's annotation from its string when it creates the class and again when it builds the schema
+# (15 M instructions, ≈ 3 ms, of a 1-ms run).
 
 from typing import Literal
 
