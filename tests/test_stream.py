@@ -41,9 +41,9 @@ def small_chunks(monkeypatch):
     fills = []
     fill = stream.SeriesWriter._fill
 
-    def counting(self, name, chunks, final):
+    def counting(self, name, chunks, final, **kw):
         fills.append(name)
-        return fill(self, name, chunks, final)
+        return fill(self, name, chunks, final, **kw)
 
     monkeypatch.setattr(stream.SeriesWriter, "_fill", counting)
     return fills
@@ -269,3 +269,35 @@ def test_an_error_in_the_writer_thread_reaches_the_caller(tmp_path, monkeypatch)
         cnsim.run(SC / "baseline/fan-in-4.toml", overrides={"run.duration": "3ms"}, out=tmp_path / "r")
     assert not (tmp_path / "r").exists()
     assert [p for p in tmp_path.iterdir()] == []
+
+
+def test_queues_that_start_late_are_filled_in_during_the_run_within_the_credit(tmp_path, monkeypatch):
+    """A queue first seen in a later chunk: the file's earlier rows get its zeros when that chunk is
+    written, if the rewrite fits the credit (one row per row written, CHUNK_ROWS to start); otherwise
+    once the run is over. Either way the file holds every queue at every sample, in time order."""
+    import numpy as np
+
+    monkeypatch.setattr(stream, "CHUNK_ROWS", 1)
+    names = {"queue": np.arange(3, dtype=np.uint32), "switch": ["s", "s", "s"], "port": ["p0", "p1", "p2"]}
+    statics = {"queues": names, "flows": {"flow": np.zeros(0, np.uint32)}, "links": {"link": np.zeros(0, np.uint32)}}
+    writer = stream.SeriesWriter(tmp_path, statics, 10)
+    nothing = {"t_s": np.zeros(0)}
+
+    def chunk(k0, n, ids):
+        t = np.repeat(np.arange(k0, k0 + n) * 10 / 1e12, len(ids))
+        rows = {"t_s": t, "queue": np.tile(np.array(ids, np.uint32), n), "bytes": np.full(n * len(ids), 7, np.uint64)}
+        return n, {name: rows if name == "queue_ts" else nothing for name in stream.SERIES}
+
+    writer.write(*chunk(0, 2, [0]))  # 2 rows
+    writer.write(*chunk(2, 1, [0, 1]))  # queue 1 starts: the file's 2 rows are rewritten now (credit 1 + 2)
+    assert [len(ids) for _, _, ids in writer.chunks["queue_ts"]] == [2, 2]
+    assert writer.credit["queue_ts"] == 1 + 2 - 2 + 2
+    writer.write(*chunk(3, 3, [0, 1]))
+    writer.write(*chunk(6, 1, [0, 1, 2]))  # queue 2: the file's 12 rows exceed the credit, 3 + 6: left to close()
+    assert [len(ids) for _, _, ids in writer.chunks["queue_ts"]] == [2, 2, 2, 3]
+    writer.close()
+    got = pd.read_parquet(tmp_path / "queue_ts.parquet")
+    assert list(got["t_s"]) == [k * 10 / 1e12 for k in range(7) for _ in range(3)]
+    assert list(got["port"].astype(str)) == ["p0", "p1", "p2"] * 7
+    seen = {0: 0, 1: 2, 2: 6}  # sample from which each queue is recorded
+    assert list(got["bytes"]) == [7 if k >= seen[q] else 0 for k in range(7) for q in range(3)]

@@ -69,6 +69,9 @@ class Simulation:
         transfers settled since (observe.fct)."""
     def drain_series(self) -> tuple[int, dict[str, dict[str, _Column]]]:
         """(sample instants covered, those seven tables' rows since the last drain), forgotten by the engine."""
+    def close_series(self) -> tuple[int, dict[str, dict[str, _Column]]]:
+        """drain_series after closing the run: every row left, with the last throughput bins and the
+        fct rows of the transfers the run's end closed; finish then returns empty series."""
     def take_pcap(self) -> list[tuple[str, bytes]]:
         """(file name, libpcap bytes written since the last call) per capture of observe.pcap; the file
         header comes with the first call. [] without captures."""

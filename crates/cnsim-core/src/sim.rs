@@ -22,6 +22,8 @@ pub struct Simulation {
     obs: Observer,
     events: u64,
     finished: bool,
+    /// [`Simulation::close_series`] drained every series row, the in-progress transfers' `fct` rows included.
+    series_closed: bool,
 }
 
 impl Simulation {
@@ -48,7 +50,7 @@ impl Simulation {
             }
             net.schedule(0, Event::Sample);
         }
-        Ok(Simulation { ir, net, obs, events: 0, finished: false })
+        Ok(Simulation { ir, net, obs, events: 0, finished: false, series_closed: false })
     }
 
     /// Current simulated time, ps.
@@ -102,6 +104,28 @@ impl Simulation {
         let settled = self.net.transfers.drain_rows();
         tables.push(crate::observe::fct_table(&self.net, &settled));
         tables
+    }
+    /// Close the run (its statistics end at the duration) and drain every series row left: those of
+    /// [`Simulation::drain_series`] plus the last throughput bins and the `fct` rows of the transfers
+    /// closed with the run. [`Simulation::finish`] then returns empty series, so a caller streaming
+    /// them can write these while the summary is built.
+    pub fn close_series(&mut self) -> Vec<Table> {
+        self.close_run();
+        let mut tables = self.obs.drain_series();
+        let rows = self.net.flow_bins.drain(u64::MAX);
+        tables.extend(crate::observe::bin_tables(&self.net.flow_bins, rows));
+        let rows = if self.series_closed { Vec::new() } else { crate::observe::final_fct_rows(&mut self.net) };
+        self.series_closed = true;
+        tables.push(crate::observe::fct_table(&self.net, &rows));
+        tables
+    }
+    fn close_run(&mut self) {
+        let end = self.ir.duration_ps;
+        if !self.finished {
+            self.finished = true;
+            self.net.now = end;
+            self.net.close_statistics(end);
+        }
     }
     /// The packet-capture bytes written since the last call, per capture: (file name, pcap bytes;
     /// the first call's start with the file header). Empty without captures.
@@ -167,15 +191,11 @@ impl Simulation {
 
     /// Collect results after `run_until` reached the end.
     pub fn finish(&mut self) -> Result<Results, RunError> {
-        let end = self.ir.duration_ps;
-        if !self.finished {
-            self.finished = true;
-            self.net.now = end;
-            self.net.close_statistics(end);
-        }
+        self.close_run();
         let events = self.events();
         let bins = self.net.flow_bins.drain(u64::MAX);
-        let fct_rows = self.net.transfers.drain_rows();
+        // after close_series, nothing: its in-progress transfers were reported with it
+        let fct_rows = if self.series_closed { self.net.transfers.drain_rows() } else { crate::observe::final_fct_rows(&mut self.net) };
         crate::observe::collect(&self.ir, &self.net, &mut self.obs, bins, fct_rows, events)
     }
 

@@ -510,9 +510,10 @@ fn without_fct_rows_settled_transfers_are_folded_and_memory_follows_those_in_pro
 
 #[test]
 fn fct_rows_drained_as_transfers_settle_join_into_the_whole_table() {
-    // the same Pareto fan-in, FCT rows on, drained every 2 ms: the rows of the chunks and of the end
-    // are every transfer once (serials 0..n), in the order they settled, and the transfer store
-    // holds only those in progress
+    // the same Pareto fan-in, FCT rows on, drained every 2 ms and closed with close_series, as a
+    // streamed run does: the rows of the chunks and of the close are every transfer once (serials
+    // 0..n), in the order they settled, those in progress last; the transfer store holds only those
+    // in progress; finish then has no series row left and the whole run's summary
     let mut ir = pareto_fan_in(20 * MS);
     ir.warmup_ps = MS;
     let whole = run(ir.clone());
@@ -525,9 +526,14 @@ fn fct_rows_drained_as_transfers_settle_join_into_the_whole_table() {
         assert_eq!(sim.network().transfers.buffered_rows(), 0);
     }
     assert!(sim.network().transfers.capacity_used() <= 64);
+    let closed = sim.close_series();
+    parts.push(closed.into_iter().find(|x| x.name == "fct").expect("an fct table"));
     let end = sim.finish().expect("conservation holds");
     assert_eq!(end.summary, whole.summary);
-    parts.push(end.table("fct").expect("fct").clone());
+    for name in ["queue_ts", "rp_rate", "tcp_ts", "pause_ts", "throughput_ts", "flow_tp", "fct"] {
+        let t = end.table(name).expect("a series table");
+        assert!(t.columns.iter().all(|(_, c)| c.is_empty()), "{name}: rows left after close_series");
+    }
     let whole_fct = whole.table("fct").expect("fct");
     // a column as bits (NaN = NaN: an unfinished transfer's end)
     let bits = |c: &Column| -> Vec<String> {

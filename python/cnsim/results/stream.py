@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -42,6 +44,10 @@ FIRST_ROWS = 1 << 12
 """Rows of a run's first batch; each next batch may hold twice as many, up to ``CHUNK_ROWS``: a short run
 hands its rows to the writer while it goes on (what is written after the engine stops is at most
 half of them), a long one in batches large enough that their fixed cost stays small."""
+
+TAIL = 10
+"""The rows buffered when the last ``1/TAIL`` of the run starts are handed over then: what is left to
+write once the engine stops (one batch, at most) is the rows of that last part only."""
 
 STEP_SAMPLES = 64
 """The engine runs at most this many sample intervals between two looks at its buffer, so that a
@@ -203,7 +209,8 @@ class SeriesWriter:
         self.folder = folder
         self.interval = sample_interval_ps
         self.ideal = ideal  # slowdown.Ideal of the run: the fct rows get fct_s, ideal_s, slowdown
-        self.names = {t: Names(statics[src], key) for t, (src, key, _) in SERIES.items() if src is not None}
+        self.statics = statics
+        self._names: dict[str, Names] = {}  # per id table, built when a series first has rows
         # each transfer's destination by name (`fct.dst`: its own, where its flow's is '*')
         self.dst_names = None if node_names is None else \
             Names({"node": np.arange(len(node_names), dtype=np.uint32), "dst": node_names}, "node")
@@ -212,6 +219,19 @@ class SeriesWriter:
         self.samples = 0
         # per sparse table and chunk: (first sample, samples, ids recorded); the ids only grow
         self.chunks: dict[str, list[tuple[int, int, np.ndarray]]] = {t: [] for t, s in SERIES.items() if s[2]}
+        # rows a sparse table may rewrite during the run (see write): a fill costs the rows written so
+        # far, so with one row of credit per row written the rewrites stay within the table's size
+        self.credit = {t: CHUNK_ROWS for t in self.chunks}
+
+    def names(self, series: str) -> Names | None:
+        """The name columns of a series' ids (None: a series without ids), built once per id table:
+        ``rp_rate``, ``tcp_ts``, ``flow_tp`` and ``fct`` share the flows' (1 000 flows: 2.5 ms each)."""
+        src, key, _ = SERIES[series]
+        if src is None:
+            return None
+        if src not in self._names:
+            self._names[src] = Names(self.statics[src], key)
+        return self._names[src]
 
     def write(self, samples: int, tables: Mapping[str, Mapping[str, Any]]) -> None:
         """Append one drained chunk covering ``samples`` sample instants."""
@@ -220,13 +240,34 @@ class SeriesWriter:
             if sparse:
                 ids = column(cols[key])
                 per_sample = len(ids) // samples if samples else 0
+                self._widen(name, np.array(ids[:per_sample]))
                 self.chunks[name].append((self.samples, samples, np.array(ids[:per_sample])))
+                self.credit[name] += len(ids)
             self._append(name, cols)
         self.samples += samples
 
+    def _widen(self, name: str, ids: np.ndarray) -> None:
+        """Before a chunk whose sparse series has more ids than the file's rows: fill the file's
+        earlier chunks with the new ids' zeros now, on the writer thread while the engine runs, rather
+        than once the run is over (:meth:`close`) — when the rewrite fits the credit. A fabric's queues
+        mostly start within the first chunks, whose rows are few."""
+        chunks, writer = self.chunks[name], self.writers.get(name)
+        rows = sum(n * len(c) for _, n, c in chunks)
+        if writer is None or not any(n and len(c) < len(ids) for _, n, c in chunks) or rows > self.credit[name]:
+            return
+        writer.close()
+        self.writers[name] = self._fill(name, chunks, ids, keep_open=True)
+        self.chunks[name] = [(k0, n, ids) for k0, n, _ in chunks]
+        self.credit[name] -= rows
+
     def _append(self, name: str, cols: Mapping[str, Any]) -> None:
-        table = arrow_table(cols, self.names.get(name))
+        empty = not cols or len(column(next(iter(cols.values())))) == 0
+        table = arrow_table(cols, None if empty else self.names(name))
         if table.num_rows == 0:
+            if name not in self.empty and name not in self.writers:
+                # its file as it stays if no row ever comes (a writer opened later replaces it):
+                # written now, beside the engine, rather than after it stops
+                write_table(self.folder / f"{name}.parquet", cols, None)
             self.empty.setdefault(name, cols)
             return
         if name == "fct" and self.dst_names is not None and "dst" in table.column_names:
@@ -256,8 +297,8 @@ class SeriesWriter:
                 writer.add_key_value_metadata({"cnsim.samples": str(self.samples)})
             writer.close()
         for name in SERIES:
-            if name not in self.writers:
-                write_table(self.folder / f"{name}.parquet", self.empty[name], None)
+            if name not in self.writers and name not in self.empty:  # never handed over (an empty one is written)
+                raise RuntimeError(f"internal error: no rows nor columns of {name} reached the writer")
         for name, chunks in self.chunks.items():
             if name in self.writers:
                 final = max((ids for _, n, ids in chunks if n), key=len, default=np.array([], np.uint32))
@@ -270,7 +311,10 @@ class SeriesWriter:
             if writer.is_open:
                 writer.close()
 
-    def _fill(self, name: str, chunks: list[tuple[int, int, np.ndarray]], final: np.ndarray) -> None:
+    def _fill(self, name: str, chunks: list[tuple[int, int, np.ndarray]], final: np.ndarray,
+              keep_open: bool = False) -> Any:
+        """Rewrite a sparse series' file with every chunk's rows widened to the ids ``final`` (zeros
+        for the ids a chunk lacks); with ``keep_open``, return the new file's writer, open."""
         _, key, value = SERIES[name]
         path = self.folder / f"{name}.parquet"
         partial = self.folder / f".{name}.partial.parquet"
@@ -289,14 +333,15 @@ class SeriesWriter:
             # the engine samples at k · interval and converts ps to s as ps / 1e12 (time.rs: to_s)
             t = (np.arange(k0, k0 + n, dtype=np.uint64) * np.uint64(self.interval)).astype(np.float64) / 1e12
             cols = {"t_s": np.repeat(t, len(final)), key: np.tile(final, n), value: values.reshape(-1)}
-            table = arrow_table(cols, self.names.get(name))
+            table = arrow_table(cols, self.names(name))
             if writer is None:
                 writer = pq.ParquetWriter(path, table.schema, **_encoding(table.schema))
             writer.write_table(table)
-        if writer is not None:
-            writer.close()
         source.close()
         partial.unlink()
+        if writer is not None and not keep_open:
+            writer.close()
+        return writer
 
 
 class _Rows:
@@ -322,6 +367,16 @@ class _Rows:
         self.file.close()
 
 
+def warm_up() -> None:
+    """Write a two-row table with a name column as Parquet into memory: pyarrow's first write in a
+    process costs a few milliseconds more than the next (code paged in, lazy set-up), paid here while
+    the engine fills its first batch rather than when it is waiting on the writer."""
+    names = pa.DictionaryArray.from_arrays(_numbers(np.zeros(2, dtype=np.int8)), _strings(["a"]))
+    table = pa.table({"t_s": _numbers(np.zeros(2)), "queue": names})
+    with pq.ParquetWriter(pa.BufferOutputStream(), table.schema, **_encoding(table.schema)) as w:
+        w.write_table(table)
+
+
 class Background:
     """Writes the drained batches of a run in a thread of its own while the engine goes on: the engine
     runs with the GIL released and pyarrow encodes and compresses with it released, so on two cores
@@ -330,37 +385,50 @@ class Background:
     its next hand-over."""
 
     def __init__(self, writer: "SeriesWriter", depth: int = 2):
-        import queue
-        import threading
-
         self.writer = writer
         self.batches: Any = queue.Queue(maxsize=depth)
         self.error: BaseException | None = None
+        self.close = False  # set by end(): the thread closes the files after the last batch
         self.thread = threading.Thread(target=self._work, name="cnsim-writer", daemon=True)
         self.thread.start()
 
     def _work(self) -> None:
+        warm_up()
         while (batch := self.batches.get()) is not None:
             if self.error is None:
                 try:
                     self.writer.write(*batch)
                 except BaseException as exc:  # noqa: BLE001 — raised in the caller
                     self.error = exc
+        if self.close and self.error is None:
+            try:
+                self.writer.close()
+            except BaseException as exc:  # noqa: BLE001 — raised in the caller
+                self.error = exc
 
     def put(self, batch: tuple[int, Mapping[str, Mapping[str, Any]]]) -> None:
         if self.error is not None:
             raise self.error
         self.batches.put(batch)
 
+    def end(self) -> None:
+        """No batch follows: the thread closes the files once the last is written (the caller goes on;
+        :meth:`finish` waits)."""
+        if self.error is not None:
+            raise self.error
+        self.close = True
+        self.batches.put(None)
+
     def finish(self) -> None:
-        """Wait until every batch is written."""
+        """Wait until every batch is written (and the files closed, after :meth:`end`)."""
         self.stop()
         if self.error is not None:
             raise self.error
 
     def stop(self) -> None:
         if self.thread.is_alive():
-            self.batches.put(None)
+            if not self.close:
+                self.batches.put(None)
             self.thread.join()
 
 
@@ -376,7 +444,9 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
     ``ir``: the IR ``ir_json`` encodes, if the caller has it (not parsed again). The engine runs until
     a batch of rows is buffered (``FIRST_ROWS``, doubling up to ``CHUNK_ROWS``; checked every ``STEP_SAMPLES`` sample
     intervals, at most 1/200 of the run), hands them over, and goes on while a :class:`Background`
-    thread writes them. The other tables (``flows``, ``queues``, ...) are returned, not written.
+    thread writes them. At the end the thread writes the last rows (``close_series``) and closes the
+    files while the engine builds the summary. The other tables (``flows``, ``queues``, ...) are
+    returned, not written.
     """
     limit = CHUNK_ROWS if chunk_rows is None else chunk_rows
 
@@ -389,12 +459,14 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
         step = min(step, STEP_SAMPLES * sim.sample_interval_ps)
     background = Background(writer)
     batch = min(limit, FIRST_ROWS)
+    tail = sim.duration_ps - sim.duration_ps // TAIL  # the rows buffered by then are handed over there
     try:
         while True:
-            done = sim.run_batch(sim.duration_ps, step, batch, PROGRESS_S)
-            if sim.buffered_rows() >= batch and not done:
+            done = sim.run_batch(tail if sim.now_ps < tail else sim.duration_ps, step, batch, PROGRESS_S)
+            full = sim.buffered_rows() >= batch
+            if not done and (full or (sim.now_ps == tail and sim.buffered_rows())):
                 background.put(sim.drain_series())
-                batch = min(limit, 2 * batch)
+                batch = min(limit, 2 * batch) if full else batch
             capture.write(sim, folder)  # packet traces (observe.pcap)
             if progress is not None:
                 progress(sim.now_ps / 1e12)
@@ -403,11 +475,14 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
         writing = getattr(progress, "writing", None)  # e.g. the CLI's reporter: a line for the write phase
         if writing is not None:
             writing()
-        summary_json, samples, tables = sim.finish()
+        # the last rows go to the writer, which then closes the files while the engine builds the summary
+        background.put(sim.close_series())
+        background.end()
+        summary_json, _, tables = sim.finish()
         capture.write(sim, folder)
-        background.put((samples, tables))
+        if any(len(column(next(iter(tables[name].values())))) for name in SERIES if tables.get(name)):
+            raise RuntimeError("internal error: the engine returned series rows after close_series")
         background.finish()
-        writer.close()
     except BaseException:
         background.stop()
         writer.abort()

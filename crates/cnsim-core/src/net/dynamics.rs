@@ -27,7 +27,7 @@ use crate::ids::{NodeId, PortId};
 use crate::ir::{Ir, LinkEventIr};
 use crate::time::SimTime;
 
-/// The single route of every node toward every destination (`routing::compute_routes`).
+/// The single route of every switch toward every destination (`routing::compute_routes`).
 type Routes = Vec<Vec<PortId>>;
 /// Per switch, the equal-cost next hops toward every destination as (offsets, ports) (`routing::compute_ecmp`).
 type EcmpSets = Vec<(Vec<u32>, Vec<PortId>)>;

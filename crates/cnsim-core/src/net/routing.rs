@@ -55,9 +55,10 @@ pub fn compute_ecmp(n_nodes: usize, is_switch: &[bool], adj: &[Vec<(NodeId, Port
     }
     // toward a host on one link to switch s: every other switch's choices toward s (its distances
     // are s's plus one), and s's single port toward it
+    let switches: Vec<usize> = (0..n_nodes).filter(|&v| is_switch[v]).collect();
     for dst in (0..n_nodes).filter(|&d| stubs[d] != NONE) {
         let s = stubs[dst];
-        for v in (0..n_nodes).filter(|&v| is_switch[v] && v != s) {
+        for &v in switches.iter().filter(|&&v| v != s) {
             sets[v][dst] = sets[v][s].clone();
         }
         sets[s][dst] = vec![routes[s][dst]];
@@ -168,14 +169,15 @@ impl PathTables {
     }
 }
 
-/// Shortest-hop routes: for every switch, the egress port toward every node. BFS from each
+/// Shortest-hop routes: for every switch, the egress port toward every node (a host's row is empty:
+/// a host sends on its first link, and the rows of a 1 000-host fan-in would be 4 MB). BFS from each
 /// destination, never transiting through hosts; ties broken by link order (deterministic).
 pub fn compute_routes(
     n_nodes: usize,
     is_switch: &[bool],
     adj: &[Vec<(NodeId, PortId)>], // node -> (neighbour, own port toward it) in link order
 ) -> Vec<Vec<PortId>> {
-    let mut routes = vec![vec![PortId::NONE; n_nodes]; n_nodes];
+    let mut routes: Vec<Vec<PortId>> = is_switch.iter().map(|&sw| if sw { vec![PortId::NONE; n_nodes] } else { Vec::new() }).collect();
     let mut dist = vec![u32::MAX; n_nodes];
     let mut q = VecDeque::new();
     let stubs = stub_hosts(is_switch, adj);
@@ -185,6 +187,9 @@ pub fn compute_routes(
         }
         bfs_to(dst, is_switch, adj, &mut dist, &mut q, |v, u| {
             // v's next hop toward dst is u: v's port toward u (first in link order)
+            if !is_switch[v] {
+                return;
+            }
             if let Some(&(_, p)) = adj[v].iter().find(|(w, _)| w.idx() == u) {
                 routes[v][dst] = p;
             }
@@ -193,9 +198,10 @@ pub fn compute_routes(
     // Toward a host on one link to switch s, the search from the host reaches s first and then
     // runs exactly as the search from s (the host never forwards): every node but the two routes
     // as toward s, and s takes its first port toward the host.
+    let switches: Vec<usize> = (0..n_nodes).filter(|&v| is_switch[v]).collect();
     for dst in (0..n_nodes).filter(|&d| stubs[d] != NONE) {
         let s = stubs[dst];
-        for v in (0..n_nodes).filter(|&v| v != dst && v != s) {
+        for &v in switches.iter().filter(|&&v| v != s) {
             routes[v][dst] = routes[v][s];
         }
         routes[s][dst] = adj[s].iter().find(|(w, _)| w.idx() == dst).expect("linked").1;
@@ -270,7 +276,11 @@ mod tests {
                 want[v] = adj[v].iter().find(|(w, _)| w.idx() == u).expect("linked").1;
             });
             for v in 0..n {
-                assert_eq!(routes[v][dst], want[v], "node {v} toward {dst}");
+                if is_switch[v] {
+                    assert_eq!(routes[v][dst], want[v], "switch {v} toward {dst}");
+                } else {
+                    assert!(routes[v].is_empty(), "host {v} has no routes");
+                }
             }
         }
         assert_eq!(stub_hosts(&is_switch, &adj), vec![NONE, NONE, 0, 0, NONE, NONE, NONE]);
