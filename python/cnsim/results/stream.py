@@ -367,6 +367,10 @@ class _Rows:
         self.file.close()
 
 
+WARM_UP: Any = object()
+"""The item that asks the writer thread for its warm-up write."""
+
+
 def warm_up() -> None:
     """Write a two-row table with a name column as Parquet into memory: pyarrow's first write in a
     process costs a few milliseconds more than the next (code paged in, lazy set-up), paid here while
@@ -393,9 +397,10 @@ class Background:
         self.thread.start()
 
     def _work(self) -> None:
-        warm_up()
         while (batch := self.batches.get()) is not None:
-            if self.error is None:
+            if batch is WARM_UP:
+                warm_up()
+            elif self.error is None:
                 try:
                     self.writer.write(*batch)
                 except BaseException as exc:  # noqa: BLE001 — raised in the caller
@@ -405,6 +410,12 @@ class Background:
                 self.writer.close()
             except BaseException as exc:  # noqa: BLE001 — raised in the caller
                 self.error = exc
+
+    def warm_up(self) -> None:
+        """Have the thread make its warm-up write (:func:`warm_up`) now: called as the engine starts, so
+        that the thread takes the GIL when the engine lets it go. Started at once, the thread would hold
+        it for the warm-up's Python parts while the caller waits (up to the 5-ms switch interval)."""
+        self.batches.put(WARM_UP)
 
     def put(self, batch: tuple[int, Mapping[str, Mapping[str, Any]]]) -> None:
         if self.error is not None:
@@ -460,6 +471,7 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
     background = Background(writer)
     batch = min(limit, FIRST_ROWS)
     tail = sim.duration_ps - sim.duration_ps // TAIL  # the rows buffered by then are handed over there
+    background.warm_up()
     try:
         while True:
             done = sim.run_batch(tail if sim.now_ps < tail else sim.duration_ps, step, batch, PROGRESS_S)
