@@ -211,9 +211,8 @@ class SeriesWriter:
         self.ideal = ideal  # slowdown.Ideal of the run: the fct rows get fct_s, ideal_s, slowdown
         self.statics = statics
         self._names: dict[str, Names] = {}  # per id table, built when a series first has rows
-        # each transfer's destination by name (`fct.dst`: its own, where its flow's is '*')
-        self.dst_names = None if node_names is None else \
-            Names({"node": np.arange(len(node_names), dtype=np.uint32), "dst": node_names}, "node")
+        self.node_names = node_names  # `fct.dst` (see dst_names)
+        self._dst_names: Names | None = None
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.empty: dict[str, Mapping[str, Any]] = {}
         self.samples = 0
@@ -222,6 +221,14 @@ class SeriesWriter:
         # rows a sparse table may rewrite during the run (see write): a fill costs the rows written so
         # far, so with one row of credit per row written the rewrites stay within the table's size
         self.credit = {t: CHUNK_ROWS for t in self.chunks}
+
+    def dst_names(self) -> Names | None:
+        """Each transfer's destination by name (``fct.dst``: its own, where its flow's is ``*``), built
+        when the first ``fct`` rows come; None without the nodes' names."""
+        if self._dst_names is None and self.node_names is not None:
+            nodes = np.arange(len(self.node_names), dtype=np.uint32)
+            self._dst_names = Names({"node": nodes, "dst": self.node_names}, "node")
+        return self._dst_names
 
     def names(self, series: str) -> Names | None:
         """The name columns of a series' ids (None: a series without ids), built once per id table:
@@ -270,8 +277,8 @@ class SeriesWriter:
                 write_table(self.folder / f"{name}.parquet", cols, None)
             self.empty.setdefault(name, cols)
             return
-        if name == "fct" and self.dst_names is not None and "dst" in table.column_names:
-            [(_, dst)] = self.dst_names.arrays(column(cols["dst_node"]))
+        if name == "fct" and (dst_names := self.dst_names()) is not None and "dst" in table.column_names:
+            [(_, dst)] = dst_names.arrays(column(cols["dst_node"]))
             table = table.set_column(table.column_names.index("dst"), "dst", dst)
         if name == "fct" and self.ideal is not None:
             extra = self.ideal.columns(*(column(cols[c]) for c in ("flow", "dst_node", "frames", "bytes", "completed", "bad", "start_s", "end_s")))
