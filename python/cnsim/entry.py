@@ -1,7 +1,8 @@
 """The ``cnsim`` command's entry point: what must happen before anything heavy is imported.
 
-``cnsim --version`` answers here without loading the CLI (typer, pydantic, the scenario models); every
-other command goes to :func:`cnsim.cli.main.main`. Loading the CLI's modules takes a few tenths of a
+``cnsim --version`` answers here without loading the CLI (typer, pydantic, the scenario models); a plain
+``cnsim run`` goes to :mod:`cnsim.cli.quickrun` (without typer), every other command to
+:func:`cnsim.cli.main.main`. Loading the CLI's modules takes a few tenths of a
 second: a Ctrl-C then is one line and exit status 130, as at any later moment, not a traceback.
 """
 
@@ -23,10 +24,18 @@ def main() -> None:
         print(f"cnsim {__version__}")
         return
     try:
-        from cnsim.cli.main import main as cli_main  # typer, pydantic, the scenario models: after --version
+        keywords = None
+        if sys.argv[1:2] == ["run"]:
+            from cnsim.cli import quickrun  # `cnsim run` in its plain forms runs without typer
+
+            keywords = quickrun.plain_run(sys.argv[2:])
+        if keywords is not None:
+            command = quickrun.command(keywords)
+        else:
+            from cnsim.cli.main import main as command  # typer, pydantic, the scenario models: after --version
     except KeyboardInterrupt:
         # os._exit: the interpreter's own exit after a KeyboardInterrupt re-raises SIGINT (status -2)
         sys.stderr.write("interrupted\n")
         sys.stderr.flush()
         os._exit(130)
-    cli_main()
+    command()

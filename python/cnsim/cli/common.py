@@ -21,9 +21,6 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-import typer
-
-from cnsim.compile.loader import parse_value
 from cnsim.exceptions import CnsimError, ConfigError, InvariantError
 
 UNWRAPPED_WIDTH = 10_000
@@ -69,10 +66,18 @@ err_console = LazyConsole(stderr=True)
 
 
 def fail(code: int, lines: list[str]) -> None:
-    """Print ``lines`` on stderr (no markup) and exit with ``code``."""
+    """Print ``lines`` on stderr (no markup) and exit with ``code`` (``SystemExit``, which typer passes
+    on as it does its own ``typer.Exit``: this module works without typer, see :mod:`cnsim.cli.quickrun`)."""
     for line in lines:
         err_console.print(line, markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
+    raise SystemExit(code)
+
+
+def _typer_control(exc: BaseException) -> bool:
+    """``typer.Exit`` or ``typer.Abort`` (a command's own way out, passed on as it is); never when typer is
+    not loaded (a plain ``cnsim run``), as nothing could have raised one."""
+    typer = sys.modules.get("typer")
+    return typer is not None and isinstance(exc, (typer.Exit, typer.Abort))
 
 
 def crash_log(exc: BaseException) -> Path | None:
@@ -123,9 +128,11 @@ def guarded_with(interrupted: str) -> Callable[[Callable[..., Any]], Callable[..
                 fail(1, [f"invariant violation (a model bug, please report): {exc}"])
             except CnsimError as exc:
                 fail(getattr(exc, "exit_code", 1), [f"error: {exc}"])
-            except (typer.Exit, typer.Abort, SystemExit):
+            except SystemExit:
                 raise
             except Exception as exc:  # noqa: BLE001 — the last line of defence: never a traceback
+                if _typer_control(exc):
+                    raise
                 import click
 
                 if isinstance(exc, click.exceptions.ClickException):
@@ -147,6 +154,8 @@ guarded = guarded_with("interrupted; no output written")
 
 def parse_sets(items: list[str]) -> dict[str, Any]:
     """``["a.b=1", ...]`` → ``{"a.b": 1}``; a malformed item is a ConfigError."""
+    from cnsim.compile.loader import parse_value  # the scenario models: only once a value is parsed
+
     out: dict[str, Any] = {}
     for item in items:
         path, sep, value = item.partition("=")

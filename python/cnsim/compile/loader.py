@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from cnsim.compile.compiler import compile_ir_once
 from cnsim.compile.errors import problems_from
 from cnsim.exceptions import ConfigError
-from cnsim.scenario.spec import TRAFFIC_KINDS, Scenario
+from cnsim.scenario.spec import TRAFFIC_KINDS, Scenario, build_validators
 
 LIST_KEYS = {"hosts", "switches", "links", "traffic", "hotspot"}
 """Keys whose value is a list of tables (an override may address an element by index or name)."""
@@ -117,6 +117,7 @@ def load_scenario(source: str | Path | Mapping[str, Any], overrides: Mapping[str
         apply_override(data, key, value)
     if stem is not None and isinstance(data.get("run", {}), dict):
         data.setdefault("run", {}).setdefault("name", name_from_file(stem))
+    build_validators()
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as err:

@@ -211,9 +211,8 @@ class SeriesWriter:
         self.ideal = ideal  # slowdown.Ideal of the run: the fct rows get fct_s, ideal_s, slowdown
         self.statics = statics
         self._names: dict[str, Names] = {}  # per id table, built when a series first has rows
-        # each transfer's destination by name (`fct.dst`: its own, where its flow's is '*')
-        self.dst_names = None if node_names is None else \
-            Names({"node": np.arange(len(node_names), dtype=np.uint32), "dst": node_names}, "node")
+        self.node_names = node_names  # `fct.dst` (see dst_names)
+        self._dst_names: Names | None = None
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.empty: dict[str, Mapping[str, Any]] = {}
         self.samples = 0
@@ -222,6 +221,14 @@ class SeriesWriter:
         # rows a sparse table may rewrite during the run (see write): a fill costs the rows written so
         # far, so with one row of credit per row written the rewrites stay within the table's size
         self.credit = {t: CHUNK_ROWS for t in self.chunks}
+
+    def dst_names(self) -> Names | None:
+        """Each transfer's destination by name (``fct.dst``: its own, where its flow's is ``*``), built
+        when the first ``fct`` rows come; None without the nodes' names."""
+        if self._dst_names is None and self.node_names is not None:
+            nodes = np.arange(len(self.node_names), dtype=np.uint32)
+            self._dst_names = Names({"node": nodes, "dst": self.node_names}, "node")
+        return self._dst_names
 
     def names(self, series: str) -> Names | None:
         """The name columns of a series' ids (None: a series without ids), built once per id table:
@@ -270,8 +277,8 @@ class SeriesWriter:
                 write_table(self.folder / f"{name}.parquet", cols, None)
             self.empty.setdefault(name, cols)
             return
-        if name == "fct" and self.dst_names is not None and "dst" in table.column_names:
-            [(_, dst)] = self.dst_names.arrays(column(cols["dst_node"]))
+        if name == "fct" and (dst_names := self.dst_names()) is not None and "dst" in table.column_names:
+            [(_, dst)] = dst_names.arrays(column(cols["dst_node"]))
             table = table.set_column(table.column_names.index("dst"), "dst", dst)
         if name == "fct" and self.ideal is not None:
             extra = self.ideal.columns(*(column(cols[c]) for c in ("flow", "dst_node", "frames", "bytes", "completed", "bad", "start_s", "end_s")))
@@ -367,6 +374,10 @@ class _Rows:
         self.file.close()
 
 
+WARM_UP: Any = object()
+"""The item that asks the writer thread for its warm-up write."""
+
+
 def warm_up() -> None:
     """Write a two-row table with a name column as Parquet into memory: pyarrow's first write in a
     process costs a few milliseconds more than the next (code paged in, lazy set-up), paid here while
@@ -393,9 +404,10 @@ class Background:
         self.thread.start()
 
     def _work(self) -> None:
-        warm_up()
         while (batch := self.batches.get()) is not None:
-            if self.error is None:
+            if batch is WARM_UP:
+                warm_up()
+            elif self.error is None:
                 try:
                     self.writer.write(*batch)
                 except BaseException as exc:  # noqa: BLE001 — raised in the caller
@@ -405,6 +417,12 @@ class Background:
                 self.writer.close()
             except BaseException as exc:  # noqa: BLE001 — raised in the caller
                 self.error = exc
+
+    def warm_up(self) -> None:
+        """Have the thread make its warm-up write (:func:`warm_up`) now: called as the engine starts, so
+        that the thread takes the GIL when the engine lets it go. Started at once, the thread would hold
+        it for the warm-up's Python parts while the caller waits (up to the 5-ms switch interval)."""
+        self.batches.put(WARM_UP)
 
     def put(self, batch: tuple[int, Mapping[str, Mapping[str, Any]]]) -> None:
         if self.error is not None:
@@ -460,6 +478,7 @@ def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], Non
     background = Background(writer)
     batch = min(limit, FIRST_ROWS)
     tail = sim.duration_ps - sim.duration_ps // TAIL  # the rows buffered by then are handed over there
+    background.warm_up()
     try:
         while True:
             done = sim.run_batch(tail if sim.now_ps < tail else sim.duration_ps, step, batch, PROGRESS_S)

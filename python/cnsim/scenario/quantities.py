@@ -9,9 +9,10 @@ loads into the same values. The JSON Schema of each type is a string pattern so 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, Callable
 
-from pydantic import BeforeValidator, Field, PlainSerializer, WithJsonSchema
+from pydantic import Field
+from pydantic_core import core_schema
 
 from cnsim.scenario.units import RATE_UNITS, SIZE_UNITS, TIME_UNITS, format_quantity, parse_quantity
 
@@ -35,7 +36,32 @@ ENGINE_SUFFIX = {"size": "_bytes", "time": "_ps", "rate": "_bps"}
 """The one naming rule from a scenario field to the engine's parameter: ``qeq`` (a size) is ``qeq_bytes``."""
 
 
-def _quantity(kind: str, units: dict[str, int], allow_zero: bool, what: str):
+@dataclass(frozen=True, eq=False)  # hashed by identity (the JSON Schema dict is not hashable)
+class _Parsed:
+    """The schema of a quantity field: validated by ``parse`` (a string with a unit → an int in base
+    units), dumped by ``dump`` (→ the canonical string), described in JSON Schema by ``json_schema``.
+
+    What pydantic's ``BeforeValidator(parse)``, ``PlainSerializer(dump, return_type=str)`` and
+    ``WithJsonSchema(json_schema)`` make, built directly: those inspect the signature of their function
+    for every field they annotate (about 3 ms of a run's first validation over a scenario's 110 quantity
+    fields)."""
+
+    parse: Callable[[Any], int]
+    dump: Callable[[int], str]
+    json_schema: dict[str, Any]
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
+        schema = core_schema.no_info_before_validator_function(self.parse, handler(source))
+        schema["serialization"] = core_schema.plain_serializer_function_ser_schema(
+            self.dump, info_arg=False, return_schema=core_schema.str_schema(), when_used="always"
+        )
+        return schema
+
+    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> dict[str, Any]:
+        return self.json_schema.copy()
+
+
+def _quantity(kind: str, units: dict[str, int], allow_zero: bool, what: str) -> Any:
     def validate(value: object) -> int:
         return parse_quantity(value, kind, allow_zero=allow_zero)
 
@@ -45,13 +71,7 @@ def _quantity(kind: str, units: dict[str, int], allow_zero: bool, what: str):
     schema: dict = {"type": "string", "pattern": _pattern(units), "description": what}
     if allow_zero:
         schema = {"anyOf": [schema, {"const": 0}], "description": what}
-    return Annotated[
-        int,
-        QuantityKind(kind),
-        BeforeValidator(validate),
-        PlainSerializer(dump, return_type=str),
-        WithJsonSchema(schema),
-    ]
+    return Annotated[int, QuantityKind(kind), _Parsed(validate, dump, schema)]
 
 
 Rate = _quantity("rate", RATE_UNITS, False, "bit rate > 0, e.g. '10Gbps' (units: bps, Kbps, Mbps, Gbps, Tbps)")

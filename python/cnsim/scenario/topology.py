@@ -5,7 +5,9 @@ the element comes from a preset), then to ``[defaults]``. An explicit element wh
 link, whose pair of end points) matches a preset element overrides only the attributes it sets.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` in the modules of pydantic models: pydantic would evaluate each
+# field's annotation from its string when it creates the class and again when it builds the schema
+# (15 M instructions, ≈ 3 ms, of a 1-ms run).
 
 from typing import Literal
 
@@ -14,6 +16,18 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from cnsim.scenario.quantities import Name, Rate, Size, Time
 
 BufferPolicy = Literal["egress", "ingress", "shared", "partitioned"]
+
+
+def empty_list() -> list:
+    """``default_factory`` of list fields. A function of ours rather than ``list``: pydantic reads a
+    factory's signature when it builds a model's schema, and a builtin's signature is parsed from text
+    with the tokenizer, whose regular expressions compile at that first use (≈ 3 ms of every run)."""
+    return []
+
+
+def empty_dict() -> dict:
+    """``default_factory`` of table fields, for the reason :func:`empty_list` gives."""
+    return {}
 
 
 class Strict(BaseModel):
