@@ -77,6 +77,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         scheme,
         has_rp,
         pause_enabled,
+        pause_receipts: 0,
         pfc_enabled: ir.nodes.iter().any(|n| matches!(n, NodeIr::Switch { pause: PauseIr::Pfc(_), .. })),
         ecmp_salt: ecmp_salt(ir.seed),
         watchdog: ir.pause_watchdog,

@@ -156,6 +156,9 @@ pub struct Network {
     pub has_rp: bool,
     /// Some switch generates PAUSE.
     pub pause_enabled: bool,
+    /// PAUSE or PFC frames received so far (any port): the pause series looks at the ports again only
+    /// when this moved or a pause has run out since its last look (`observe::Observer::sample`).
+    pub pause_receipts: u64,
     /// Every switch runs PFC (`flowctl::pfc`; ports have per-priority queues). Checked first on the
     /// hot paths so that the one-FIFO path costs one test of this flag.
     pub pfc_enabled: bool,

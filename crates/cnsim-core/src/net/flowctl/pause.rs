@@ -132,6 +132,7 @@ impl Network {
         // a quantum is 512 bit times: a multiply at the usual rates (`Port::tx_ps`)
         let dur = p.tx_ps(quanta as u64 * 64);
         p.pause.receive(now, w, dur);
+        self.pause_receipts += 1;
     }
 
     /// The pause time and refresh fraction of switch `s`'s 802.3x PAUSE (None: not this mode).

@@ -350,6 +350,7 @@ impl Network {
             until = until.max(pf.rx[k].paused_until);
         }
         p.pause.track(now, w, until);
+        self.pause_receipts += 1;
         if self.is_switch(self.ports[port.idx()].node) {
             while newly != 0 {
                 let k = newly.trailing_zeros() as usize;
