@@ -51,8 +51,9 @@ def _run_app(command: Callable[[], Any]) -> None:
     # first model (5-10 ms of a short run); cnsim uses none. `PYDANTIC_DISABLE_PLUGINS=` (empty)
     # in the environment turns them back on.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):  # as cnsim.entry does (python -m cnsim)
-        os.environ.setdefault(var, "1")
+    from cnsim.entry import set_environment  # as cnsim.entry does (python -m cnsim)
+
+    set_environment()
     _no_plugin_discovery()
     signal.signal(signal.SIGTERM, _terminate)
     warnings.showwarning = _show_config_warning

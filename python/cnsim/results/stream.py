@@ -189,10 +189,18 @@ def arrow_table(cols: Mapping[str, Any], names: Names | None) -> pa.Table:
     return pa.table(arrays)
 
 
+STATISTICS = ("t_s", "start_s")
+"""Columns whose row groups carry min/max statistics: time, what a reader filters a series on (a
+filtered scan skips the row groups outside its window). The others' statistics took 30 % of a
+write of the default series (16 Ki flow_tp rows: 0.83 -> 0.59 ms)."""
+
+
 def _encoding(schema: pa.Schema) -> dict[str, Any]:
     """Parquet dictionary encoding for the name columns only: on a numeric column of 128 Ki distinct
-    values it would cost ~50 MB of resident memory per file for little gain."""
-    return {"use_dictionary": [f.name for f in schema if pa.types.is_dictionary(f.type)] or False}
+    values it would cost ~50 MB of resident memory per file for little gain; statistics for
+    :data:`STATISTICS` only."""
+    return {"use_dictionary": [f.name for f in schema if pa.types.is_dictionary(f.type)] or False,
+            "write_statistics": [n for n in schema.names if n in STATISTICS] or False}
 
 
 def write_table(path: Path, cols: Mapping[str, Any], names: Names | None) -> None:
