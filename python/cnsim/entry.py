@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 
-
 ENVIRONMENT = {
     # numpy's OpenBLAS starts a thread per core that spins after each call: cnsim's array work is
     # small (a run's batches, sweeps' tables), and those threads took 6.5 % of a fan-in-100 run's CPU
