@@ -301,3 +301,17 @@ def test_queues_that_start_late_are_filled_in_during_the_run_within_the_credit(t
     assert list(got["port"].astype(str)) == ["p0", "p1", "p2"] * 7
     seen = {0: 0, 1: 2, 2: 6}  # sample from which each queue is recorded
     assert list(got["bytes"]) == [7 if k >= seen[q] else 0 for k in range(7) for q in range(3)]
+
+
+@pytest.mark.timeout(60)
+def test_a_failed_warm_up_leaves_the_writer_thread_working(tmp_path, monkeypatch):
+    """The warm-up write is a head start only: when it fails, the run's batches are still written
+    (the thread must not die with it, or the engine would wait on a full queue for ever)."""
+
+    def broken():
+        raise OSError("no Parquet today")
+
+    monkeypatch.setattr(stream, "warm_up", broken)
+    path, overrides = CASES["fan-in-4"]
+    r = cnsim.run(path, seed=3, overrides=overrides, out=tmp_path / "r", plots=False)
+    assert len(r.tables["queue_ts"]) > 0

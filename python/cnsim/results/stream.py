@@ -24,6 +24,7 @@ Only pyarrow and numpy are imported here: a short run does not pay for pandas.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -414,7 +415,9 @@ class Background:
     def _work(self) -> None:
         while (batch := self.batches.get()) is not None:
             if batch is WARM_UP:
-                warm_up()
+                # only a head start: if pyarrow cannot write, the first batch says so to the caller
+                with contextlib.suppress(Exception):
+                    warm_up()
             elif self.error is None:
                 try:
                     self.writer.write(*batch)
