@@ -932,8 +932,6 @@ pub fn hist_quantiles(hist: &[u64], q_max: u64) -> Vec<u64> {
     out
 }
 
-/// The `fct` table of these transfers (the settled ones by settling time, then those in progress by
-/// creation).
 /// The `fct` rows of the run's end: the transfers settled since the last drain, then (with
 /// `observe.fct`) those still in progress, incomplete.
 pub fn final_fct_rows(net: &mut Network) -> Vec<Transfer> {
@@ -944,6 +942,8 @@ pub fn final_fct_rows(net: &mut Network) -> Vec<Transfer> {
     rows
 }
 
+/// The `fct` table of these transfers (the settled ones by settling time, then those in progress by
+/// creation).
 pub fn fct_table(net: &Network, tr: &[Transfer]) -> Table {
     Table {
         name: "fct",
