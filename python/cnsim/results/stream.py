@@ -256,8 +256,9 @@ class SeriesWriter:
             if sparse:
                 ids = column(cols[key])
                 per_sample = len(ids) // samples if samples else 0
-                self._widen(name, np.array(ids[:per_sample]))
-                self.chunks[name].append((self.samples, samples, np.array(ids[:per_sample])))
+                first = np.array(ids[:per_sample])  # every sample of a chunk has the same ids
+                self._widen(name, first)
+                self.chunks[name].append((self.samples, samples, first))
                 self.credit[name] += len(ids)
             self._append(name, cols)
         self.samples += samples

@@ -53,13 +53,7 @@ impl PortPause {
     /// paused time is accounted after the warm-up `w`.
     #[inline]
     pub fn receive(&mut self, now: SimTime, w: SimTime, pause_ps: u64) {
-        // close the current paused interval at `now`
-        let end = self.paused_until.min(now);
-        let from = self.pause_from.max(w);
-        if end > from {
-            self.paused_acc_ps += end - from;
-        }
-        self.pause_from = now;
+        self.close(now, w);
         let was_paused = self.paused_until > now;
         self.paused_until = now + pause_ps;
         if pause_ps == 0 {
@@ -78,23 +72,20 @@ impl PortPause {
     /// PFC port: the aggregate "some priority paused" state is now paused until `until` (the
     /// latest of its priorities'); the paused-time statistic closes its interval at `now`.
     pub fn track(&mut self, now: SimTime, w: SimTime, until: SimTime) {
-        let end = self.paused_until.min(now);
+        self.close(now, w);
+        self.paused_until = until;
+    }
+
+    /// Close the paused-time statistic's current interval at `at` (a PAUSE's arrival, or the end of
+    /// the run); the paused time counts after the warm-up `w`.
+    #[inline]
+    pub fn close(&mut self, at: SimTime, w: SimTime) {
+        let end = self.paused_until.min(at);
         let from = self.pause_from.max(w);
         if end > from {
             self.paused_acc_ps += end - from;
         }
-        self.pause_from = now;
-        self.paused_until = until;
-    }
-
-    /// Close the paused-time statistic at the end of the run.
-    pub fn close(&mut self, end: SimTime, w: SimTime) {
-        let e = self.paused_until.min(end);
-        let f = self.pause_from.max(w);
-        if e > f {
-            self.paused_acc_ps += e - f;
-        }
-        self.pause_from = end;
+        self.pause_from = at;
     }
 }
 
