@@ -213,9 +213,8 @@ impl Network {
             }
             return;
         }
-        if p.pause.paused_until <= now {
-            p.pause.paused_since = None;
-        }
+        // (a pause that has run out leaves `paused_since` behind: the next PAUSE received starts
+        // a new period, and only a paused port's is read)
         if p.service_bps == 0 || p.queue.is_empty() || self.in_pacing_gap(pid) {
             return;
         }

@@ -16,23 +16,34 @@ use crate::time::SimTime;
 
 /// PAUSE state of one port: as a paused transmitter, and as the switch port that sends XOFF/XON
 /// toward its peer.
-#[derive(Debug, Clone, Default)]
-#[repr(C)] // `paused_until` first: `Port` keeps it in its first cache line, with `busy_until`
+///
+/// `repr(C)`, by use: `paused_until` ends `Port`'s first cache line, with `busy_until`; the next
+/// 64 bytes (`Port`'s second line) hold all that a PAUSE's receipt and a switch's XOFF/XON write,
+/// so that a global toggle, which touches every port of the switch and every host, reads one line
+/// of each port beyond the first; the watchdog's fields, read only while a switch port is paused,
+/// come after.
+#[derive(Debug, Clone)]
+#[repr(C)]
 pub struct PortPause {
     /// Set by PAUSE frames received on this port: no new frame starts before it.
     pub paused_until: SimTime,
+    // (second line)
     /// Start of the current (possibly open) paused interval, for the paused-time statistic.
     pub pause_from: SimTime,
     /// Time paused within the statistics window, ps.
     pub paused_acc_ps: u64,
-    /// Watchdog: PAUSE is ignored until this instant.
-    pub ignore_until: SimTime,
-    /// Start of the current unbroken paused period (XOFF refreshes do not break it), if paused.
+    /// Start of the current unbroken paused period (XOFF refreshes do not break it), if paused
+    /// (read only while the port is paused: after a pause has run out it may still hold its start,
+    /// and the next PAUSE received sets it anew).
     pub paused_since: Option<SimTime>,
+    /// The refresh of an XOFF sent while one was pending (the latest such XOFF): its event's
+    /// reserved key, in halves (`refresh_t` = `NO_REFRESH`: none; a `u128` would align this
+    /// record, and `Port`'s first line with it, to 16 bytes), and generation.
+    refresh_t: u64,
+    refresh_low: u64,
+    refresh_gen: u32,
     /// Generation of the last PAUSE sent (stale refresh events are ignored).
     pub gen: u32,
-    /// Watchdog: times this port stopped honouring PAUSE.
-    pub watchdog_trips: u32,
     /// A PAUSE (quanta; 0 = XON) waiting to go out ahead of the queue.
     pub pending: Option<u16>,
     /// Selective mode: XOFF currently asserted toward the peer through this port.
@@ -42,11 +53,46 @@ pub struct PortPause {
     pub above_low: bool,
     /// A `PauseRefresh` event of this port is pending (one at a time: [`Network::send_pause`]).
     pub refresh_pending: bool,
-    /// The refresh of an XOFF sent while one was pending (the latest such XOFF): its event's
-    /// reserved key, in halves (a `u128` would align this record, and `Port`'s first line with
-    /// it, to 16 bytes), and generation.
-    pub refresh_next: Option<(u64, u64, u32)>,
+    // (third line)
+    /// Watchdog: PAUSE is ignored until this instant.
+    pub ignore_until: SimTime,
+    /// Watchdog: times this port stopped honouring PAUSE.
+    pub watchdog_trips: u32,
+    /// (`Port`'s later fields keep their cache lines)
+    _spare: u32,
+    _spare2: u64,
 }
+
+/// `PortPause::refresh_t` when no later XOFF's refresh is noted.
+const NO_REFRESH: u64 = u64::MAX;
+
+impl Default for PortPause {
+    fn default() -> Self {
+        PortPause {
+            paused_until: 0,
+            pause_from: 0,
+            paused_acc_ps: 0,
+            paused_since: None,
+            refresh_t: NO_REFRESH,
+            refresh_low: 0,
+            refresh_gen: 0,
+            gen: 0,
+            pending: None,
+            xoff: false,
+            above_high: false,
+            above_low: false,
+            refresh_pending: false,
+            ignore_until: 0,
+            watchdog_trips: 0,
+            _spare: 0,
+            _spare2: 0,
+        }
+    }
+}
+
+// the second line's fields fill it exactly; the record keeps its size (`Port`'s layout)
+const _: () = assert!(std::mem::offset_of!(PortPause, ignore_until) == 72);
+const _: () = assert!(std::mem::size_of::<PortPause>() == 96);
 
 impl PortPause {
     /// A PAUSE of `pause_ps` (its quanta's time at the link's rate; 0 = XON) arrived at `now`;
@@ -173,7 +219,7 @@ impl Network {
         let key = self.q.reserve(t, &ev);
         let p = &mut self.ports[port.idx()];
         if p.pause.refresh_pending {
-            p.pause.refresh_next = Some(((key >> 64) as u64, key as u64, p.pause.gen));
+            (p.pause.refresh_t, p.pause.refresh_low, p.pause.refresh_gen) = ((key >> 64) as u64, key as u64, p.pause.gen);
         } else {
             p.pause.refresh_pending = true;
             self.q.push_key(key, ev);
@@ -243,9 +289,10 @@ impl Network {
         let p = &mut self.ports[port.idx()];
         p.busy = false;
         let fr = p.tx_frame;
-        let f = self.frames.get(fr);
-        debug_assert_eq!(f.kind, FrameKind::Pause);
-        self.control_frame_sent(port, fr, f.prio);
+        debug_assert_eq!(self.frames.get(fr).kind, FrameKind::Pause);
+        // without PFC an 802.3x PAUSE, whose class-enable vector is 0: its record is not read
+        let cev = if self.pfc_enabled { self.frames.get(fr).prio } else { 0 };
+        self.control_frame_sent(port, fr, cev);
     }
 
     /// A PAUSE or PFC frame `fr` arrived on `port` (a host's or a switch's): its transmitter
@@ -275,8 +322,10 @@ impl Network {
             return self.pfc_refresh(port, gen);
         }
         p.pause.refresh_pending = false;
-        if let Some((t, low, next)) = p.pause.refresh_next.take() {
+        if p.pause.refresh_t != NO_REFRESH {
             // a later XOFF was sent (so `gen` is stale): on to its refresh
+            let (t, low, next) = (p.pause.refresh_t, p.pause.refresh_low, p.pause.refresh_gen);
+            p.pause.refresh_t = NO_REFRESH;
             p.pause.refresh_pending = true;
             let key = ((t as u128) << 64) | low as u128;
             return self.q.push_key(key, Event::PauseRefresh { port, gen: next });
