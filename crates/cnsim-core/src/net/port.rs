@@ -35,7 +35,9 @@ pub struct Port {
     /// Picoseconds per byte at `rate_bps` when that is an integer (10 Gb/s: 800), else 0.
     pub ps_per_byte: u64,
     pub data_ready_at: SimTime,
-    pub last_data_start: SimTime,
+    /// (here, not beside `peer_latency_ps`: the end of a PAUSE frame sent on every port of a
+    /// switch at once reads it, and this line only, of each port)
+    pub prop_ps: u64,
     pub busy: bool,
     /// True if the far end is a switch (arrivals then include its latency).
     pub peer_is_switch: bool,
@@ -51,7 +53,7 @@ pub struct Port {
     /// window, ps: each frame counts for the part of its serialisation that falls in the window,
     /// so utilisation = busy / window ≤ 1 by construction.
     pub busy_ps_window: u64,
-    pub prop_ps: u64,
+    pub last_data_start: SimTime,
     pub peer_latency_ps: u64,
     /// Pending PortWake time (dedupe), u64::MAX = none.
     pub wake_at: SimTime,

@@ -311,7 +311,20 @@ impl Network {
         if self.is_switch(node) {
             self.port_try_send(port);
         } else {
-            self.host_try_send(self.host_of[node.idx()] as usize);
+            self.pause_reached_host(self.host_of[node.idx()] as usize, port);
+        }
+    }
+
+    /// Host `h`'s NIC (port `port`) just received a PAUSE or PFC frame: it looks for work, unless it
+    /// is serialising a frame. Then a pause changes nothing before the frame ends, and its NIC
+    /// looks again then: the wake-up `host_try_send` would ask for is the one asked for when the
+    /// frame started (or since, by whatever gave the host work while it was busy), so the host's
+    /// and its flow's records are not read (under a global PAUSE most hosts are mid-frame when an
+    /// XOFF reaches them).
+    #[inline]
+    pub(crate) fn pause_reached_host(&mut self, h: usize, port: PortId) {
+        if self.ports[port.idx()].busy_until <= self.now {
+            self.host_try_send(h);
         }
     }
 
