@@ -242,7 +242,14 @@ impl Network {
 
     /// Start serialising a MAC-control frame on idle port `pid`: an 802.3x PAUSE (`cev` = 0) or a
     /// PFC frame enabling the classes of `cev`, with pause time `quanta` (0 = XON).
+    #[inline(never)]
     pub(crate) fn port_send_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) {
+        self.start_pause_frame(pid, quanta, cev)
+    }
+
+    /// [`Network::port_send_pause_frame`], inlined in the loop of a global XOFF/XON over a switch's ports.
+    #[inline(always)]
+    pub(crate) fn start_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) {
         let now = self.now;
         let wire = self.cfg.wire_overhead_bytes as u64;
         let ctrl = self.cfg.control_frame_bytes;

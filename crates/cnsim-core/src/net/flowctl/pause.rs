@@ -135,6 +135,12 @@ impl PortPause {
     }
 }
 
+/// The delay of the refresh of an XOFF of `quanta` sent on port `p`: `frac` of its pause time.
+#[inline]
+fn refresh_delay(p: &crate::net::Port, quanta: u16, frac: f64) -> u64 {
+    ((p.tx_ps(quanta as u64 * 64) as f64 * frac) as u64).max(1)
+}
+
 /// PAUSE generation of one switch.
 #[derive(Debug, Clone)]
 pub struct SwitchPause {
@@ -211,10 +217,14 @@ impl Network {
     /// runs where it would have.
     #[inline]
     fn schedule_refresh(&mut self, port: PortId, quanta: u16, frac: f64) {
-        let now = self.now;
+        let t = self.now + refresh_delay(&self.ports[port.idx()], quanta, frac);
+        self.schedule_refresh_at(port, t);
+    }
+
+    /// [`Network::schedule_refresh`] of the refresh due at `t`.
+    #[inline]
+    fn schedule_refresh_at(&mut self, port: PortId, t: SimTime) {
         let p = &self.ports[port.idx()];
-        let dur = p.tx_ps(quanta as u64 * 64);
-        let t = now + ((dur as f64 * frac) as u64).max(1);
         let ev = Event::PauseRefresh { port, gen: p.pause.gen };
         let key = self.q.reserve(t, &ev);
         let p = &mut self.ports[port.idx()];
@@ -243,15 +253,21 @@ impl Network {
                 // what port_try_send does first on an idle port (it would find nothing else to do
                 // on a busy one)
                 p.pause.pending = None;
-                self.port_send_pause_frame(port, q, 0);
+                self.start_pause_frame(port, q, 0);
             } else if self.pfc_enabled {
                 self.port_try_send(port);
             }
         }
         if xoff {
+            // the refresh delay of the ports' common rate, computed once (0: none yet)
+            let (mut ps_per_byte, mut delay) = (0, 0);
             for k in 0..n {
                 let port = self.switches[s].ports[k];
-                self.schedule_refresh(port, quanta, frac);
+                let p = &self.ports[port.idx()];
+                if p.ps_per_byte == 0 || p.ps_per_byte != ps_per_byte {
+                    (ps_per_byte, delay) = (p.ps_per_byte, refresh_delay(p, quanta, frac));
+                }
+                self.schedule_refresh_at(port, self.now + delay);
             }
         }
     }
