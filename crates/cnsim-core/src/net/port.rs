@@ -384,6 +384,12 @@ impl Network {
     /// of a batch arrive as a batch ([`crate::event::EventQueue::push_batched`]).
     #[inline]
     pub(crate) fn control_frame_sent(&mut self, pid: PortId, fr: FrameId, cev: u8) {
+        self.control_frame_sent_inline(pid, fr, cev)
+    }
+
+    /// [`Network::control_frame_sent`], inlined where a batch's members are handled.
+    #[inline(always)]
+    pub(crate) fn control_frame_sent_inline(&mut self, pid: PortId, fr: FrameId, cev: u8) {
         let now = self.now;
         let (peer, prop) = {
             let p = &self.ports[pid.idx()];

@@ -170,6 +170,12 @@ impl SwitchPause {
 impl Network {
     /// A PAUSE frame arrived on `port`: its transmitter stops until the pause time expires.
     pub(crate) fn pause_receive(&mut self, port: PortId, quanta: u16) {
+        self.pause_receive_inline(port, quanta)
+    }
+
+    /// [`Network::pause_receive`], inlined where a batch's members are handled.
+    #[inline(always)]
+    fn pause_receive_inline(&mut self, port: PortId, quanta: u16) {
         let (now, w) = (self.now, self.cfg.warmup_ps);
         let p = &mut self.ports[port.idx()];
         // a quantum is 512 bit times: a multiply at the usual rates (`Port::tx_ps`)
@@ -308,7 +314,7 @@ impl Network {
         debug_assert_eq!(self.frames.get(fr).kind, FrameKind::Pause);
         // without PFC an 802.3x PAUSE, whose class-enable vector is 0: its record is not read
         let cev = if self.pfc_enabled { self.frames.get(fr).prio } else { 0 };
-        self.control_frame_sent(port, fr, cev);
+        self.control_frame_sent_inline(port, fr, cev);
     }
 
     /// A PAUSE or PFC frame `fr` arrived on `port` (a host's or a switch's): its transmitter
@@ -321,7 +327,7 @@ impl Network {
         if cev != 0 {
             self.pfc_receive(port, cev, quanta);
         } else {
-            self.pause_receive(port, quanta);
+            self.pause_receive_inline(port, quanta);
         }
         let node = self.ports[port.idx()].node;
         if self.is_switch(node) {
