@@ -102,7 +102,9 @@ def main() -> None:
     with ProcessPoolExecutor(2) as ex:
         results = list(ex.map(one, jobs))
     cells = published_cells()
-    print(f"overrides {overrides or '(none)'}; per scheme {a.set_scheme or '(none)'}; FCT from {a.fct_from}; seeds {a.seeds}")
+    print(
+        f"overrides {overrides or '(none)'}; per scheme {a.set_scheme or '(none)'}; FCT from {a.fct_from}; seeds {a.seeds}"
+    )
     print("| row | " + " | ".join(COLUMNS) + " |")
     print("|---|" + "---|" * len(COLUMNS))
     n_in = n = 0
