@@ -8,7 +8,7 @@ use crate::frame::FrameId;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::time::SimTime;
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 /// Every event of the engine.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -157,11 +157,14 @@ const SLICES: usize = 512;
 /// and up over every pending event (k = 8 fat tree: the binary heap's pops were 24 % of the
 /// engine's instructions). The order is the keys' order, exactly as a heap's.
 struct Calendar {
-    /// Events of slices up to `cur`, sorted by key, ascending, in a ring: a new event due after them
-    /// all (a burst due at one instant — an XOFF or XON sent on every port of a switch at once,
-    /// scheduled in key order) or before them all is added at its end in O(1); in a sorted vector
-    /// one of the two is an insertion before all the others (100 ports' PAUSE frames: 9 % of a run).
-    bottom: VecDeque<Entry>,
+    /// Events of slices up to `cur`, sorted by key, ascending: `bottom[taken..]` (the entries
+    /// before `taken` have been popped). A new event due after them all (a burst due at one instant
+    /// — an XOFF or XON sent on every port of a switch at once, scheduled in key order) is pushed at
+    /// the end, one due before them all into the slot of the last one taken, each in O(1) (an
+    /// insertion before all the others, 100 ports' PAUSE frames: 9 % of a run). A refill swaps a
+    /// bucket's storage in (no copy; a ring's conversions from and to a vector cost a copy call).
+    bottom: Vec<Entry>,
+    taken: usize,
     /// `buckets[s % SLICES]`: the events of slice `s`, `cur < s < cur + SLICES`, unsorted.
     buckets: Vec<Vec<Entry>>,
     /// Which buckets hold events (bit `i` of word `i / 64`).
@@ -176,7 +179,8 @@ struct Calendar {
 impl Default for Calendar {
     fn default() -> Self {
         Calendar {
-            bottom: VecDeque::new(),
+            bottom: Vec::new(),
+            taken: 0,
             buckets: (0..SLICES).map(|_| Vec::new()).collect(),
             filled: [0; SLICES / 64],
             overflow: BinaryHeap::new(),
@@ -195,14 +199,17 @@ impl Calendar {
     /// being taken, or before them all).
     #[inline(always)]
     fn insert_bottom(&mut self, e: Entry) {
-        match self.bottom.back() {
+        match self.bottom.last() {
             Some(last) if last.key > e.key => {}
-            _ => return self.bottom.push_back(e),
+            _ => return self.bottom.push(e),
         }
-        if self.bottom[0].key > e.key {
-            return self.bottom.push_front(e);
+        // not empty: `taken < bottom.len()`
+        if self.bottom[self.taken].key > e.key && self.taken > 0 {
+            self.taken -= 1;
+            self.bottom[self.taken] = e;
+            return;
         }
-        let i = self.bottom.partition_point(|x| x.key < e.key);
+        let i = self.taken + self.bottom[self.taken..].partition_point(|x| x.key < e.key);
         self.bottom.insert(i, e);
     }
     /// `bottom` is empty: move on to the next slice holding events, sort its bucket into `bottom`,
@@ -224,12 +231,10 @@ impl Calendar {
             self.filled[s as usize % SLICES / 64] |= 1 << (s % 64);
         }
         let b = next as usize % SLICES;
-        let mut bucket = std::mem::take(&mut self.buckets[b]);
         self.filled[b / 64] &= !(1 << (b % 64));
-        bucket.sort_unstable_by_key(|x| x.key);
-        // the bucket's storage becomes the ring (no copy), the ring's the bucket's
-        let old = std::mem::replace(&mut self.bottom, VecDeque::from(bucket));
-        self.buckets[b] = Vec::from(old);
+        // the bucket's storage becomes `bottom`'s, `bottom`'s (empty) the bucket's
+        std::mem::swap(&mut self.bottom, &mut self.buckets[b]);
+        self.bottom.sort_unstable_by_key(|x| x.key);
     }
     /// The first slice after `cur` whose bucket holds events.
     #[inline]
@@ -273,16 +278,20 @@ impl Spill for Calendar {
     }
     #[inline(always)]
     fn pop(&mut self) -> Option<Entry> {
-        let e = self.bottom.pop_front()?;
+        let x = self.bottom.get(self.taken)?;
+        let e = Entry { key: x.key, ev: x.ev };
+        self.taken += 1;
         self.len -= 1;
-        if self.bottom.is_empty() {
+        if self.taken == self.bottom.len() {
+            self.bottom.clear();
+            self.taken = 0;
             self.refill();
         }
         Some(e)
     }
     #[inline(always)]
     fn min_key(&self) -> u128 {
-        self.bottom.front().map_or(NO_KEY, |e| e.key)
+        self.bottom.get(self.taken).map_or(NO_KEY, |e| e.key)
     }
     fn len(&self) -> usize {
         self.len
