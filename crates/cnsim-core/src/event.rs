@@ -146,8 +146,8 @@ impl Spill for BinaryHeap<Entry> {
 /// about 4.6 link events in one; 2^13: 0.3 % fewer instructions, 2^14: 2 % more).
 const SLICE_BITS: u32 = 12;
 /// Buckets of a [`Calendar`]: 512 slices ≈ 2.1 µs ahead (frames in flight on 1-µs links and
-/// transmissions ending fall within; pause expiries and the like go to its overflow heap; half as
-/// many slices sent the fat tree's arrivals there: 30 % more instructions).
+/// transmissions ending fall within; pause expiries and the like go to its overflow heap; a span
+/// half as long, of 2^11-ps slices, sent the fat tree's arrivals there: 30 % more instructions).
 const SLICES: usize = 512;
 
 /// A calendar queue for events due soon in no particular order (the link events of many ports:
