@@ -603,7 +603,7 @@ impl Network {
     /// event: nothing reads what a delivery changes (counters, throughput bins, transfer ends)
     /// before the end of the run, so the results are the same; the event is still counted.
     /// Returns whether it did.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn deliver_direct(&mut self, peer: PortId, fr: FrameId, t: SimTime) -> bool {
         if t >= self.run_limit {
             return false;
