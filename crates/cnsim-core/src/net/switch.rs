@@ -279,6 +279,18 @@ impl Network {
         if let Some(reason) = admit(&sw.buffer, ports, sw.total_bytes, in_port, out, size, 0) {
             sw.drops += 1;
             ports[out.idx()].drops[reason as usize] += 1;
+            let (kind, flow, transfer) = (f.kind, f.flow, f.transfer);
+            if kind == FrameKind::Data && transfer == NONE_U32 && flow.idx() < self.n_flows {
+                // frame_lost of a lone data frame of a declared flow (no INT at a plain port): its
+                // counters only
+                frames.free(fr);
+                self.c.data_dropped.0 += 1;
+                self.c.data_dropped.1 += size;
+                let fl = &mut self.flows[flow.idx()];
+                fl.dropped_frames += 1;
+                fl.dropped_bytes += size;
+                return;
+            }
             return self.frame_lost(fr);
         }
         f.ingress = in_port;
