@@ -10,7 +10,7 @@ Flows: completed transfers with PAUSE on, all generated transfers with PAUSE off
 The bad-flow column is left out, so the count is of 136 discriminating cells, not the study's 148.
 
 Usage: .venv/bin/python tools/cnsim_readings.py [--fct-from start|first_tx] [--seeds 1,2,3,4]
-           [--set PATH=VALUE]... [--out DIR] [--force]
+           [--set PATH=VALUE]... [--set-scheme SCHEME:PATH=VALUE]... [--out DIR] [--force]
 e.g.   .venv/bin/python tools/cnsim_readings.py --fct-from first_tx --set traffic.flows.loop=open
 """
 
@@ -66,6 +66,13 @@ def main() -> None:
     ap.add_argument("--fct-from", choices=("start", "first_tx"), default="start")
     ap.add_argument("--seeds", default="1,2,3,4")
     ap.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    ap.add_argument(
+        "--set-scheme",
+        action="append",
+        default=[],
+        metavar="SCHEME:PATH=VALUE",
+        help="an override for one scheme's scenarios only, e.g. fecn:cm.params.probe_rule=source_periodic",
+    )
     ap.add_argument("--out", default="/tmp/cnsim_readings")
     ap.add_argument(
         "--force",
@@ -74,8 +81,15 @@ def main() -> None:
     )
     a = ap.parse_args()
     overrides = {k: parse_value(v) for k, v in (kv.split("=", 1) for kv in a.set)}
+    per_scheme: dict[str, dict] = {sc: {} for sc in SCHEMES}
+    for item in a.set_scheme:
+        sc, _, kv = item.partition(":")
+        if sc not in per_scheme or "=" not in kv:
+            raise SystemExit(f"error: --set-scheme {item!r}: expected SCHEME:PATH=VALUE, SCHEME one of {SCHEMES}")
+        k, v = kv.split("=", 1)
+        per_scheme[sc][k] = parse_value(v)
     jobs = [
-        (sc, hs, p, int(seed), overrides, a.fct_from, a.out, a.force)
+        (sc, hs, p, int(seed), overrides | per_scheme[sc], a.fct_from, a.out, a.force)
         for p in ("pause", "nopause")
         for hs in HOTSPOTS
         for sc in SCHEMES
@@ -88,7 +102,9 @@ def main() -> None:
     with ProcessPoolExecutor(2) as ex:
         results = list(ex.map(one, jobs))
     cells = published_cells()
-    print(f"overrides {overrides or '(none)'}; FCT from {a.fct_from}; seeds {a.seeds}")
+    print(
+        f"overrides {overrides or '(none)'}; per scheme {a.set_scheme or '(none)'}; FCT from {a.fct_from}; seeds {a.seeds}"
+    )
     print("| row | " + " | ".join(COLUMNS) + " |")
     print("|---|" + "---|" * len(COLUMNS))
     n_in = n = 0

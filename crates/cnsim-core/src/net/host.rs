@@ -530,7 +530,7 @@ impl Network {
                 } else {
                     self.pause_receive(port, quanta);
                 }
-                self.host_try_send(h);
+                self.pause_reached_host(h, port);
             }
             FrameKind::Control => {
                 let d = self.hosts[h].response_delay_ps;

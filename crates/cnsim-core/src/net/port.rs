@@ -35,7 +35,9 @@ pub struct Port {
     /// Picoseconds per byte at `rate_bps` when that is an integer (10 Gb/s: 800), else 0.
     pub ps_per_byte: u64,
     pub data_ready_at: SimTime,
-    pub last_data_start: SimTime,
+    /// (here, not beside `peer_latency_ps`: the end of a PAUSE frame sent on every port of a
+    /// switch at once reads it, and this line only, of each port)
+    pub prop_ps: u64,
     pub busy: bool,
     /// True if the far end is a switch (arrivals then include its latency).
     pub peer_is_switch: bool,
@@ -56,7 +58,7 @@ pub struct Port {
     /// window, ps: each frame counts for the part of its serialisation that falls in the window,
     /// so utilisation = busy / window ≤ 1 by construction.
     pub busy_ps_window: u64,
-    pub prop_ps: u64,
+    pub last_data_start: SimTime,
     pub peer_latency_ps: u64,
     /// Pending PortWake time (dedupe), u64::MAX = none.
     pub wake_at: SimTime,
@@ -219,9 +221,8 @@ impl Network {
             }
             return;
         }
-        if p.pause.paused_until <= now {
-            p.pause.paused_since = None;
-        }
+        // (a pause that has run out leaves `paused_since` behind: the next PAUSE received starts
+        // a new period, and only a paused port's is read)
         if p.service_bps == 0 || p.queue.is_empty() || self.in_pacing_gap(pid) {
             return;
         }
@@ -247,7 +248,14 @@ impl Network {
 
     /// Start serialising a MAC-control frame on idle port `pid`: an 802.3x PAUSE (`cev` = 0) or a
     /// PFC frame enabling the classes of `cev`, with pause time `quanta` (0 = XON).
+    #[inline(never)]
     pub(crate) fn port_send_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) {
+        self.start_pause_frame(pid, quanta, cev)
+    }
+
+    /// [`Network::port_send_pause_frame`], inlined in the loop of a global XOFF/XON over a switch's ports.
+    #[inline(always)]
+    pub(crate) fn start_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) {
         let now = self.now;
         let wire = self.cfg.wire_overhead_bytes as u64;
         let ctrl = self.cfg.control_frame_bytes;
@@ -445,6 +453,12 @@ impl Network {
     /// of a batch arrive as a batch ([`crate::event::EventQueue::push_batched`]).
     #[inline]
     pub(crate) fn control_frame_sent(&mut self, pid: PortId, fr: FrameId, cev: u8) {
+        self.control_frame_sent_inline(pid, fr, cev)
+    }
+
+    /// [`Network::control_frame_sent`], inlined where a batch's members are handled.
+    #[inline(always)]
+    pub(crate) fn control_frame_sent_inline(&mut self, pid: PortId, fr: FrameId, cev: u8) {
         let now = self.now;
         let (peer, prop) = {
             let p = &self.ports[pid.idx()];

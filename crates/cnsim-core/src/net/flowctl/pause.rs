@@ -16,23 +16,34 @@ use crate::time::SimTime;
 
 /// PAUSE state of one port: as a paused transmitter, and as the switch port that sends XOFF/XON
 /// toward its peer.
-#[derive(Debug, Clone, Default)]
-#[repr(C)] // `paused_until` first: `Port` keeps it in its first cache line, with `busy_until`
+///
+/// `repr(C)`, by use: `paused_until` ends `Port`'s first cache line, with `busy_until`; the next
+/// 64 bytes (`Port`'s second line) hold all that a PAUSE's receipt and a switch's XOFF/XON write,
+/// so that a global toggle, which touches every port of the switch and every host, reads one line
+/// of each port beyond the first; the watchdog's fields, read only while a switch port is paused,
+/// come after.
+#[derive(Debug, Clone)]
+#[repr(C)]
 pub struct PortPause {
     /// Set by PAUSE frames received on this port: no new frame starts before it.
     pub paused_until: SimTime,
+    // (second line)
     /// Start of the current (possibly open) paused interval, for the paused-time statistic.
     pub pause_from: SimTime,
     /// Time paused within the statistics window, ps.
     pub paused_acc_ps: u64,
-    /// Watchdog: PAUSE is ignored until this instant.
-    pub ignore_until: SimTime,
-    /// Start of the current unbroken paused period (XOFF refreshes do not break it), if paused.
+    /// Start of the current unbroken paused period (XOFF refreshes do not break it), if paused
+    /// (read only while the port is paused: after a pause has run out it may still hold its start,
+    /// and the next PAUSE received sets it anew).
     pub paused_since: Option<SimTime>,
+    /// The refresh of an XOFF sent while one was pending (the latest such XOFF): its event's
+    /// reserved key, in halves (`refresh_t` = `NO_REFRESH`: none; a `u128` would align this
+    /// record, and `Port`'s first line with it, to 16 bytes), and generation.
+    refresh_t: u64,
+    refresh_low: u64,
+    refresh_gen: u32,
     /// Generation of the last PAUSE sent (stale refresh events are ignored).
     pub gen: u32,
-    /// Watchdog: times this port stopped honouring PAUSE.
-    pub watchdog_trips: u32,
     /// A PAUSE (quanta; 0 = XON) waiting to go out ahead of the queue.
     pub pending: Option<u16>,
     /// Selective mode: XOFF currently asserted toward the peer through this port.
@@ -42,11 +53,46 @@ pub struct PortPause {
     pub above_low: bool,
     /// A `PauseRefresh` event of this port is pending (one at a time: [`Network::send_pause`]).
     pub refresh_pending: bool,
-    /// The refresh of an XOFF sent while one was pending (the latest such XOFF): its event's
-    /// reserved key, in halves (a `u128` would align this record, and `Port`'s first line with
-    /// it, to 16 bytes), and generation.
-    pub refresh_next: Option<(u64, u64, u32)>,
+    // (third line)
+    /// Watchdog: PAUSE is ignored until this instant.
+    pub ignore_until: SimTime,
+    /// Watchdog: times this port stopped honouring PAUSE.
+    pub watchdog_trips: u32,
+    /// (`Port`'s later fields keep their cache lines)
+    _spare: u32,
+    _spare2: u64,
 }
+
+/// `PortPause::refresh_t` when no later XOFF's refresh is noted.
+const NO_REFRESH: u64 = u64::MAX;
+
+impl Default for PortPause {
+    fn default() -> Self {
+        PortPause {
+            paused_until: 0,
+            pause_from: 0,
+            paused_acc_ps: 0,
+            paused_since: None,
+            refresh_t: NO_REFRESH,
+            refresh_low: 0,
+            refresh_gen: 0,
+            gen: 0,
+            pending: None,
+            xoff: false,
+            above_high: false,
+            above_low: false,
+            refresh_pending: false,
+            ignore_until: 0,
+            watchdog_trips: 0,
+            _spare: 0,
+            _spare2: 0,
+        }
+    }
+}
+
+// the second line's fields fill it exactly; the record keeps its size (`Port`'s layout)
+const _: () = assert!(std::mem::offset_of!(PortPause, ignore_until) == 72);
+const _: () = assert!(std::mem::size_of::<PortPause>() == 96);
 
 impl PortPause {
     /// A PAUSE of `pause_ps` (its quanta's time at the link's rate; 0 = XON) arrived at `now`;
@@ -89,6 +135,12 @@ impl PortPause {
     }
 }
 
+/// The delay of the refresh of an XOFF of `quanta` sent on port `p`: `frac` of its pause time.
+#[inline]
+fn refresh_delay(p: &crate::net::Port, quanta: u16, frac: f64) -> u64 {
+    ((p.tx_ps(quanta as u64 * 64) as f64 * frac) as u64).max(1)
+}
+
 /// PAUSE generation of one switch.
 #[derive(Debug, Clone)]
 pub struct SwitchPause {
@@ -118,6 +170,12 @@ impl SwitchPause {
 impl Network {
     /// A PAUSE frame arrived on `port`: its transmitter stops until the pause time expires.
     pub(crate) fn pause_receive(&mut self, port: PortId, quanta: u16) {
+        self.pause_receive_inline(port, quanta)
+    }
+
+    /// [`Network::pause_receive`], inlined where a batch's members are handled.
+    #[inline(always)]
+    fn pause_receive_inline(&mut self, port: PortId, quanta: u16) {
         let (now, w) = (self.now, self.cfg.warmup_ps);
         let p = &mut self.ports[port.idx()];
         // a quantum is 512 bit times: a multiply at the usual rates (`Port::tx_ps`)
@@ -165,15 +223,19 @@ impl Network {
     /// runs where it would have.
     #[inline]
     fn schedule_refresh(&mut self, port: PortId, quanta: u16, frac: f64) {
-        let now = self.now;
+        let t = self.now + refresh_delay(&self.ports[port.idx()], quanta, frac);
+        self.schedule_refresh_at(port, t);
+    }
+
+    /// [`Network::schedule_refresh`] of the refresh due at `t`.
+    #[inline]
+    fn schedule_refresh_at(&mut self, port: PortId, t: SimTime) {
         let p = &self.ports[port.idx()];
-        let dur = p.tx_ps(quanta as u64 * 64);
-        let t = now + ((dur as f64 * frac) as u64).max(1);
         let ev = Event::PauseRefresh { port, gen: p.pause.gen };
         let key = self.q.reserve(t, &ev);
         let p = &mut self.ports[port.idx()];
         if p.pause.refresh_pending {
-            p.pause.refresh_next = Some(((key >> 64) as u64, key as u64, p.pause.gen));
+            (p.pause.refresh_t, p.pause.refresh_low, p.pause.refresh_gen) = ((key >> 64) as u64, key as u64, p.pause.gen);
         } else {
             p.pause.refresh_pending = true;
             self.q.push_key(key, ev);
@@ -197,15 +259,21 @@ impl Network {
                 // what port_try_send does first on an idle port (it would find nothing else to do
                 // on a busy one)
                 p.pause.pending = None;
-                self.port_send_pause_frame(port, q, 0);
+                self.start_pause_frame(port, q, 0);
             } else if self.pfc_enabled {
                 self.port_try_send(port);
             }
         }
         if xoff {
+            // the refresh delay of the ports' common rate, computed once (0: none yet)
+            let (mut ps_per_byte, mut delay) = (0, 0);
             for k in 0..n {
                 let port = self.switches[s].ports[k];
-                self.schedule_refresh(port, quanta, frac);
+                let p = &self.ports[port.idx()];
+                if p.ps_per_byte == 0 || p.ps_per_byte != ps_per_byte {
+                    (ps_per_byte, delay) = (p.ps_per_byte, refresh_delay(p, quanta, frac));
+                }
+                self.schedule_refresh_at(port, self.now + delay);
             }
         }
     }
@@ -243,9 +311,10 @@ impl Network {
         let p = &mut self.ports[port.idx()];
         p.busy = false;
         let fr = p.tx_frame;
-        let f = self.frames.get(fr);
-        debug_assert_eq!(f.kind, FrameKind::Pause);
-        self.control_frame_sent(port, fr, f.prio);
+        debug_assert_eq!(self.frames.get(fr).kind, FrameKind::Pause);
+        // without PFC an 802.3x PAUSE, whose class-enable vector is 0: its record is not read
+        let cev = if self.pfc_enabled { self.frames.get(fr).prio } else { 0 };
+        self.control_frame_sent_inline(port, fr, cev);
     }
 
     /// A PAUSE or PFC frame `fr` arrived on `port` (a host's or a switch's): its transmitter
@@ -258,13 +327,26 @@ impl Network {
         if cev != 0 {
             self.pfc_receive(port, cev, quanta);
         } else {
-            self.pause_receive(port, quanta);
+            self.pause_receive_inline(port, quanta);
         }
         let node = self.ports[port.idx()].node;
         if self.is_switch(node) {
             self.port_try_send(port);
         } else {
-            self.host_try_send(self.host_of[node.idx()] as usize);
+            self.pause_reached_host(self.host_of[node.idx()] as usize, port);
+        }
+    }
+
+    /// Host `h`'s NIC (port `port`) just received a PAUSE or PFC frame: it looks for work, unless it
+    /// is serialising a frame. Then a pause changes nothing before the frame ends, and its NIC
+    /// looks again then: the wake-up `host_try_send` would ask for is the one asked for when the
+    /// frame started (or since, by whatever gave the host work while it was busy), so the host's
+    /// and its flow's records are not read (under a global PAUSE most hosts are mid-frame when an
+    /// XOFF reaches them).
+    #[inline]
+    pub(crate) fn pause_reached_host(&mut self, h: usize, port: PortId) {
+        if self.ports[port.idx()].busy_until <= self.now {
+            self.host_try_send(h);
         }
     }
 
@@ -275,8 +357,10 @@ impl Network {
             return self.pfc_refresh(port, gen);
         }
         p.pause.refresh_pending = false;
-        if let Some((t, low, next)) = p.pause.refresh_next.take() {
+        if p.pause.refresh_t != NO_REFRESH {
             // a later XOFF was sent (so `gen` is stale): on to its refresh
+            let (t, low, next) = (p.pause.refresh_t, p.pause.refresh_low, p.pause.refresh_gen);
+            p.pause.refresh_t = NO_REFRESH;
             p.pause.refresh_pending = true;
             let key = ((t as u128) << 64) | low as u128;
             return self.q.push_key(key, Event::PauseRefresh { port, gen: next });
