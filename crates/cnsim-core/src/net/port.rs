@@ -387,7 +387,7 @@ impl Network {
         self.port_try_send(pid);
     }
 
-    /// [`Network::port_tx_done`] of a data frame at a plain switch port ([`Port::plain`]): the same
+    /// [`Network::port_tx_done`] at a plain switch port ([`Port::plain`]; no PAUSE frame there): the same
     /// dequeue, buffer release, hand-over to the link and next start, each record looked up once
     /// (the network's fields borrowed apart) and the next frame started here when the port is not
     /// pacing a hotspot ([`Network::port_start_data`]'s steps without its hooks).
@@ -399,7 +399,7 @@ impl Network {
         p.busy = false;
         let fr = p.tx_frame;
         let f = frames.get(fr);
-        debug_assert_eq!(f.kind, FrameKind::Data, "no MAC-control frame without PAUSE or PFC");
+        debug_assert_ne!(f.kind, FrameKind::Pause, "no MAC-control frame without PAUSE or PFC");
         let (size, ingress) = (f.size as u64, f.ingress);
         let (peer, arrive, node) = (p.peer, now + p.prop_ps + p.peer_latency_ps, p.node);
         p.account_queue(now, cfg.warmup_ps);
