@@ -108,7 +108,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     net.egress_hook = int || dynamics;
     net.plain_ports = !net.pause_enabled && !net.pfc_enabled && !int && !dynamics && net.pcap.is_none();
     for sw in &net.switches {
-        let plain = net.plain_ports && sw.cells.is_empty() && sw.ecn_threshold.is_none();
+        let plain = net.plain_ports && sw.cells.is_empty();
         for &p in &sw.ports {
             net.ports[p.idx()].plain = plain && net.cps[p.idx()].is_none();
         }

@@ -189,8 +189,8 @@ pub struct Network {
     pub(crate) arrive_hook: bool,
     pub(crate) egress_hook: bool,
     /// No PAUSE (no switch generates it, so no port is ever paused), no PFC, no INT, no captures,
-    /// no link events: the switch ports without a congestion point, partitions or ECN marking are
-    /// plain ([`Port::plain`]).
+    /// no link events: the switch ports without a congestion point or partitions are plain
+    /// ([`Port::plain`]).
     pub(crate) plain_ports: bool,
     // scratch buffers reused by hooks (no allocation in the hot path)
     pub(crate) emits: Vec<Emit>,

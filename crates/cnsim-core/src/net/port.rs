@@ -41,10 +41,10 @@ pub struct Port {
     pub busy: bool,
     /// True if the far end is a switch (arrivals then include its latency).
     pub peer_is_switch: bool,
-    /// A switch egress without a congestion point, per-input partitions or ECN marking, in a network
-    /// without PAUSE, PFC, INT, captures or link events ([`Network::plain_ports`]): a frame arriving
-    /// for it is only admitted and queued, one leaving it only handed to the link (the plain paths
-    /// of [`Network::switch_enqueue`] and [`Network::port_tx_done`]).
+    /// A switch egress without a congestion point or per-input partitions, in a network without
+    /// PAUSE, PFC, INT, captures or link events ([`Network::plain_ports`]): a frame arriving for it
+    /// is only admitted, marked (ECN) and queued, one leaving it only handed to the link (the plain
+    /// paths of [`Network::switch_enqueue`] and [`Network::port_tx_done`]).
     pub plain: bool,
     /// Link-level flow control state of this port (both directions' roles). Under PFC it only
     /// aggregates "some priority paused" (paused time, pause series). Its `paused_until` ends

@@ -175,7 +175,7 @@ impl Network {
     }
 
     /// Buffer admission, enqueue, CP hook, PAUSE check, kick the transmitter (into a plain egress,
-    /// [`Port::plain`](super::Port::plain), admission and enqueue only).
+    /// [`Port::plain`](super::Port::plain), admission, ECN marking and enqueue only).
     #[inline(always)]
     pub(crate) fn switch_enqueue(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId) {
         if !out.is_none() && self.ports[out.idx()].plain {
@@ -267,8 +267,9 @@ impl Network {
         self.port_try_send(out);
     }
 
-    /// [`Network::switch_enqueue`] into plain egress `out`: the same admission, drop counts, queue
-    /// statistics and enqueue, each record looked up once (the network's fields borrowed apart).
+    /// [`Network::switch_enqueue`] into plain egress `out`: the same admission, drop counts, ECN
+    /// marking, queue statistics and enqueue, each record looked up once (the network's fields
+    /// borrowed apart).
     /// Fan-in-4: ≈ 40 instructions fewer per frame arriving.
     #[inline(never)]
     fn switch_enqueue_plain(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId) {
@@ -294,6 +295,13 @@ impl Network {
             return self.frame_lost(fr);
         }
         f.ingress = in_port;
+        if let Some(k) = sw.ecn_threshold {
+            // DCTCP step marking on the queue the frame finds on arrival (RFC 8257 §3.1)
+            if ports[out.idx()].q_bytes > k && f.tag.flags & tag::ECT != 0 && f.tag.flags & tag::CE == 0 {
+                f.tag.flags |= tag::CE;
+                ports[out.idx()].ecn_marks += 1;
+            }
+        }
         sw.total_bytes += size;
         let p = &mut ports[out.idx()];
         p.account_queue(*now, cfg.warmup_ps);
