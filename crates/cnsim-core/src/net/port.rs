@@ -244,12 +244,16 @@ impl Network {
     /// PFC frame enabling the classes of `cev`, with pause time `quanta` (0 = XON).
     #[inline(never)]
     pub(crate) fn port_send_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) {
-        self.start_pause_frame(pid, quanta, cev)
+        let t_end = self.start_pause_frame(pid, quanta, cev);
+        // an XOFF or XON sent on every port of a switch at once: their ends are one batch
+        self.q.push_batched(t_end, Event::PortTxDone { port: pid });
     }
 
-    /// [`Network::port_send_pause_frame`], inlined in the loop of a global XOFF/XON over a switch's ports.
+    /// [`Network::port_send_pause_frame`] but for the scheduling of the frame's end, which is
+    /// returned (inlined in the loop of a global XOFF/XON over a switch's ports, which gathers
+    /// the ends in one batch).
     #[inline(always)]
-    pub(crate) fn start_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) {
+    pub(crate) fn start_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) -> SimTime {
         let now = self.now;
         let wire = self.cfg.wire_overhead_bytes as u64;
         let ctrl = self.cfg.control_frame_bytes;
@@ -277,8 +281,7 @@ impl Network {
         if self.pcap.is_some() {
             self.pcap_capture(pid, fr, ctrl);
         }
-        // an XOFF or XON sent on every port of a switch at once: their ends are one batch
-        self.q.push_batched(t_end, Event::PortTxDone { port: pid });
+        t_end
     }
 
     /// Start serialising queued data frame `head` on idle port `pid` (congestion-point hook, hotspot

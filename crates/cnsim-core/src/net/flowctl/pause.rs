@@ -227,8 +227,8 @@ impl Network {
         self.schedule_refresh_at(port, t);
     }
 
-    /// [`Network::schedule_refresh`] of the refresh due at `t`.
-    #[inline]
+    /// [`Network::schedule_refresh`] of the refresh due at `t` (inlined in a global XOFF's loop).
+    #[inline(always)]
     fn schedule_refresh_at(&mut self, port: PortId, t: SimTime) {
         let p = &self.ports[port.idx()];
         let ev = Event::PauseRefresh { port, gen: p.pause.gen };
@@ -244,25 +244,43 @@ impl Network {
 
     /// Global PAUSE: switch `s` sends XOFF (`xoff`) or XON on every port. The frames start (on
     /// the idle ports) one after another with no other event scheduled between them, so their
-    /// ends, and then their arrivals, are batches ([`crate::event::EventQueue::push_batched`]);
-    /// the XOFFs' refreshes are scheduled after them all, in the same port order (a refresh is of
+    /// ends are gathered here in one batch ([`crate::event::EventQueue::push_batch`]; one per
+    /// instant, should the ports' rates differ), in port order, as as many pushes one right after
+    /// another would have them; their arrivals are a batch too ([`Network::run_batch`]). The
+    /// XOFFs' refreshes are scheduled after them all, in the same port order (a refresh is of
     /// another class than a frame's end: which of the two takes its key first changes no order).
     fn send_pause_all(&mut self, s: usize, xoff: bool) {
         let Some((quanta, frac)) = self.pause_params(s) else { return };
         let n = self.switches[s].ports.len();
         let q = if xoff { quanta } else { 0 };
-        for k in 0..n {
-            let port = self.switches[s].ports[k];
-            self.queue_pause(port, q);
-            let p = &mut self.ports[port.idx()];
-            if !p.busy && !self.pfc_enabled {
-                // what port_try_send does first on an idle port (it would find nothing else to do
-                // on a busy one)
-                p.pause.pending = None;
-                self.start_pause_frame(port, q, 0);
-            } else if self.pfc_enabled {
+        if self.pfc_enabled {
+            // (PFC on another switch: the general way)
+            for k in 0..n {
+                let port = self.switches[s].ports[k];
+                self.queue_pause(port, q);
                 self.port_try_send(port);
             }
+        } else {
+            let (mut id, mut ends) = self.q.batch_storage();
+            let mut t = 0;
+            for k in 0..n {
+                let port = self.switches[s].ports[k];
+                self.queue_pause(port, q);
+                let p = &mut self.ports[port.idx()];
+                if p.busy {
+                    continue; // (port_try_send would find nothing else to do on a busy port)
+                }
+                // what port_try_send does first on an idle port
+                p.pause.pending = None;
+                let t_end = self.start_pause_frame(port, q, 0);
+                if t_end != t && !ends.is_empty() {
+                    self.q.push_batch(id, t, ends);
+                    (id, ends) = self.q.batch_storage();
+                }
+                t = t_end;
+                ends.push(Event::PortTxDone { port });
+            }
+            self.q.push_batch(id, t, ends);
         }
         if xoff {
             // the refresh delay of the ports' common rate, computed once (0: none yet)
