@@ -383,16 +383,10 @@ impl Network {
 
     /// The last bit of MAC-control frame `fr` (a PAUSE, or a PFC frame of class-enable vector
     /// `cev`) left port `pid`, whose transmitter is free: the frame goes to the peer (a PFC frame
-    /// takes effect after the peer's response time), the port looks for work. The frames' ends
-    /// of a batch arrive as a batch ([`crate::event::EventQueue::push_batched`]).
+    /// takes effect after the peer's response time), the port looks for work. (The ends of a
+    /// batch: [`Network::run_batch`], their arrivals a batch.)
     #[inline]
     pub(crate) fn control_frame_sent(&mut self, pid: PortId, fr: FrameId, cev: u8) {
-        self.control_frame_sent_inline(pid, fr, cev)
-    }
-
-    /// [`Network::control_frame_sent`], inlined where a batch's members are handled.
-    #[inline(always)]
-    pub(crate) fn control_frame_sent_inline(&mut self, pid: PortId, fr: FrameId, cev: u8) {
         let now = self.now;
         let (peer, prop) = {
             let p = &self.ports[pid.idx()];

@@ -298,41 +298,100 @@ impl Network {
 
     /// The members of batch `id` ([`Event::Batch`]: MAC-control frames ending their transmission
     /// at one instant, or arriving), each handled as its own event would have been and counted
-    /// as one, in their order; `seen` is shown each (golden traces). If handling one pushed an
-    /// event due before the next (of the instant, a lower class: an arrival over a link without
-    /// delay), the rest go back to the queue, behind it.
+    /// as one, in their order; `seen` is shown each (golden traces).
     #[inline(never)]
     pub(crate) fn run_batch(&mut self, id: u32, seen: &mut impl FnMut(&Event)) {
         let (key, members) = self.q.take_batch(id);
-        // (nothing pushed while an arrival is handled goes before the next: a lower class)
-        let arrivals = (key as u64) >> 60 == 0;
-        for (i, ev) in members.iter().enumerate() {
-            if i > 0 {
-                if !arrivals && self.q.has_before(key) {
-                    self.q.push_rest(key, &members[i..]);
-                    break;
-                }
-                self.folded_events += 1;
-            }
+        if (key as u64) >> 60 == 0 {
+            self.run_arrivals(id, members, seen)
+        } else {
+            self.run_ends(id, key, members, seen)
+        }
+    }
+
+    /// The members of a batch of arrivals (nothing pushed while one is handled goes before the
+    /// next: a lower class).
+    #[inline(always)]
+    fn run_arrivals(&mut self, id: u32, members: Vec<Event>, seen: &mut impl FnMut(&Event)) {
+        self.folded_events += members.len() as u64 - 1;
+        for ev in &members {
             seen(ev);
-            match *ev {
-                Event::PortTxDone { port } => self.control_frame_done(port),
-                Event::Arrive { port, frame } => self.control_frame_arrive(port, frame),
-                _ => unreachable!("only MAC-control frames' ends and arrivals are batched"),
-            }
+            let Event::Arrive { port, frame } = *ev else { unreachable!("a batch of arrivals") };
+            self.control_frame_arrive(port, frame);
         }
         self.q.recycle(id, members);
     }
 
-    /// The transmission of the MAC-control frame on `port` ended (a batch's `PortTxDone`).
-    fn control_frame_done(&mut self, port: PortId) {
+    /// The members of a batch of MAC-control frames' ends (key `key`). The frames' arrivals, due
+    /// one instant later one right after another (a frame's end schedules its arrival and looks
+    /// for work on its port, which schedules nothing of their class), are written over the
+    /// members already handled and scheduled as one batch under the key the first took when it
+    /// was handled: the order of as many pushes. An arrival due at another instant (another
+    /// link's delay or PFC response time) is scheduled by itself ([`EventQueue::push_batched`]).
+    /// If handling a member pushed an event due before the next (of the instant, a lower class:
+    /// an arrival over a link without delay), the rest go back to the queue, behind it; nothing
+    /// pushed since the last look (the queue's `seq` unchanged): nothing to look at.
+    ///
+    /// [`EventQueue::push_batched`]: crate::event::EventQueue::push_batched
+    #[inline(always)]
+    fn run_ends(&mut self, id: u32, key: u128, mut members: Vec<Event>, seen: &mut impl FnMut(&Event)) {
+        let now = self.now;
+        // the arrivals: members[..w], due at `at` under `akey`
+        let (mut w, mut at, mut akey) = (0, 0, 0);
+        let mut quiet = self.q.seq();
+        for i in 0..members.len() {
+            if i > 0 {
+                if self.q.seq() != quiet {
+                    if self.q.has_before(key) {
+                        self.q.push_rest(key, &members[i..]);
+                        break;
+                    }
+                    quiet = self.q.seq();
+                }
+                self.folded_events += 1;
+            }
+            let ev = members[i];
+            seen(&ev);
+            let Event::PortTxDone { port } = ev else { unreachable!("only MAC-control frames' ends and arrivals are batched") };
+            let Some((t, arrive)) = self.control_frame_done(port) else { continue };
+            if t > now && (w == 0 || t == at) {
+                if w == 0 {
+                    let seq = self.q.seq();
+                    (at, akey) = (t, self.q.reserve(t, &arrive));
+                    if quiet == seq {
+                        quiet = self.q.seq(); // (a reservation pushes nothing)
+                    }
+                }
+                members[w] = arrive;
+                w += 1;
+            } else {
+                self.q.push_batched(t, arrive);
+            }
+            self.port_try_send(port);
+        }
+        members.truncate(w);
+        self.q.push_batch_key(id, akey, members);
+    }
+
+    /// The transmission of the MAC-control frame on `port` ended (a batch's `PortTxDone`): the
+    /// frame's arrival at the peer and when it is due (a PFC frame takes effect after the peer's
+    /// response time), unless the link lost it ([`crate::net::dynamics`]); the port looks for
+    /// work next (the caller: after the arrival is scheduled).
+    #[inline(always)]
+    fn control_frame_done(&mut self, port: PortId) -> Option<(SimTime, Event)> {
+        let now = self.now;
         let p = &mut self.ports[port.idx()];
         p.busy = false;
-        let fr = p.tx_frame;
+        let (fr, peer, prop) = (p.tx_frame, p.peer, p.prop_ps);
         debug_assert_eq!(self.frames.get(fr).kind, FrameKind::Pause);
         // without PFC an 802.3x PAUSE, whose class-enable vector is 0: its record is not read
         let cev = if self.pfc_enabled { self.frames.get(fr).prio } else { 0 };
-        self.control_frame_sent_inline(port, fr, cev);
+        let response = if cev != 0 { self.pfc_response_ps(port) } else { 0 };
+        if self.dynamics.is_some() && self.lost_on_link(port, fr, now + prop) {
+            self.port_try_send(port);
+            return None;
+        }
+        Some((now + prop + response, Event::Arrive { port: peer, frame: fr }))
     }
 
     /// A PAUSE or PFC frame `fr` arrived on `port` (a host's or a switch's): its transmitter
