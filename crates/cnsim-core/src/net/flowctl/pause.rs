@@ -367,10 +367,22 @@ impl Network {
             } else {
                 self.q.push_batched(t, arrive);
             }
-            self.port_try_send(port);
+            if self.port_has_work(port) {
+                self.port_try_send(port);
+            }
         }
         members.truncate(w);
         self.q.push_batch_key(id, akey, members);
+    }
+
+    /// Whether `port_try_send` on `port`, just freed by a PAUSE frame, may find something to do:
+    /// a PAUSE waiting, a pause running (the watchdog may act), a frame queued, or PFC (its
+    /// queues are elsewhere). A switch's ports toward its hosts, which a global XOFF/XON reaches
+    /// with the others, have none: the call and its look at the port's queue are saved.
+    #[inline(always)]
+    fn port_has_work(&self, port: PortId) -> bool {
+        let p = &self.ports[port.idx()];
+        self.pfc_enabled || p.pause.pending.is_some() || p.pause.paused_until > self.now || !p.queue.is_empty()
     }
 
     /// The transmission of the MAC-control frame on `port` ended (a batch's `PortTxDone`): the
