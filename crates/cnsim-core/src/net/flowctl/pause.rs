@@ -431,12 +431,24 @@ impl Network {
     /// looks again then: the wake-up `host_try_send` would ask for is the one asked for when the
     /// frame started (or since, by whatever gave the host work while it was busy), so the host's
     /// and its flow's records are not read (under a global PAUSE most hosts are mid-frame when an
-    /// XOFF reaches them).
+    /// XOFF reaches them). An idle NIC that an 802.3x pause now holds only waits for its end, if it
+    /// has work: what `host_try_send` would do there, done here (under a global PAUSE, each XOFF
+    /// to an idle NIC).
     #[inline]
     pub(crate) fn pause_reached_host(&mut self, h: usize, port: PortId) {
-        if self.ports[port.idx()].busy_until <= self.now {
-            self.host_try_send(h);
+        let (now, p) = (self.now, &self.ports[port.idx()]);
+        if p.busy_until > now {
+            return;
         }
+        let until = p.pause.paused_until;
+        if until > now && !self.pfc_enabled {
+            let host = &self.hosts[h];
+            if !host.ctrl_q.is_empty() || host.backlogged > 0 {
+                self.ensure_host_wake(h, until, true);
+            }
+            return;
+        }
+        self.host_try_send(h);
     }
 
     /// Re-send XOFF on `port` if it is still asserted and `gen` is the latest PAUSE sent there.
