@@ -262,7 +262,7 @@ impl Network {
         let t_end = now + p.tx_ps(ctrl as u64 + wire);
         p.busy = true;
         p.busy_until = t_end;
-        let fr = self.frames.alloc(Frame {
+        let fr = self.frames.alloc_made(|| Frame {
             kind: FrameKind::Pause,
             size: ctrl,
             src,
