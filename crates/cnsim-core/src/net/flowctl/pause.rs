@@ -11,7 +11,7 @@ use crate::event::Event;
 use crate::frame::{FrameId, FrameKind};
 use crate::ids::PortId;
 use crate::ir::PauseIr;
-use crate::net::Network;
+use crate::net::{Network, NONE_U32};
 use crate::time::SimTime;
 
 /// PAUSE state of one port: as a paused transmitter, and as the switch port that sends XOFF/XON
@@ -260,11 +260,18 @@ impl Network {
                 self.queue_pause(port, q);
                 self.port_try_send(port);
             }
+            if xoff {
+                let ports = std::mem::take(&mut self.switches[s].ports);
+                self.schedule_refreshes(&ports, quanta, frac);
+                self.switches[s].ports = ports;
+            }
         } else {
+            // the list of the switch's ports held here while it is walked (nothing called below
+            // reads it), so that it is not looked up again after each port's writes
+            let ports = std::mem::take(&mut self.switches[s].ports);
             let (mut id, mut ends) = self.q.batch_storage();
             let mut t = 0;
-            for k in 0..n {
-                let port = self.switches[s].ports[k];
+            for &port in &ports {
                 self.queue_pause(port, q);
                 let p = &mut self.ports[port.idx()];
                 if p.busy {
@@ -281,18 +288,24 @@ impl Network {
                 ends.push(Event::PortTxDone { port });
             }
             self.q.push_batch(id, t, ends);
-        }
-        if xoff {
-            // the refresh delay of the ports' common rate, computed once (0: none yet)
-            let (mut ps_per_byte, mut delay) = (0, 0);
-            for k in 0..n {
-                let port = self.switches[s].ports[k];
-                let p = &self.ports[port.idx()];
-                if p.ps_per_byte == 0 || p.ps_per_byte != ps_per_byte {
-                    (ps_per_byte, delay) = (p.ps_per_byte, refresh_delay(p, quanta, frac));
-                }
-                self.schedule_refresh_at(port, self.now + delay);
+            if xoff {
+                self.schedule_refreshes(&ports, quanta, frac);
             }
+            self.switches[s].ports = ports;
+        }
+    }
+
+    /// The refreshes of an XOFF of `quanta` just sent on each of `ports`, in their order.
+    #[inline(always)]
+    fn schedule_refreshes(&mut self, ports: &[PortId], quanta: u16, frac: f64) {
+        // the refresh delay of the ports' common rate, computed once (0: none yet)
+        let (mut ps_per_byte, mut delay) = (0, 0);
+        for &port in ports {
+            let p = &self.ports[port.idx()];
+            if p.ps_per_byte == 0 || p.ps_per_byte != ps_per_byte {
+                (ps_per_byte, delay) = (p.ps_per_byte, refresh_delay(p, quanta, frac));
+            }
+            self.schedule_refresh_at(port, self.now + delay);
         }
     }
 
@@ -418,11 +431,12 @@ impl Network {
         } else {
             self.pause_receive_inline(port, quanta);
         }
-        let node = self.ports[port.idx()].node;
-        if self.is_switch(node) {
+        // (a switch is no host: one look-up tells which)
+        let h = self.host_of[self.ports[port.idx()].node.idx()];
+        if h == NONE_U32 {
             self.port_try_send(port);
         } else {
-            self.pause_reached_host(self.host_of[node.idx()] as usize, port);
+            self.pause_reached_host(h as usize, port);
         }
     }
 
