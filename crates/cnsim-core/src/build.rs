@@ -92,6 +92,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         tx_hook: false,
         arrive_hook: false,
         egress_hook: false,
+        plain_ports: false,
         emits: Vec::new(),
         rate_changes: Vec::new(),
         limit_changes: Vec::new(),
@@ -105,6 +106,13 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     net.tx_hook = net.pcap.is_some() || dynamics || int_source;
     net.arrive_hook = int || dynamics;
     net.egress_hook = int || dynamics;
+    net.plain_ports = !net.pause_enabled && !net.pfc_enabled && !int && !dynamics && net.pcap.is_none();
+    for sw in &net.switches {
+        let plain = net.plain_ports && sw.cells.is_empty();
+        for &p in &sw.ports {
+            net.ports[p.idx()].plain = plain && net.cps[p.idx()].is_none();
+        }
+    }
     schedule_initial(&mut net);
     Ok(net)
 }

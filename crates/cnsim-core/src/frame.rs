@@ -175,7 +175,7 @@ impl FramePool {
     pub(crate) fn msgs_mut(&mut self, id: FrameId) -> &mut CmMsg {
         &mut self.msgs[id.0 as usize]
     }
-    #[inline]
+    #[inline(always)]
     pub fn free(&mut self, id: FrameId) {
         debug_assert!(self.alive[id.0 as usize], "double free of frame {id:?}");
         self.alive[id.0 as usize] = false;

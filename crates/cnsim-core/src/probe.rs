@@ -81,7 +81,7 @@ impl FlowBins {
     }
 
     /// `bytes` of `flow` delivered at `t`, received over the `span` ps before it (0: at `t`).
-    #[inline]
+    #[inline(always)]
     pub fn on_delivery(&mut self, flow: FlowId, t: SimTime, bytes: u32, span: u64) {
         if self.n_bins > 0 {
             // the reception's first and last picosecond

