@@ -283,12 +283,16 @@ impl Network {
     /// PFC frame enabling the classes of `cev`, with pause time `quanta` (0 = XON).
     #[inline(never)]
     pub(crate) fn port_send_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) {
-        self.start_pause_frame(pid, quanta, cev)
+        let t_end = self.start_pause_frame(pid, quanta, cev);
+        // an XOFF or XON sent on every port of a switch at once: their ends are one batch
+        self.q.push_batched(t_end, Event::PortTxDone { port: pid });
     }
 
-    /// [`Network::port_send_pause_frame`], inlined in the loop of a global XOFF/XON over a switch's ports.
+    /// [`Network::port_send_pause_frame`] but for the scheduling of the frame's end, which is
+    /// returned (inlined in the loop of a global XOFF/XON over a switch's ports, which gathers
+    /// the ends in one batch).
     #[inline(always)]
-    pub(crate) fn start_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) {
+    pub(crate) fn start_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) -> SimTime {
         let now = self.now;
         let wire = self.cfg.wire_overhead_bytes as u64;
         let ctrl = self.cfg.control_frame_bytes;
@@ -297,7 +301,7 @@ impl Network {
         let t_end = now + p.tx_ps(ctrl as u64 + wire);
         p.busy = true;
         p.busy_until = t_end;
-        let fr = self.frames.alloc(Frame {
+        let fr = self.frames.alloc_made(|| Frame {
             kind: FrameKind::Pause,
             size: ctrl,
             src,
@@ -316,8 +320,7 @@ impl Network {
         if self.pcap.is_some() {
             self.pcap_capture(pid, fr, ctrl);
         }
-        // an XOFF or XON sent on every port of a switch at once: their ends are one batch
-        self.q.push_batched(t_end, Event::PortTxDone { port: pid });
+        t_end
     }
 
     /// Start serialising queued data frame `head` on idle port `pid` (congestion-point hook, hotspot
@@ -467,16 +470,10 @@ impl Network {
 
     /// The last bit of MAC-control frame `fr` (a PAUSE, or a PFC frame of class-enable vector
     /// `cev`) left port `pid`, whose transmitter is free: the frame goes to the peer (a PFC frame
-    /// takes effect after the peer's response time), the port looks for work. The frames' ends
-    /// of a batch arrive as a batch ([`crate::event::EventQueue::push_batched`]).
+    /// takes effect after the peer's response time), the port looks for work. (The ends of a
+    /// batch: [`Network::run_batch`], their arrivals a batch.)
     #[inline]
     pub(crate) fn control_frame_sent(&mut self, pid: PortId, fr: FrameId, cev: u8) {
-        self.control_frame_sent_inline(pid, fr, cev)
-    }
-
-    /// [`Network::control_frame_sent`], inlined where a batch's members are handled.
-    #[inline(always)]
-    pub(crate) fn control_frame_sent_inline(&mut self, pid: PortId, fr: FrameId, cev: u8) {
         let now = self.now;
         let (peer, prop) = {
             let p = &self.ports[pid.idx()];
