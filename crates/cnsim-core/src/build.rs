@@ -10,6 +10,7 @@ use crate::int::IntTable;
 use crate::ir::{BufferIr, Ir, NodeIr, PauseIr, ProcessIr, TransportIr};
 use crate::net::buffer::policy_bytes;
 use crate::net::flowctl::SwitchPause;
+use crate::net::port::port_hooks;
 use crate::net::tcp::TcpFlow;
 use crate::net::{adjacency, compute_ecmp, compute_routes, ecmp_salt, flow_paths, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
 use crate::probe::FlowBins;
@@ -93,7 +94,6 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         tx_hook: false,
         arrive_hook: false,
         egress_hook: false,
-        plain_ports: false,
         emits: Vec::new(),
         rate_changes: Vec::new(),
         limit_changes: Vec::new(),
@@ -107,11 +107,21 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     net.tx_hook = net.pcap.is_some() || dynamics || int_source;
     net.arrive_hook = int || dynamics;
     net.egress_hook = int || dynamics;
-    net.plain_ports = !net.pause_enabled && !net.pfc_enabled && !int && !dynamics && net.pcap.is_none();
+    // each switch port's optional data-path steps (crate::net::port::port_hooks); PAUSE's and
+    // PFC's state is network-wide (a PAUSE or PFC frame may reach any port)
+    let wire = if int || dynamics || net.pcap.is_some() { port_hooks::WIRE } else { 0 };
+    let pause = if net.pfc_enabled {
+        port_hooks::PFC
+    } else if net.pause_enabled {
+        port_hooks::PAUSE
+    } else {
+        0
+    };
     for sw in &net.switches {
-        let plain = net.plain_ports && sw.cells.is_empty();
+        let cells = if sw.cells.is_empty() { 0 } else { port_hooks::CELLS };
         for &p in &sw.ports {
-            net.ports[p.idx()].plain = plain && net.cps[p.idx()].is_none();
+            let cp = net.cps[p.idx()].as_ref().map_or(0, |cp| cp.hooks() & crate::cm::cp_hooks::ALL);
+            net.ports[p.idx()].hooks = cp | wire | pause | cells;
         }
     }
     schedule_initial(&mut net);

@@ -687,6 +687,46 @@ impl EventQueue {
         self.batches[id as usize].0 = key;
         id
     }
+    /// The sequence number of the last key handed out: unchanged, nothing was pushed (or reserved)
+    /// since it was read ([`Network::run_batch`](crate::net::Network::run_batch): no event pushed
+    /// since the last look can be due before the next member).
+    #[inline(always)]
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+    /// An unused batch id and its (empty) storage, for events of one instant and class that the
+    /// caller gathers itself, one right after another, and then hands to
+    /// [`EventQueue::push_batch`] (a PAUSE frame started on every port of a switch at once).
+    #[inline]
+    pub fn batch_storage(&mut self) -> (u32, Vec<Event>) {
+        let id = self.new_batch(NO_KEY);
+        (id, std::mem::take(&mut self.batches[id as usize].1))
+    }
+    /// Schedule `members`, of one class, due at `t` one right after another, as batch `id` (from
+    /// [`EventQueue::batch_storage`]) under the key the first would get if it were pushed now: the
+    /// order of as many pushes, one entry of the queue (no entry: none; a lone member is pushed alone).
+    #[inline]
+    pub fn push_batch(&mut self, id: u32, t: SimTime, members: Vec<Event>) {
+        let Some(first) = members.first() else { return self.recycle(id, members) };
+        let key = self.next_key(t, first.class());
+        self.push_batch_key(id, key, members)
+    }
+    /// [`EventQueue::push_batch`] under `key` (from [`EventQueue::reserve`]).
+    #[inline]
+    pub fn push_batch_key(&mut self, id: u32, key: u128, members: Vec<Event>) {
+        match members[..] {
+            [] => self.recycle(id, members),
+            [ev] => {
+                self.recycle(id, members);
+                self.push_key(key, ev)
+            }
+            _ => {
+                let class = ((key as u64) >> 60) as u8;
+                self.batches[id as usize] = (key, members);
+                self.push_key(key, Event::Batch { id, class })
+            }
+        }
+    }
     /// The key and the members of batch `id`, just popped (none joins it from now on); hand the
     /// members back with [`EventQueue::recycle`].
     pub fn take_batch(&mut self, id: u32) -> (u128, Vec<Event>) {

@@ -122,6 +122,19 @@ impl FramePool {
             self.grow(f)
         }
     }
+    /// [`FramePool::alloc`] of the frame `make` makes, written straight into its slot rather than
+    /// made beside and copied there (a PAUSE frame started on every port of a switch at once).
+    #[inline(always)]
+    pub fn alloc_made(&mut self, make: impl Fn() -> Frame) -> FrameId {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = make();
+            self.alive[i as usize] = true;
+            FrameId(i)
+        } else {
+            self.grow(make())
+        }
+    }
     /// [`FramePool::alloc`] with no free slot.
     #[inline(never)]
     fn grow(&mut self, f: Frame) -> FrameId {

@@ -188,10 +188,6 @@ pub struct Network {
     pub(crate) tx_hook: bool,
     pub(crate) arrive_hook: bool,
     pub(crate) egress_hook: bool,
-    /// No PAUSE (no switch generates it, so no port is ever paused), no PFC, no INT, no captures,
-    /// no link events: the switch ports without a congestion point or partitions are plain
-    /// ([`Port::plain`]).
-    pub(crate) plain_ports: bool,
     // scratch buffers reused by hooks (no allocation in the hot path)
     pub(crate) emits: Vec<Emit>,
     pub(crate) rate_changes: Vec<RateChange>,

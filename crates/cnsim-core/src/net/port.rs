@@ -18,6 +18,28 @@ use std::collections::VecDeque;
 /// Histogram bucket width of queue occupancy (one 64-byte page).
 pub const HIST_BUCKET: u64 = 64;
 
+/// [`Port::hooks`] bits: the optional steps of a switch egress's data path. The low four are its
+/// congestion point's frame hooks ([`crate::cm::cp_hooks`]: enqueue, drop, transmit, dequeue).
+pub(crate) mod port_hooks {
+    use crate::cm::cp_hooks;
+    /// 802.3x PAUSE in the network: watermarks after an enqueue or dequeue, a pending PAUSE frame
+    /// or a pause received before a start.
+    pub const PAUSE: u8 = 16;
+    /// PFC: per-priority queues, admission and pause state.
+    pub const PFC: u8 = 32;
+    /// The switch partitions its output buffer per input (model reference §12 R3).
+    pub const CELLS: u8 = 64;
+    /// INT, packet captures or link events in the network: a frame's start and end of
+    /// transmission have their hooks, a lost frame its INT bytes stripped.
+    pub const WIRE: u8 = 128;
+    /// What runs after an enqueue.
+    pub const AFTER_ENQUEUE: u8 = PFC | cp_hooks::ENQUEUE | PAUSE;
+    /// What runs after a dequeue.
+    pub const AFTER_DEQUEUE: u8 = PFC | cp_hooks::DEQUEUE | PAUSE | CELLS | WIRE;
+    /// What makes a start more than taking the head of the one FIFO at line rate.
+    pub const START: u8 = PFC | cp_hooks::TRANSMIT | PAUSE | WIRE;
+}
+
 /// One end of a full-duplex link. The input side of the same port is the BUF-IN partition.
 ///
 /// `repr(C)`, in cache lines by use (the ports of a fan-in's hosts are touched in turn, so each
@@ -41,11 +63,9 @@ pub struct Port {
     pub busy: bool,
     /// True if the far end is a switch (arrivals then include its latency).
     pub peer_is_switch: bool,
-    /// A switch egress without a congestion point or per-input partitions, in a network without
-    /// PAUSE, PFC, INT, captures or link events ([`Network::plain_ports`]): a frame arriving for it
-    /// is only admitted, marked (ECN) and queued, one leaving it only handed to the link (the plain
-    /// paths of [`Network::switch_enqueue`] and [`Network::port_tx_done`]).
-    pub plain: bool,
+    /// What a switch egress runs beyond admission, queueing, start and hand-over ([`port_hooks`]
+    /// bits, set at build): one test per optional step on the one data path.
+    pub hooks: u8,
     /// Link-level flow control state of this port (both directions' roles). Under PFC it only
     /// aggregates "some priority paused" (paused time, pause series). Its `paused_until` ends
     /// the first line.
@@ -119,7 +139,7 @@ impl Port {
             last_data_len: 0,
             prop_ps,
             peer_is_switch: false,
-            plain: false,
+            hooks: 0,
             peer_latency_ps: 0,
             busy_until: 0,
             busy: false,
@@ -187,47 +207,60 @@ impl Network {
         self.ports[port.idx()].account_queue(now, w);
     }
 
-    /// A switch port's transmitter looks for work: a pending PAUSE first, then (unless paused,
-    /// stopped or pacing a hotspot) the head of its egress queue.
+    /// A switch port's transmitter looks for work: under PFC its scheduler; else a pending PAUSE
+    /// first, then (unless paused, stopped or pacing a hotspot) the head of its egress queue.
     #[inline]
     pub(crate) fn port_try_send(&mut self, pid: PortId) {
-        let now = self.now;
-        let p = &mut self.ports[pid.idx()];
+        let p = &self.ports[pid.idx()];
         if p.busy {
             return;
         }
-        if self.pfc_enabled {
+        if p.hooks & port_hooks::PFC != 0 {
             return self.pfc_try_send(pid);
         }
-        if let Some(quanta) = p.pause.pending.take() {
-            return self.port_send_pause_frame(pid, quanta, 0);
-        }
-        if p.pause.holds(now) {
-            let mut wake = p.pause.paused_until;
-            if let (Some(wd), Some(since)) = (self.watchdog, p.pause.paused_since) {
-                if now >= since + wd.timeout_ps {
-                    // the watchdog trips: stop honouring PAUSE for the recovery time
-                    p.pause.ignore_until = now + wd.recovery_ps;
-                    p.pause.watchdog_trips += 1;
-                    p.pause.paused_since = None;
-                    self.c.watchdog_trips += 1;
-                    return self.port_try_send(pid);
-                }
-                wake = wake.min(since + wd.timeout_ps);
-            }
-            if p.wake_at != wake && !p.queue.is_empty() {
-                p.wake_at = wake;
-                self.schedule(wake, Event::PortWake { port: pid });
-            }
+        if p.hooks & port_hooks::PAUSE != 0 && self.port_pause_holds(pid) {
             return;
         }
         // (a pause that has run out leaves `paused_since` behind: the next PAUSE received starts
         // a new period, and only a paused port's is read)
+        let p = &self.ports[pid.idx()];
         if p.service_bps == 0 || p.queue.is_empty() || self.in_pacing_gap(pid) {
             return;
         }
         let head = *self.ports[pid.idx()].queue.front().expect("non-empty");
         self.port_start_data(pid, head);
+    }
+
+    /// PAUSE at idle port `pid` before a data frame's start: a pending PAUSE frame is sent; a pause
+    /// received holds the port (a wake-up at its end, or when the watchdog would trip — it trips
+    /// here when due and the port stops honouring PAUSE for the recovery time). Returns whether
+    /// the port must not start a data frame now.
+    fn port_pause_holds(&mut self, pid: PortId) -> bool {
+        let now = self.now;
+        let p = &mut self.ports[pid.idx()];
+        if let Some(quanta) = p.pause.pending.take() {
+            self.port_send_pause_frame(pid, quanta, 0);
+            return true;
+        }
+        if !p.pause.holds(now) {
+            return false;
+        }
+        let mut wake = p.pause.paused_until;
+        if let (Some(wd), Some(since)) = (self.watchdog, p.pause.paused_since) {
+            if now >= since + wd.timeout_ps {
+                p.pause.ignore_until = now + wd.recovery_ps;
+                p.pause.watchdog_trips += 1;
+                p.pause.paused_since = None;
+                self.c.watchdog_trips += 1;
+                return self.port_pause_holds(pid);
+            }
+            wake = wake.min(since + wd.timeout_ps);
+        }
+        if p.wake_at != wake && !p.queue.is_empty() {
+            p.wake_at = wake;
+            self.schedule(wake, Event::PortWake { port: pid });
+        }
+        true
     }
 
     /// Output-generated hotspot: true while the gap after the port's last data frame runs (a
@@ -250,12 +283,16 @@ impl Network {
     /// PFC frame enabling the classes of `cev`, with pause time `quanta` (0 = XON).
     #[inline(never)]
     pub(crate) fn port_send_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) {
-        self.start_pause_frame(pid, quanta, cev)
+        let t_end = self.start_pause_frame(pid, quanta, cev);
+        // an XOFF or XON sent on every port of a switch at once: their ends are one batch
+        self.q.push_batched(t_end, Event::PortTxDone { port: pid });
     }
 
-    /// [`Network::port_send_pause_frame`], inlined in the loop of a global XOFF/XON over a switch's ports.
+    /// [`Network::port_send_pause_frame`] but for the scheduling of the frame's end, which is
+    /// returned (inlined in the loop of a global XOFF/XON over a switch's ports, which gathers
+    /// the ends in one batch).
     #[inline(always)]
-    pub(crate) fn start_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) {
+    pub(crate) fn start_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) -> SimTime {
         let now = self.now;
         let wire = self.cfg.wire_overhead_bytes as u64;
         let ctrl = self.cfg.control_frame_bytes;
@@ -264,7 +301,7 @@ impl Network {
         let t_end = now + p.tx_ps(ctrl as u64 + wire);
         p.busy = true;
         p.busy_until = t_end;
-        let fr = self.frames.alloc(Frame {
+        let fr = self.frames.alloc_made(|| Frame {
             kind: FrameKind::Pause,
             size: ctrl,
             src,
@@ -283,8 +320,7 @@ impl Network {
         if self.pcap.is_some() {
             self.pcap_capture(pid, fr, ctrl);
         }
-        // an XOFF or XON sent on every port of a switch at once: their ends are one batch
-        self.q.push_batched(t_end, Event::PortTxDone { port: pid });
+        t_end
     }
 
     /// Start serialising queued data frame `head` on idle port `pid` (congestion-point hook, hotspot
@@ -295,22 +331,16 @@ impl Network {
         let wire = self.cfg.wire_overhead_bytes as u64;
         let p = &self.ports[pid.idx()];
         let (line, service) = (p.rate_bps, p.service_bps);
-        let prio = if self.pfc_enabled { self.frames.get(head).prio as usize } else { 0 };
-        if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::TRANSMIT, prio) {
+        let hooks = p.hooks;
+        if hooks & cp_hooks::TRANSMIT != 0 {
+            let prio = if hooks & port_hooks::PFC != 0 { self.frames.get(head).prio as usize } else { 0 };
+            let (cp, mut ctx, frames) = self.cp_parts(pid, 0, prio).expect("a CP hook bit without a CP");
             cp.on_transmit(&mut ctx, frames.get_mut(head));
             self.cp_emits(pid);
         }
         let size = self.frames.get(head).size as u64;
-        if let Some(int) = self.int.as_mut() {
-            // HPCC's INT: the hop's record as this frame starts leaving (crate::int)
-            let tx_bytes = int.count_tx(pid, size + wire);
-            if self.frames.get(head).is_data() {
-                let qlen = self.ports[pid.idx()].q_bytes - size;
-                int.push(head, crate::int::IntHop { qlen, tx_bytes, ts: now, rate_bps: line });
-            }
-        }
-        if self.pcap.is_some() {
-            self.pcap_capture(pid, head, size as u32);
+        if hooks & port_hooks::WIRE != 0 {
+            self.port_start_wire(pid, head, size);
         }
         let (w, end) = (self.cfg.warmup_ps, self.cfg.duration_ps);
         let p = &mut self.ports[pid.idx()];
@@ -325,85 +355,44 @@ impl Network {
         self.schedule(t_end, Event::PortTxDone { port: pid });
     }
 
-    /// The last bit of the port's current frame left: dequeue, release buffer, hand the frame to
-    /// the link, look for the next one.
-    pub(crate) fn port_tx_done(&mut self, pid: PortId) {
-        if self.ports[pid.idx()].plain {
-            return self.port_tx_done_plain(pid);
-        }
-        let now = self.now;
-        let fr = {
-            let p = &mut self.ports[pid.idx()];
-            p.busy = false;
-            p.tx_frame
-        };
-        let (kind, size, ingress, prio) = {
-            let f = self.frames.get(fr);
-            (f.kind, f.size as u64, f.ingress, f.prio as usize)
-        };
-        let (peer, prop, lat) = {
-            let p = &self.ports[pid.idx()];
-            (p.peer, p.prop_ps, p.peer_latency_ps)
-        };
-        if kind == FrameKind::Pause {
-            return self.control_frame_sent(pid, fr, prio as u8);
-        }
-        self.queue_change(pid);
-        {
-            let p = &mut self.ports[pid.idx()];
-            let h = if self.pfc_enabled { p.pfc.as_mut().expect("PFC port").pop(prio, size) } else { p.queue.pop_front() };
-            debug_assert_eq!(h, Some(fr));
-            p.q_bytes -= size;
-            #[cfg(debug_assertions)]
-            {
-                p.little.1 += size as u128 * now.max(self.cfg.warmup_ps) as u128;
+    /// The hooks of data frame `head` (`size` bytes) starting at port `pid` in a network with INT
+    /// or captures: HPCC's INT record of the hop as the frame starts leaving (crate::int), the
+    /// packet capture.
+    #[inline(never)]
+    fn port_start_wire(&mut self, pid: PortId, head: FrameId, size: u64) {
+        let (now, wire, line) = (self.now, self.cfg.wire_overhead_bytes as u64, self.ports[pid.idx()].rate_bps);
+        if let Some(int) = self.int.as_mut() {
+            let tx_bytes = int.count_tx(pid, size + wire);
+            if self.frames.get(head).is_data() {
+                let qlen = self.ports[pid.idx()].q_bytes - size;
+                int.push(head, crate::int::IntHop { qlen, tx_bytes, ts: now, rate_bps: line });
             }
         }
-        if !ingress.is_none() {
-            self.ports[ingress.idx()].part_bytes -= size;
+        if self.pcap.is_some() {
+            self.pcap_capture(pid, head, size as u32);
         }
-        let s = self.switch_of[self.ports[pid.idx()].node.idx()] as usize;
-        if let Some(c) = self.cell(s, ingress, pid) {
-            self.switches[s].cells[c] -= size;
-        }
-        self.switches[s].total_bytes -= size;
-        if let Some((cp, mut ctx, frames)) = self.cp_parts(pid, cp_hooks::DEQUEUE, prio) {
-            cp.on_dequeue(&mut ctx, frames.get(fr));
-            self.cp_emits(pid);
-        }
-        if self.pfc_enabled {
-            self.pfc_dequeued(s, ingress, prio, size);
-        } else if self.pause_enabled {
-            self.pause_check(s, pid, ingress);
-        }
-        // the last switch strips the INT bytes (crate::int); a failing link loses the frame
-        // (crate::net::dynamics)
-        if self.egress_hook && self.egress_hooked(pid, fr, now + prop) {
-            return self.port_try_send(pid);
-        }
-        if !self.deliver_direct(peer, fr, now + prop + lat) {
-            self.schedule(now + prop + lat, Event::Arrive { port: peer, frame: fr });
-        }
-        self.port_try_send(pid);
     }
 
-    /// [`Network::port_tx_done`] at a plain switch port ([`Port::plain`]; no PAUSE frame there): the same
-    /// dequeue, buffer release, hand-over to the link and next start, each record looked up once
-    /// (the network's fields borrowed apart) and the next frame started here when the port is not
-    /// pacing a hotspot ([`Network::port_start_data`]'s steps without its hooks).
+    /// The last bit of the port's current frame left: dequeue, release buffer, hand the frame to
+    /// the link, look for the next one. One path for every switch port: each record looked up once
+    /// (the network's fields borrowed apart), the optional steps where the port's
+    /// [`Port::hooks`] bits ask for them ([`Network::port_dequeued_hooks`]).
     #[inline(always)]
-    fn port_tx_done_plain(&mut self, pid: PortId) {
+    pub(crate) fn port_tx_done(&mut self, pid: PortId) {
         let now = self.now;
         let Network { ports, frames, switches, switch_of, cfg, .. } = self;
         let p = &mut ports[pid.idx()];
         p.busy = false;
-        let fr = p.tx_frame;
+        let (fr, hooks) = (p.tx_frame, p.hooks);
         let f = frames.get(fr);
+        let (size, ingress, prio) = (f.size as u64, f.ingress, f.prio as usize);
+        if hooks & (port_hooks::PAUSE | port_hooks::PFC) != 0 && f.kind == FrameKind::Pause {
+            return self.control_frame_sent(pid, fr, prio as u8);
+        }
         debug_assert_ne!(f.kind, FrameKind::Pause, "no MAC-control frame without PAUSE or PFC");
-        let (size, ingress) = (f.size as u64, f.ingress);
-        let (peer, arrive, node) = (p.peer, now + p.prop_ps + p.peer_latency_ps, p.node);
+        let (peer, prop, arrive, node) = (p.peer, p.prop_ps, now + p.prop_ps + p.peer_latency_ps, p.node);
         p.account_queue(now, cfg.warmup_ps);
-        let h = p.queue.pop_front();
+        let h = if hooks & port_hooks::PFC != 0 { p.pfc.as_mut().expect("PFC port").pop(prio, size) } else { p.queue.pop_front() };
         debug_assert_eq!(h, Some(fr));
         p.q_bytes -= size;
         #[cfg(debug_assertions)]
@@ -413,24 +402,56 @@ impl Network {
         if !ingress.is_none() {
             ports[ingress.idx()].part_bytes -= size;
         }
-        // (no per-input partitions: no cell to release)
-        switches[switch_of[node.idx()] as usize].total_bytes -= size;
+        let s = switch_of[node.idx()] as usize;
+        switches[s].total_bytes -= size;
+        if hooks & port_hooks::AFTER_DEQUEUE != 0 && self.port_dequeued_hooks(pid, fr, s, (ingress, prio, size, now + prop)) {
+            return self.port_try_send(pid);
+        }
         if !self.deliver_direct(peer, fr, arrive) {
             self.schedule(arrive, Event::Arrive { port: peer, frame: fr });
         }
-        self.port_start_next_plain(pid);
+        self.port_start_next(pid);
     }
 
-    /// The next frame of port `pid`, idle, in [`Network::port_tx_done_plain`]: started at once when
-    /// one waits and the port serialises at its line rate with no pacing gap running, else
-    /// [`Network::port_try_send`] (a hotspot; with nothing queued, nothing to do).
+    /// What follows the dequeue of frame `fr` (ingress port, priority, bytes, time its last bit
+    /// reaches the link's far end) at port `pid` of switch `s` when the port has such hooks: its
+    /// partition's release, the CP's dequeue hook, PFC's accounting or the PAUSE watermarks, and
+    /// the egress hooks — the last switch strips the INT bytes (crate::int), a failing link loses
+    /// the frame (crate::net::dynamics). Returns true when the frame was lost on the link.
+    fn port_dequeued_hooks(&mut self, pid: PortId, fr: FrameId, s: usize, (ingress, prio, size, at): (PortId, usize, u64, SimTime)) -> bool {
+        let hooks = self.ports[pid.idx()].hooks;
+        if hooks & port_hooks::CELLS != 0 {
+            if let Some(c) = self.cell(s, ingress, pid) {
+                self.switches[s].cells[c] -= size;
+            }
+        }
+        if hooks & cp_hooks::DEQUEUE != 0 {
+            let (cp, mut ctx, frames) = self.cp_parts(pid, 0, prio).expect("a CP hook bit without a CP");
+            cp.on_dequeue(&mut ctx, frames.get(fr));
+            self.cp_emits(pid);
+        }
+        if hooks & port_hooks::PFC != 0 {
+            self.pfc_dequeued(s, ingress, prio, size);
+        } else if hooks & port_hooks::PAUSE != 0 {
+            self.pause_check(s, pid, ingress);
+        }
+        hooks & port_hooks::WIRE != 0 && self.egress_hook && self.egress_hooked(pid, fr, at)
+    }
+
+    /// The next frame of port `pid`, idle, after [`Network::port_tx_done`]: started here when one
+    /// waits and the port serialises at its line rate with no pacing gap running, no PAUSE frame
+    /// pending or pause holding, and no start hook ([`port_hooks::START`]) — [`Network::port_start_data`]'s
+    /// steps without its tests; else [`Network::port_try_send`] (with nothing queued, nothing to do).
     #[inline(always)]
-    fn port_start_next_plain(&mut self, pid: PortId) {
+    fn port_start_next(&mut self, pid: PortId) {
         let now = self.now;
         let Network { ports, frames, cfg, q, .. } = self;
         let p = &mut ports[pid.idx()];
+        let hooked = p.hooks & port_hooks::START;
+        // (a hook may have started a frame here: a CP's control frame, a PAUSE)
+        let lean = !p.busy && (hooked == 0 || (hooked == port_hooks::PAUSE && p.pause.pending.is_none() && !p.pause.holds(now)));
         match p.queue.front() {
-            Some(&head) if p.service_bps == p.rate_bps && p.data_ready_at <= now => {
+            Some(&head) if lean && p.service_bps == p.rate_bps && p.data_ready_at <= now => {
                 let bytes = frames.get(head).size as u64 + cfg.wire_overhead_bytes as u64;
                 let t_end = now + p.tx_ps(bytes);
                 p.data_ready_at = t_end;
@@ -442,23 +463,17 @@ impl Network {
                 p.account_busy(now, t_end, cfg.warmup_ps, cfg.duration_ps);
                 q.push(t_end, Event::PortTxDone { port: pid });
             }
-            Some(_) => self.port_try_send(pid),
-            None => {}
+            None if hooked == 0 && !p.busy => {}
+            _ => self.port_try_send(pid),
         }
     }
 
     /// The last bit of MAC-control frame `fr` (a PAUSE, or a PFC frame of class-enable vector
     /// `cev`) left port `pid`, whose transmitter is free: the frame goes to the peer (a PFC frame
-    /// takes effect after the peer's response time), the port looks for work. The frames' ends
-    /// of a batch arrive as a batch ([`crate::event::EventQueue::push_batched`]).
+    /// takes effect after the peer's response time), the port looks for work. (The ends of a
+    /// batch: [`Network::run_batch`], their arrivals a batch.)
     #[inline]
     pub(crate) fn control_frame_sent(&mut self, pid: PortId, fr: FrameId, cev: u8) {
-        self.control_frame_sent_inline(pid, fr, cev)
-    }
-
-    /// [`Network::control_frame_sent`], inlined where a batch's members are handled.
-    #[inline(always)]
-    pub(crate) fn control_frame_sent_inline(&mut self, pid: PortId, fr: FrameId, cev: u8) {
         let now = self.now;
         let (peer, prop) = {
             let p = &self.ports[pid.idx()];

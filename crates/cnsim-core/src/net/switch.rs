@@ -5,6 +5,7 @@
 //! kicked.
 
 use super::buffer::{admit, DropReason};
+use super::port::port_hooks;
 use super::{Network, NONE_U32};
 use crate::cm::{self, cp_hooks, CpCtx};
 use crate::frame::FramePool;
@@ -174,138 +175,92 @@ impl Network {
         }
     }
 
-    /// Buffer admission, enqueue, CP hook, PAUSE check, kick the transmitter (into a plain egress,
-    /// [`Port::plain`](super::Port::plain), admission, ECN marking and enqueue only).
+    /// Buffer admission, enqueue, kick the transmitter. One path for every egress: the optional
+    /// steps (the egress's CP hooks, PAUSE watermarks, PFC's per-priority queues and accounting,
+    /// per-input partitions) run where its [`Port::hooks`](super::Port::hooks) bits ask for them,
+    /// so an egress with none of them pays one test per step and no copy of the path can drift.
     #[inline(always)]
     pub(crate) fn switch_enqueue(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId) {
-        if !out.is_none() && self.ports[out.idx()].plain {
-            self.switch_enqueue_plain(s, out, fr, in_port)
-        } else {
-            self.switch_enqueue_hooked(s, out, fr, in_port)
-        }
-    }
-
-    /// [`Network::switch_enqueue`] into any egress.
-    #[inline(never)]
-    fn switch_enqueue_hooked(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId) {
         if out.is_none() {
-            self.drop_frame(s, out, fr, DropReason::NoRoute);
-            return;
+            return self.drop_frame(s, out, fr, DropReason::NoRoute);
         }
-        let size = self.frames.get(fr).size as u64;
-        let cell = self.cell(s, in_port, out);
-        let pfc = self.pfc_enabled;
-        let prio = if pfc { self.frames.get(fr).prio as usize } else { 0 };
-        let (verdict, head) = if pfc {
-            match self.pfc_admit(s, in_port, prio, size) {
-                Ok(head) => (None, head),
-                Err(reason) => (Some(reason), false),
-            }
-        } else {
-            let occupied = cell.map_or(0, |c| self.switches[s].cells[c]);
-            (admit(&self.switches[s].buffer, &self.ports, self.switches[s].total_bytes, in_port, out, size, occupied), false)
-        };
-        if let Some(reason) = verdict {
-            if pfc && reason == DropReason::HeadroomFull {
-                self.pfc_headroom_drop(in_port, prio);
-            }
-            if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::DROP, prio) {
-                cp.on_drop(&mut ctx, frames.get(fr));
-                self.cp_emits(out);
-            }
-            self.drop_frame(s, out, fr, reason);
-            return;
-        }
-        let found = if pfc { queue_of(&self.ports[out.idx()], prio) } else { self.ports[out.idx()].q_bytes };
-        let f = self.frames.get_mut(fr);
-        f.ingress = in_port;
-        if let Some(k) = self.switches[s].ecn_threshold {
-            // DCTCP step marking on the queue the frame finds on arrival (RFC 8257 §3.1), under PFC
-            // the queue of its priority
-            if found > k && f.tag.flags & tag::ECT != 0 && f.tag.flags & tag::CE == 0 {
-                f.tag.flags |= tag::CE;
-                self.ports[out.idx()].ecn_marks += 1;
-            }
-        }
-        self.queue_change(out);
-        {
-            let p = &mut self.ports[out.idx()];
-            if pfc {
-                let pf = p.pfc.as_mut().expect("PFC port");
-                pf.queues[prio].push_back(fr);
-                pf.q_bytes[prio] += size;
-            } else {
-                p.queue.push_back(fr);
-            }
-            p.q_bytes += size;
-            #[cfg(debug_assertions)]
-            {
-                p.little.0 += size as u128 * self.now.max(self.cfg.warmup_ps) as u128;
-            }
-            if p.q_bytes > p.q_max {
-                self.q_watch.on_max(out, p.q_max, p.q_bytes);
-                p.q_max = p.q_bytes;
-            }
-        }
-        if !in_port.is_none() {
-            self.ports[in_port.idx()].part_bytes += size;
-        }
-        if let Some(c) = cell {
-            self.switches[s].cells[c] += size;
-        }
-        self.switches[s].total_bytes += size;
-        if pfc {
-            self.pfc_enqueued(s, in_port, out, prio, size, head);
-        }
-        if let Some((cp, mut ctx, frames)) = self.cp_parts(out, cp_hooks::ENQUEUE, prio) {
-            cp.on_enqueue(&mut ctx, frames.get_mut(fr));
-            self.cp_emits(out);
-        }
-        if self.pause_enabled && !pfc {
-            self.pause_check(s, out, in_port);
-        }
-        self.port_try_send(out);
+        self.switch_enqueue_at(s, out, fr, in_port)
     }
 
-    /// [`Network::switch_enqueue`] into plain egress `out`: the same admission, drop counts, ECN
-    /// marking, queue statistics and enqueue, each record looked up once (the network's fields
-    /// borrowed apart).
-    /// Fan-in-4: ≈ 40 instructions fewer per frame arriving.
+    /// [`Network::switch_enqueue`] into egress `out`: admission, ECN step marking, queue statistics
+    /// and enqueue, each record looked up once (the network's fields borrowed apart), then the
+    /// hooks `out` has ([`Network::switch_enqueued_hooks`]). PFC's and partitions' admission is
+    /// [`Network::switch_enqueue_shared`]'s; both go on in [`Network::switch_enqueue_admitted`], the
+    /// one source of the enqueue (inlined in both, so here its PFC and partition steps fold away).
     #[inline(never)]
-    fn switch_enqueue_plain(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId) {
+    fn switch_enqueue_at(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId) {
+        let hooks = self.ports[out.idx()].hooks;
+        if hooks & (port_hooks::PFC | port_hooks::CELLS) != 0 {
+            return self.switch_enqueue_shared(s, out, fr, in_port, hooks);
+        }
+        let sw = &self.switches[s];
+        let size = self.frames.get(fr).size as u64;
+        if let Some(reason) = admit(&sw.buffer, &self.ports, sw.total_bytes, in_port, out, size, 0) {
+            if hooks & cp_hooks::DROP != 0 {
+                self.switch_refuse_hooks(out, fr, in_port, (reason, 0, hooks));
+            }
+            return self.switch_drop(s, out, fr, reason, hooks);
+        }
+        // (the bits known clear here, cleared for the compiler too: their steps fold away)
+        self.switch_enqueue_admitted(s, out, fr, in_port, (0, None, false, hooks & !(port_hooks::PFC | port_hooks::CELLS)))
+    }
+
+    /// [`Network::switch_enqueue_at`] into an egress of a switch with PFC (per (input, priority)
+    /// accounting) or partitioned output buffers.
+    #[inline(never)]
+    fn switch_enqueue_shared(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId, hooks: u8) {
+        let (verdict, prio, cell, head) = self.switch_admit_shared(s, out, fr, in_port);
+        if let Some(reason) = verdict {
+            self.switch_refuse_hooks(out, fr, in_port, (reason, prio, hooks));
+            return self.switch_drop(s, out, fr, reason, hooks);
+        }
+        self.switch_enqueue_admitted(s, out, fr, in_port, (prio, cell, head, hooks))
+    }
+
+    /// Frame `fr`, admitted into egress `out` (its priority, partition, whether it took PFC
+    /// headroom; `out`'s hook bits): ECN step marking, enqueue, queue statistics, hooks, the
+    /// transmitter kicked.
+    #[inline(always)]
+    fn switch_enqueue_admitted(
+        &mut self,
+        s: usize,
+        out: PortId,
+        fr: FrameId,
+        in_port: PortId,
+        (prio, cell, head, hooks): (usize, Option<usize>, bool, u8),
+    ) {
         let Network { frames, ports, switches, q_watch, cfg, now, .. } = self;
         let sw = &mut switches[s];
         let f = frames.get_mut(fr);
         let size = f.size as u64;
-        if let Some(reason) = admit(&sw.buffer, ports, sw.total_bytes, in_port, out, size, 0) {
-            sw.drops += 1;
-            ports[out.idx()].drops[reason as usize] += 1;
-            let (kind, flow, transfer) = (f.kind, f.flow, f.transfer);
-            if kind == FrameKind::Data && transfer == NONE_U32 && flow.idx() < self.n_flows {
-                // frame_lost of a lone data frame of a declared flow (no INT at a plain port): its
-                // counters only
-                frames.free(fr);
-                self.c.data_dropped.0 += 1;
-                self.c.data_dropped.1 += size;
-                let fl = &mut self.flows[flow.idx()];
-                fl.dropped_frames += 1;
-                fl.dropped_bytes += size;
-                return;
-            }
-            return self.frame_lost(fr);
-        }
         f.ingress = in_port;
         if let Some(k) = sw.ecn_threshold {
-            // DCTCP step marking on the queue the frame finds on arrival (RFC 8257 §3.1)
-            if ports[out.idx()].q_bytes > k && f.tag.flags & tag::ECT != 0 && f.tag.flags & tag::CE == 0 {
+            // DCTCP step marking on the queue the frame finds on arrival (RFC 8257 §3.1), under PFC
+            // the queue of its priority
+            let found = if hooks & port_hooks::PFC != 0 { queue_of(&ports[out.idx()], prio) } else { ports[out.idx()].q_bytes };
+            if found > k && f.tag.flags & tag::ECT != 0 && f.tag.flags & tag::CE == 0 {
                 f.tag.flags |= tag::CE;
                 ports[out.idx()].ecn_marks += 1;
             }
         }
         sw.total_bytes += size;
+        if let Some(c) = cell {
+            sw.cells[c] += size;
+        }
         let p = &mut ports[out.idx()];
         p.account_queue(*now, cfg.warmup_ps);
-        p.queue.push_back(fr);
+        if hooks & port_hooks::PFC != 0 {
+            let pf = p.pfc.as_mut().expect("PFC port");
+            pf.queues[prio].push_back(fr);
+            pf.q_bytes[prio] += size;
+        } else {
+            p.queue.push_back(fr);
+        }
         p.q_bytes += size;
         #[cfg(debug_assertions)]
         {
@@ -318,7 +273,83 @@ impl Network {
         if !in_port.is_none() {
             ports[in_port.idx()].part_bytes += size;
         }
+        if hooks & port_hooks::AFTER_ENQUEUE != 0 {
+            self.switch_enqueued_hooks(s, out, fr, in_port, (prio, size, head, hooks));
+        }
         self.port_try_send(out);
+    }
+
+    /// Admission of frame `fr` into egress `out` of switch `s` under PFC (per (input, priority)
+    /// accounting) or partitioned output buffers: (refusal, the frame's priority (0 without PFC),
+    /// its partition, whether it took PFC headroom).
+    #[inline(never)]
+    fn switch_admit_shared(&self, s: usize, out: PortId, fr: FrameId, in_port: PortId) -> (Option<DropReason>, usize, Option<usize>, bool) {
+        let size = self.frames.get(fr).size as u64;
+        let cell = self.cell(s, in_port, out);
+        if self.pfc_enabled {
+            let prio = self.frames.get(fr).prio as usize;
+            return match self.pfc_admit(s, in_port, prio, size) {
+                Ok(head) => (None, prio, cell, head),
+                Err(reason) => (Some(reason), prio, cell, false),
+            };
+        }
+        let occupied = cell.map_or(0, |c| self.switches[s].cells[c]);
+        (admit(&self.switches[s].buffer, &self.ports, self.switches[s].total_bytes, in_port, out, size, occupied), 0, cell, false)
+    }
+
+    /// What follows the enqueue of frame `fr` (priority, bytes, PFC headroom taken, `out`'s hook
+    /// bits) at egress `out` when `out` has hooks: PFC's accounting, the CP's enqueue hook, the
+    /// PAUSE watermarks.
+    #[inline(never)]
+    fn switch_enqueued_hooks(&mut self, s: usize, out: PortId, fr: FrameId, in_port: PortId, (prio, size, head, hooks): (usize, u64, bool, u8)) {
+        if hooks & port_hooks::PFC != 0 {
+            self.pfc_enqueued(s, in_port, out, prio, size, head);
+        }
+        if hooks & cp_hooks::ENQUEUE != 0 {
+            let (cp, mut ctx, frames) = self.cp_parts(out, 0, prio).expect("a CP hook bit without a CP");
+            cp.on_enqueue(&mut ctx, frames.get_mut(fr));
+            self.cp_emits(out);
+        }
+        if hooks & port_hooks::PAUSE != 0 {
+            self.pause_check(s, out, in_port);
+        }
+    }
+
+    /// Frame `fr` refused at egress `out` (`reason`; the frame's priority; `out`'s hook bits), when
+    /// `out` has PFC or a CP drop hook: PFC's headroom count, the CP's drop hook.
+    #[inline(never)]
+    fn switch_refuse_hooks(&mut self, out: PortId, fr: FrameId, in_port: PortId, (reason, prio, hooks): (DropReason, usize, u8)) {
+        if hooks & port_hooks::PFC != 0 && reason == DropReason::HeadroomFull {
+            self.pfc_headroom_drop(in_port, prio);
+        }
+        if hooks & cp_hooks::DROP != 0 {
+            let (cp, mut ctx, frames) = self.cp_parts(out, 0, prio).expect("a CP hook bit without a CP");
+            cp.on_drop(&mut ctx, frames.get(fr));
+            self.cp_emits(out);
+        }
+    }
+
+    /// Frame `fr` refused at egress `out` of switch `s` (`reason`): the drop counts and the
+    /// frame's loss — a lone data frame of a declared flow without INT (no [`port_hooks::WIRE`]
+    /// in `hooks`) has its counters updated in place ([`Network::frame_lost`]'s other cases need
+    /// a transfer, a transfer queue or INT).
+    #[inline(always)]
+    fn switch_drop(&mut self, s: usize, out: PortId, fr: FrameId, reason: DropReason, hooks: u8) {
+        let Network { frames, ports, switches, flows, c, .. } = self;
+        switches[s].drops += 1;
+        ports[out.idx()].drops[reason as usize] += 1;
+        let f = frames.get(fr);
+        let (kind, flow, transfer, size) = (f.kind, f.flow, f.transfer, f.size as u64);
+        if kind == FrameKind::Data && transfer == NONE_U32 && flow.idx() < self.n_flows && hooks & port_hooks::WIRE == 0 {
+            frames.free(fr);
+            c.data_dropped.0 += 1;
+            c.data_dropped.1 += size;
+            let fl = &mut flows[flow.idx()];
+            fl.dropped_frames += 1;
+            fl.dropped_bytes += size;
+            return;
+        }
+        self.frame_lost(fr)
     }
 
     /// What a hook of `port`'s congestion point needs, borrowed apart: the CP, its context and the

@@ -11,7 +11,7 @@ use crate::event::Event;
 use crate::frame::{FrameId, FrameKind};
 use crate::ids::PortId;
 use crate::ir::PauseIr;
-use crate::net::Network;
+use crate::net::{Network, NONE_U32};
 use crate::time::SimTime;
 
 /// PAUSE state of one port: as a paused transmitter, and as the switch port that sends XOFF/XON
@@ -227,8 +227,8 @@ impl Network {
         self.schedule_refresh_at(port, t);
     }
 
-    /// [`Network::schedule_refresh`] of the refresh due at `t`.
-    #[inline]
+    /// [`Network::schedule_refresh`] of the refresh due at `t` (inlined in a global XOFF's loop).
+    #[inline(always)]
     fn schedule_refresh_at(&mut self, port: PortId, t: SimTime) {
         let p = &self.ports[port.idx()];
         let ev = Event::PauseRefresh { port, gen: p.pause.gen };
@@ -244,77 +244,179 @@ impl Network {
 
     /// Global PAUSE: switch `s` sends XOFF (`xoff`) or XON on every port. The frames start (on
     /// the idle ports) one after another with no other event scheduled between them, so their
-    /// ends, and then their arrivals, are batches ([`crate::event::EventQueue::push_batched`]);
-    /// the XOFFs' refreshes are scheduled after them all, in the same port order (a refresh is of
+    /// ends are gathered here in one batch ([`crate::event::EventQueue::push_batch`]; one per
+    /// instant, should the ports' rates differ), in port order, as as many pushes one right after
+    /// another would have them; their arrivals are a batch too ([`Network::run_batch`]). The
+    /// XOFFs' refreshes are scheduled after them all, in the same port order (a refresh is of
     /// another class than a frame's end: which of the two takes its key first changes no order).
     fn send_pause_all(&mut self, s: usize, xoff: bool) {
         let Some((quanta, frac)) = self.pause_params(s) else { return };
         let n = self.switches[s].ports.len();
         let q = if xoff { quanta } else { 0 };
-        for k in 0..n {
-            let port = self.switches[s].ports[k];
-            self.queue_pause(port, q);
-            let p = &mut self.ports[port.idx()];
-            if !p.busy && !self.pfc_enabled {
-                // what port_try_send does first on an idle port (it would find nothing else to do
-                // on a busy one)
-                p.pause.pending = None;
-                self.start_pause_frame(port, q, 0);
-            } else if self.pfc_enabled {
-                self.port_try_send(port);
-            }
-        }
-        if xoff {
-            // the refresh delay of the ports' common rate, computed once (0: none yet)
-            let (mut ps_per_byte, mut delay) = (0, 0);
+        if self.pfc_enabled {
+            // (PFC on another switch: the general way)
             for k in 0..n {
                 let port = self.switches[s].ports[k];
-                let p = &self.ports[port.idx()];
-                if p.ps_per_byte == 0 || p.ps_per_byte != ps_per_byte {
-                    (ps_per_byte, delay) = (p.ps_per_byte, refresh_delay(p, quanta, frac));
-                }
-                self.schedule_refresh_at(port, self.now + delay);
+                self.queue_pause(port, q);
+                self.port_try_send(port);
             }
+            if xoff {
+                let ports = std::mem::take(&mut self.switches[s].ports);
+                self.schedule_refreshes(&ports, quanta, frac);
+                self.switches[s].ports = ports;
+            }
+        } else {
+            // the list of the switch's ports held here while it is walked (nothing called below
+            // reads it), so that it is not looked up again after each port's writes
+            let ports = std::mem::take(&mut self.switches[s].ports);
+            let (mut id, mut ends) = self.q.batch_storage();
+            let mut t = 0;
+            for &port in &ports {
+                self.queue_pause(port, q);
+                let p = &mut self.ports[port.idx()];
+                if p.busy {
+                    continue; // (port_try_send would find nothing else to do on a busy port)
+                }
+                // what port_try_send does first on an idle port
+                p.pause.pending = None;
+                let t_end = self.start_pause_frame(port, q, 0);
+                if t_end != t && !ends.is_empty() {
+                    self.q.push_batch(id, t, ends);
+                    (id, ends) = self.q.batch_storage();
+                }
+                t = t_end;
+                ends.push(Event::PortTxDone { port });
+            }
+            self.q.push_batch(id, t, ends);
+            if xoff {
+                self.schedule_refreshes(&ports, quanta, frac);
+            }
+            self.switches[s].ports = ports;
+        }
+    }
+
+    /// The refreshes of an XOFF of `quanta` just sent on each of `ports`, in their order.
+    #[inline(always)]
+    fn schedule_refreshes(&mut self, ports: &[PortId], quanta: u16, frac: f64) {
+        // the refresh delay of the ports' common rate, computed once (0: none yet)
+        let (mut ps_per_byte, mut delay) = (0, 0);
+        for &port in ports {
+            let p = &self.ports[port.idx()];
+            if p.ps_per_byte == 0 || p.ps_per_byte != ps_per_byte {
+                (ps_per_byte, delay) = (p.ps_per_byte, refresh_delay(p, quanta, frac));
+            }
+            self.schedule_refresh_at(port, self.now + delay);
         }
     }
 
     /// The members of batch `id` ([`Event::Batch`]: MAC-control frames ending their transmission
     /// at one instant, or arriving), each handled as its own event would have been and counted
-    /// as one, in their order; `seen` is shown each (golden traces). If handling one pushed an
-    /// event due before the next (of the instant, a lower class: an arrival over a link without
-    /// delay), the rest go back to the queue, behind it.
+    /// as one, in their order; `seen` is shown each (golden traces).
     #[inline(never)]
     pub(crate) fn run_batch(&mut self, id: u32, seen: &mut impl FnMut(&Event)) {
         let (key, members) = self.q.take_batch(id);
-        // (nothing pushed while an arrival is handled goes before the next: a lower class)
-        let arrivals = (key as u64) >> 60 == 0;
-        for (i, ev) in members.iter().enumerate() {
-            if i > 0 {
-                if !arrivals && self.q.has_before(key) {
-                    self.q.push_rest(key, &members[i..]);
-                    break;
-                }
-                self.folded_events += 1;
-            }
+        if (key as u64) >> 60 == 0 {
+            self.run_arrivals(id, members, seen)
+        } else {
+            self.run_ends(id, key, members, seen)
+        }
+    }
+
+    /// The members of a batch of arrivals (nothing pushed while one is handled goes before the
+    /// next: a lower class).
+    #[inline(always)]
+    fn run_arrivals(&mut self, id: u32, members: Vec<Event>, seen: &mut impl FnMut(&Event)) {
+        self.folded_events += members.len() as u64 - 1;
+        for ev in &members {
             seen(ev);
-            match *ev {
-                Event::PortTxDone { port } => self.control_frame_done(port),
-                Event::Arrive { port, frame } => self.control_frame_arrive(port, frame),
-                _ => unreachable!("only MAC-control frames' ends and arrivals are batched"),
-            }
+            let Event::Arrive { port, frame } = *ev else { unreachable!("a batch of arrivals") };
+            self.control_frame_arrive(port, frame);
         }
         self.q.recycle(id, members);
     }
 
-    /// The transmission of the MAC-control frame on `port` ended (a batch's `PortTxDone`).
-    fn control_frame_done(&mut self, port: PortId) {
+    /// The members of a batch of MAC-control frames' ends (key `key`). The frames' arrivals, due
+    /// one instant later one right after another (a frame's end schedules its arrival and looks
+    /// for work on its port, which schedules nothing of their class), are written over the
+    /// members already handled and scheduled as one batch under the key the first took when it
+    /// was handled: the order of as many pushes. An arrival due at another instant (another
+    /// link's delay or PFC response time) is scheduled by itself ([`EventQueue::push_batched`]).
+    /// If handling a member pushed an event due before the next (of the instant, a lower class:
+    /// an arrival over a link without delay), the rest go back to the queue, behind it; nothing
+    /// pushed since the last look (the queue's `seq` unchanged): nothing to look at.
+    ///
+    /// [`EventQueue::push_batched`]: crate::event::EventQueue::push_batched
+    #[inline(always)]
+    fn run_ends(&mut self, id: u32, key: u128, mut members: Vec<Event>, seen: &mut impl FnMut(&Event)) {
+        let now = self.now;
+        // the arrivals: members[..w], due at `at` under `akey`
+        let (mut w, mut at, mut akey) = (0, 0, 0);
+        let mut quiet = self.q.seq();
+        for i in 0..members.len() {
+            if i > 0 {
+                if self.q.seq() != quiet {
+                    if self.q.has_before(key) {
+                        self.q.push_rest(key, &members[i..]);
+                        break;
+                    }
+                    quiet = self.q.seq();
+                }
+                self.folded_events += 1;
+            }
+            let ev = members[i];
+            seen(&ev);
+            let Event::PortTxDone { port } = ev else { unreachable!("only MAC-control frames' ends and arrivals are batched") };
+            let Some((t, arrive)) = self.control_frame_done(port) else { continue };
+            if t > now && (w == 0 || t == at) {
+                if w == 0 {
+                    let seq = self.q.seq();
+                    (at, akey) = (t, self.q.reserve(t, &arrive));
+                    if quiet == seq {
+                        quiet = self.q.seq(); // (a reservation pushes nothing)
+                    }
+                }
+                members[w] = arrive;
+                w += 1;
+            } else {
+                self.q.push_batched(t, arrive);
+            }
+            if self.port_has_work(port) {
+                self.port_try_send(port);
+            }
+        }
+        members.truncate(w);
+        self.q.push_batch_key(id, akey, members);
+    }
+
+    /// Whether `port_try_send` on `port`, just freed by a PAUSE frame, may find something to do:
+    /// a PAUSE waiting, a pause running (the watchdog may act), a frame queued, or PFC (its
+    /// queues are elsewhere). A switch's ports toward its hosts, which a global XOFF/XON reaches
+    /// with the others, have none: the call and its look at the port's queue are saved.
+    #[inline(always)]
+    fn port_has_work(&self, port: PortId) -> bool {
+        let p = &self.ports[port.idx()];
+        self.pfc_enabled || p.pause.pending.is_some() || p.pause.paused_until > self.now || !p.queue.is_empty()
+    }
+
+    /// The transmission of the MAC-control frame on `port` ended (a batch's `PortTxDone`): the
+    /// frame's arrival at the peer and when it is due (a PFC frame takes effect after the peer's
+    /// response time), unless the link lost it ([`crate::net::dynamics`]); the port looks for
+    /// work next (the caller: after the arrival is scheduled).
+    #[inline(always)]
+    fn control_frame_done(&mut self, port: PortId) -> Option<(SimTime, Event)> {
+        let now = self.now;
         let p = &mut self.ports[port.idx()];
         p.busy = false;
-        let fr = p.tx_frame;
+        let (fr, peer, prop) = (p.tx_frame, p.peer, p.prop_ps);
         debug_assert_eq!(self.frames.get(fr).kind, FrameKind::Pause);
         // without PFC an 802.3x PAUSE, whose class-enable vector is 0: its record is not read
         let cev = if self.pfc_enabled { self.frames.get(fr).prio } else { 0 };
-        self.control_frame_sent_inline(port, fr, cev);
+        let response = if cev != 0 { self.pfc_response_ps(port) } else { 0 };
+        if self.dynamics.is_some() && self.lost_on_link(port, fr, now + prop) {
+            self.port_try_send(port);
+            return None;
+        }
+        Some((now + prop + response, Event::Arrive { port: peer, frame: fr }))
     }
 
     /// A PAUSE or PFC frame `fr` arrived on `port` (a host's or a switch's): its transmitter
@@ -329,11 +431,12 @@ impl Network {
         } else {
             self.pause_receive_inline(port, quanta);
         }
-        let node = self.ports[port.idx()].node;
-        if self.is_switch(node) {
+        // (a switch is no host: one look-up tells which)
+        let h = self.host_of[self.ports[port.idx()].node.idx()];
+        if h == NONE_U32 {
             self.port_try_send(port);
         } else {
-            self.pause_reached_host(self.host_of[node.idx()] as usize, port);
+            self.pause_reached_host(h as usize, port);
         }
     }
 
@@ -342,12 +445,24 @@ impl Network {
     /// looks again then: the wake-up `host_try_send` would ask for is the one asked for when the
     /// frame started (or since, by whatever gave the host work while it was busy), so the host's
     /// and its flow's records are not read (under a global PAUSE most hosts are mid-frame when an
-    /// XOFF reaches them).
+    /// XOFF reaches them). An idle NIC that an 802.3x pause now holds only waits for its end, if it
+    /// has work: what `host_try_send` would do there, done here (under a global PAUSE, each XOFF
+    /// to an idle NIC).
     #[inline]
     pub(crate) fn pause_reached_host(&mut self, h: usize, port: PortId) {
-        if self.ports[port.idx()].busy_until <= self.now {
-            self.host_try_send(h);
+        let (now, p) = (self.now, &self.ports[port.idx()]);
+        if p.busy_until > now {
+            return;
         }
+        let until = p.pause.paused_until;
+        if until > now && !self.pfc_enabled {
+            let host = &self.hosts[h];
+            if !host.ctrl_q.is_empty() || host.backlogged > 0 {
+                self.ensure_host_wake(h, until, true);
+            }
+            return;
+        }
+        self.host_try_send(h);
     }
 
     /// Re-send XOFF on `port` if it is still asserted and `gen` is the latest PAUSE sent there.
