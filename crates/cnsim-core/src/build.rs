@@ -38,6 +38,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     let (scheme_wants_int, n_ports, int_wire) = (scheme.wants_int(), ports.len(), scheme.int_wire());
     let series = ir.observe.flow_series.map_or(flows.len(), |n| (n as usize).min(flows.len()));
     let flow_bins = FlowBins::new(ir.observe.throughput_bin_ps, ir.duration_ps, series);
+    let q = EventQueue::for_links(1024, link_reach_ps(ir, &ports));
     let mut net = Network {
         cfg: NetConfig {
             duration_ps: ir.duration_ps,
@@ -48,7 +49,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         now: 0,
         run_limit: 0,
         folded_events: 0,
-        q: EventQueue::with_capacity(1024),
+        q,
         frames: FramePool::default(),
         ports,
         cps,
@@ -125,6 +126,17 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     }
     schedule_initial(&mut net);
     Ok(net)
+}
+
+/// How far ahead a link event is scheduled at most: a transmission's end, the largest frame's
+/// serialisation time (data or control frame, with the wire overhead) after its start, and an
+/// arrival, the link's delay and the far end's latency after that (a host schedules it at the
+/// start), on the port where this is longest. The event queue's calendar spans it, so that these
+/// events, most of a run's, are sorted in its buckets rather than in its overflow heap.
+fn link_reach_ps(ir: &Ir, ports: &[Port]) -> u64 {
+    let frame = ir.flows.iter().map(|f| f.frame_bytes).max().unwrap_or(0).max(ir.control_frame_bytes) as u64;
+    let bytes = frame + ir.wire_overhead_bytes as u64;
+    ports.iter().map(|p| p.tx_ps(bytes) + p.prop_ps + p.peer_latency_ps).max().unwrap_or(0)
 }
 
 /// Ports, switches and hosts as they are built, before the network takes them.

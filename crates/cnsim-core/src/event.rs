@@ -145,18 +145,29 @@ impl Spill for BinaryHeap<Entry> {
 /// Time slice of a [`Calendar`] bucket: 2^12 ps ≈ 4.1 ns (a k = 8 fat tree at 10 Gb/s schedules
 /// about 4.6 link events in one; 2^13: 0.3 % fewer instructions, 2^14: 2 % more).
 const SLICE_BITS: u32 = 12;
-/// Buckets of a [`Calendar`]: 512 slices ≈ 2.1 µs ahead (frames in flight on 1-µs links and
-/// transmissions ending fall within; pause expiries and the like go to its overflow heap; a span
-/// half as long, of 2^11-ps slices, sent the fat tree's arrivals there: 30 % more instructions).
-const SLICES: usize = 512;
+/// Most buckets a [`Calendar`] has: 4 096 slices ≈ 16.8 µs ahead (a 9 000-B frame at 10 Gb/s and
+/// two 1-µs delays after it; its `filled` words are 64). Longer spans are for slower links, whose
+/// events are fewer: their overflow heap stays small.
+const MAX_SLICES: usize = 4096;
+/// Fewest buckets: one `filled` word.
+const MIN_SLICES: usize = 64;
+/// Buckets of a queue built without knowing its network ([`EventQueue::with_capacity`]): 2.1 µs.
+const DEFAULT_SLICES: usize = 512;
 
 /// A calendar queue for events due soon in no particular order (the link events of many ports:
 /// each port's arrivals and transmission ends come in order, but the ports' interleave). Events
 /// due in the current slice are in `bottom`, sorted (the next one first); those of the next
-/// `SLICES - 1` slices in unsorted buckets, one per slice; later ones in a binary heap. A bucket is
+/// `slices - 1` slices in unsorted buckets, one per slice; later ones in a binary heap. A bucket is
 /// sorted once, when its slice comes up: a few compares per event instead of a heap's sift down
 /// and up over every pending event (k = 8 fat tree: the binary heap's pops were 24 % of the
 /// engine's instructions). The order is the keys' order, exactly as a heap's.
+///
+/// The span (`slices`) is fitted to the network when it is built ([`Calendar::slices_for`]): it
+/// covers the longest interval at which link events are scheduled, so that they all go to the
+/// buckets, and no more, so that a sparse calendar has few `filled` words to scan. A fixed span of
+/// 512 slices (2.1 µs) sent every transmission end of 9 000-B frames at 10 Gb/s (7.2 µs) to the
+/// overflow heap (htsim's k = 8 fat-tree workload: 11 % more instructions), and a fixed 2 048
+/// made fan-in-100 0.9 % slower (32 words to scan where 8 do).
 struct Calendar {
     /// Events of slices up to `cur`, sorted by key, ascending: `bottom[taken..]` (the entries
     /// before `taken` have been popped). A new event due after them all (a burst due at one instant
@@ -166,35 +177,62 @@ struct Calendar {
     /// bucket's storage in (no copy; a ring's conversions from and to a vector cost a copy call).
     bottom: Vec<Entry>,
     taken: usize,
-    /// `buckets[s % SLICES]`: the events of slice `s`, `cur < s < cur + SLICES`, unsorted.
+    /// `buckets[s % slices]`: the events of slice `s`, `cur < s < cur + slices`, unsorted.
     buckets: Vec<Vec<Entry>>,
-    /// Which buckets hold events (bit `i` of word `i / 64`).
-    filled: [u64; SLICES / 64],
-    /// Events of slices from `cur + SLICES` on.
+    /// The number of buckets, `slices` (a power of two from `MIN_SLICES` to `MAX_SLICES`), less one.
+    mask: u64,
+    /// `cur + slices`: the first slice of the overflow's events (kept, not added on each push).
+    end: u64,
+    /// Which buckets hold events (bit `i` of word `i / 64`; the first `slices / 64` words are used).
+    filled: [u64; MAX_SLICES / 64],
+    /// Events of slices from `cur + slices` on.
     overflow: BinaryHeap<Entry>,
     /// The current slice: `bottom` holds every event of slices up to it.
     cur: u64,
-    len: usize,
 }
 
 impl Default for Calendar {
     fn default() -> Self {
-        Calendar {
-            bottom: Vec::new(),
-            taken: 0,
-            buckets: (0..SLICES).map(|_| Vec::new()).collect(),
-            filled: [0; SLICES / 64],
-            overflow: BinaryHeap::new(),
-            cur: 0,
-            len: 0,
-        }
+        Calendar::new(DEFAULT_SLICES)
     }
 }
 
 impl Calendar {
+    fn new(slices: usize) -> Self {
+        debug_assert!(slices.is_power_of_two() && (MIN_SLICES..=MAX_SLICES).contains(&slices));
+        Calendar {
+            bottom: Vec::new(),
+            taken: 0,
+            buckets: (0..slices).map(|_| Vec::new()).collect(),
+            mask: slices as u64 - 1,
+            end: slices as u64,
+            filled: [0; MAX_SLICES / 64],
+            overflow: BinaryHeap::new(),
+            cur: 0,
+        }
+    }
+    /// Buckets for link events scheduled at most `reach_ps` ahead: an event `reach_ps` after the
+    /// current time falls at most `reach_ps / slice + 1` slices after the current one, so the span
+    /// must exceed that; the next power of two, within `MIN_SLICES..=MAX_SLICES`.
+    fn slices_for(reach_ps: u64) -> usize {
+        let need = (reach_ps >> SLICE_BITS).saturating_add(2).min(MAX_SLICES as u64) as usize;
+        need.next_power_of_two().clamp(MIN_SLICES, MAX_SLICES)
+    }
     #[inline(always)]
     fn slice(key: u128) -> u64 {
         ((key >> 64) as u64) >> SLICE_BITS
+    }
+    /// Bucket of slice `s` (below `MAX_SLICES`, as the compiler sees: no bounds check on `filled`).
+    #[inline(always)]
+    fn bucket(&self, s: u64) -> usize {
+        (s & self.mask) as usize % MAX_SLICES
+    }
+    /// Put `e`, of slice `s`, `cur < s < cur + slices`, in its bucket.
+    #[inline(always)]
+    fn fill(&mut self, s: u64, e: Entry) {
+        let b = self.bucket(s);
+        self.buckets[b].push(e);
+        self.filled[b / 64] |= 1 << (b % 64);
     }
     /// An event of a slice up to `cur`: into `bottom` at its place (usually an end: after the events
     /// being taken, or before them all).
@@ -219,19 +257,18 @@ impl Calendar {
     #[inline(never)]
     fn refill(&mut self) {
         debug_assert!(self.bottom.is_empty());
-        if self.len == 0 {
-            return;
-        }
-        let next = self.next_filled().unwrap_or_else(|| Self::slice(self.overflow.peek().expect("an event").key));
+        let next = match (self.next_filled(), self.overflow.peek()) {
+            (Some(s), _) => s,
+            (None, Some(e)) => Self::slice(e.key),
+            (None, None) => return, // no event
+        };
         self.cur = next;
-        let horizon = next + SLICES as u64;
-        while self.overflow.peek().is_some_and(|e| Self::slice(e.key) < horizon) {
+        self.end = next + self.mask + 1;
+        while self.overflow.peek().is_some_and(|e| Self::slice(e.key) < self.end) {
             let e = self.overflow.pop().expect("peeked");
-            let s = Self::slice(e.key);
-            self.buckets[s as usize % SLICES].push(e);
-            self.filled[s as usize % SLICES / 64] |= 1 << (s % 64);
+            self.fill(Self::slice(e.key), e);
         }
-        let b = next as usize % SLICES;
+        let b = self.bucket(next);
         self.filled[b / 64] &= !(1 << (b % 64));
         // the bucket's storage becomes `bottom`'s, `bottom`'s (empty) the bucket's
         std::mem::swap(&mut self.bottom, &mut self.buckets[b]);
@@ -240,18 +277,19 @@ impl Calendar {
     /// The first slice after `cur` whose bucket holds events.
     #[inline]
     fn next_filled(&self) -> Option<u64> {
-        let start = (self.cur as usize + 1) % SLICES;
-        for step in 0..=SLICES / 64 {
-            let w = (start / 64 + step) % (SLICES / 64);
-            let mut word = self.filled[w];
+        let words = (self.mask as usize + 1) / 64; // a power of two
+        let start = self.bucket(self.cur + 1);
+        for step in 0..=words {
+            let w = (start / 64 + step) & (words - 1);
+            let mut word = self.filled[w % (MAX_SLICES / 64)];
             if step == 0 {
                 word &= !0u64 << (start % 64);
-            } else if step == SLICES / 64 {
+            } else if step == words {
                 word &= (1u64 << (start % 64)).wrapping_sub(1);
             }
             if word != 0 {
                 let b = w * 64 + word.trailing_zeros() as usize;
-                let ahead = (b + SLICES - start) % SLICES + 1;
+                let ahead = self.bucket((b + words * 64 - start) as u64) + 1;
                 return Some(self.cur + ahead as u64);
             }
         }
@@ -262,14 +300,11 @@ impl Calendar {
 impl Spill for Calendar {
     #[inline(always)]
     fn push(&mut self, e: Entry) {
-        self.len += 1;
         let s = Self::slice(e.key);
         if s <= self.cur {
             self.insert_bottom(e)
-        } else if s < self.cur + SLICES as u64 {
-            let b = s as usize % SLICES;
-            self.buckets[b].push(e);
-            self.filled[b / 64] |= 1 << (b % 64);
+        } else if s < self.end {
+            self.fill(s, e);
         } else {
             self.overflow.push(e)
         }
@@ -282,7 +317,6 @@ impl Spill for Calendar {
         let x = self.bottom.get(self.taken)?;
         let e = Entry { key: x.key, ev: x.ev };
         self.taken += 1;
-        self.len -= 1;
         if self.taken == self.bottom.len() {
             self.bottom.clear();
             self.taken = 0;
@@ -294,8 +328,10 @@ impl Spill for Calendar {
     fn min_key(&self) -> u128 {
         self.bottom.get(self.taken).map_or(NO_KEY, |e| e.key)
     }
+    /// Counted, not kept (the tests' check): a count kept on every push and pop cost 0.7 % of a
+    /// fat tree's instructions.
     fn len(&self) -> usize {
-        self.len
+        self.bottom.len() - self.taken + self.buckets.iter().map(Vec::len).sum::<usize>() + self.overflow.len()
     }
 }
 
@@ -548,9 +584,16 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
+    /// A queue for `n` or so pending events per lane, its calendar of the default span.
     pub fn with_capacity(n: usize) -> Self {
+        Self::for_links(n, (DEFAULT_SLICES as u64 - 2) << SLICE_BITS)
+    }
+    /// A queue whose link events are scheduled at most `reach_ps` ahead (the longest frame's
+    /// serialisation plus the link's delay and the far end's latency, on the slowest link): the
+    /// near lane's calendar spans that ([`Calendar::slices_for`]).
+    pub fn for_links(n: usize, reach_ps: u64) -> Self {
         let lane = || Lane { run: Vec::with_capacity(n), head: 0, heap: BinaryHeap::with_capacity(n), min: NO_KEY };
-        let near = Lane { run: Vec::with_capacity(n), head: 0, heap: Calendar::default(), min: NO_KEY };
+        let near = Lane { run: Vec::with_capacity(n), head: 0, heap: Calendar::new(Calendar::slices_for(reach_ps)), min: NO_KEY };
         EventQueue {
             near,
             odd: lane(),
@@ -878,15 +921,24 @@ mod tests {
 
     #[test]
     fn the_calendar_pops_in_key_order_across_slices_buckets_and_overflow() {
+        // every span a network may get, shortest, default and longest
+        for (slices, steps) in [(MIN_SLICES, 10_000), (DEFAULT_SLICES, 60_000), (MAX_SLICES, 10_000)] {
+            assert_eq!(Calendar::slices_for((slices as u64 - 2) << SLICE_BITS), slices);
+            calendar_pops_in_key_order(slices, steps);
+        }
+        assert_eq!(Calendar::slices_for(u64::MAX), MAX_SLICES);
+    }
+
+    fn calendar_pops_in_key_order(slices: usize, steps: u32) {
         // link events due anywhere from the current slice to well past the buckets' span, pushed
         // and popped in turn, a few in bursts due at one instant: the order of one sorted list, ties
         // by insertion
         let mut rng = crate::rng::Stream::new(23, 0, 0);
-        let mut q = EventQueue::default();
+        let mut q = EventQueue::for_links(0, (slices as u64 - 2) << SLICE_BITS);
         let mut reference: Vec<(u64, u64, Event)> = Vec::new(); // (time, seq, event)
         let (mut seq, mut now) = (0u64, 0u64);
-        let span = (SLICES as u64) << SLICE_BITS;
-        for i in 0..60_000u32 {
+        let span = (slices as u64) << SLICE_BITS;
+        for i in 0..steps {
             if rng.below(5) < 3 {
                 let ahead = match rng.below(4) {
                     0 => rng.below(1 << SLICE_BITS),
