@@ -133,6 +133,21 @@ impl Flow {
         self.sat > 0 || self.backlog > 0 || self.tcp_ready
     }
 
+    /// A data frame of `size` bytes started at `now`: the counters, and the next start its rate
+    /// limiter allows (none: at once; a stopped limiter: never, until a new rate).
+    #[inline(always)]
+    pub(crate) fn note_sent(&mut self, now: SimTime, size: u32) {
+        self.sent_frames += 1;
+        self.sent_bytes += size as u64;
+        self.last_start = now;
+        self.last_len = size;
+        self.next_allowed = match self.rl_rate {
+            Some(r) if r > 0.0 => now + rate_gap_ps(size, r),
+            Some(_) => u64::MAX,
+            None => now,
+        };
+    }
+
     /// Set (Some) or remove (None) the rate limiter at `now` and re-pace: the next start is
     /// last start + last size / new rate, never before now (model reference §1.2).
     pub fn set_rate(&mut self, rate_bps: Option<f64>, now: SimTime) {

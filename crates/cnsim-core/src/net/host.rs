@@ -5,7 +5,7 @@
 //! whose rate limiter allows it (`next_allowed`). A host under PAUSE starts nothing new; under PFC
 //! it starts no frame of a paused priority (other priorities go on).
 
-use super::{rate_gap_ps, Network, NONE_U32};
+use super::{Network, NONE_U32};
 use crate::cm::{self, Emit, HostCtx, ReactionPoint, Reflector};
 use crate::event::Event;
 use crate::frame::{tag, Frame, FrameId, FrameKind, Tag};
@@ -362,15 +362,7 @@ impl Network {
             prio: f.prio,
             seq: 0,
         });
-        f.sent_frames += 1;
-        f.sent_bytes += size as u64;
-        f.last_start = now;
-        f.last_len = size;
-        f.next_allowed = match f.rl_rate {
-            Some(r) if r > 0.0 => now + rate_gap_ps(size, r),
-            Some(_) => u64::MAX,
-            None => now,
-        };
+        f.note_sent(now, size);
         c.data_sent.0 += 1;
         c.data_sent.1 += size as u64;
         let p = &mut ports[pid.idx()];
@@ -436,18 +428,7 @@ impl Network {
             false
         };
         self.queue_frame_sent(fid);
-        {
-            let f = &mut self.flows[fid.idx()];
-            f.sent_frames += 1;
-            f.sent_bytes += size as u64;
-            f.last_start = now;
-            f.last_len = size;
-            f.next_allowed = match f.rl_rate {
-                Some(r) if r > 0.0 => now + rate_gap_ps(size, r),
-                Some(_) => u64::MAX,
-                None => now,
-            };
-        }
+        self.flows[fid.idx()].note_sent(now, size);
         self.c.data_sent.0 += 1;
         self.c.data_sent.1 += size as u64;
         let t_end = self.host_put_on_wire(h, pid, fr, size, false);
