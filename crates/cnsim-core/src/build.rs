@@ -38,7 +38,8 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     let (scheme_wants_int, n_ports, int_wire) = (scheme.wants_int(), ports.len(), scheme.int_wire());
     let series = ir.observe.flow_series.map_or(flows.len(), |n| (n as usize).min(flows.len()));
     let flow_bins = FlowBins::new(ir.observe.throughput_bin_ps, ir.duration_ps, series);
-    let q = EventQueue::for_links(1024, link_reach_ps(ir, &ports));
+    let (reach_ps, spacing_ps) = link_timing(ir, &ports);
+    let q = EventQueue::for_links(1024, reach_ps, spacing_ps);
     let mut net = Network {
         cfg: NetConfig {
             duration_ps: ir.duration_ps,
@@ -132,11 +133,17 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
 /// serialisation time (data or control frame, with the wire overhead) after its start, and an
 /// arrival, the link's delay and the far end's latency after that (a host schedules it at the
 /// start), on the port where this is longest. The event queue's calendar spans it, so that these
-/// events, most of a run's, are sorted in its buckets rather than in its overflow heap.
-fn link_reach_ps(ir: &Ir, ports: &[Port]) -> u64 {
+/// events, most of a run's, are sorted in its buckets rather than in its overflow heap. And how
+/// far apart link events fall due on average with every transmitter sending such frames back to
+/// back: the width of the calendar's slices follows it.
+fn link_timing(ir: &Ir, ports: &[Port]) -> (u64, u64) {
     let frame = ir.flows.iter().map(|f| f.frame_bytes).max().unwrap_or(0).max(ir.control_frame_bytes) as u64;
     let bytes = frame + ir.wire_overhead_bytes as u64;
-    ports.iter().map(|p| p.tx_ps(bytes) + p.prop_ps + p.peer_latency_ps).max().unwrap_or(0)
+    let reach = ports.iter().map(|p| p.tx_ps(bytes) + p.prop_ps + p.peer_latency_ps).max().unwrap_or(0);
+    // each busy transmitter: a transmission's end and an arrival per frame
+    let per_ps: f64 = ports.iter().map(|p| 2.0 / p.tx_ps(bytes).max(1) as f64).sum();
+    let spacing = if per_ps > 0.0 { (1.0 / per_ps) as u64 } else { u64::MAX };
+    (reach, spacing)
 }
 
 /// Ports, switches and hosts as they are built, before the network takes them.

@@ -3,12 +3,16 @@
 use super::{Entry, Spill, NO_KEY};
 use std::collections::BinaryHeap;
 
-/// Time slice of a [`Calendar`] bucket: 2^12 ps ≈ 4.1 ns (a k = 8 fat tree at 10 Gb/s schedules
-/// about 4.6 link events in one; 2^13: 0.3 % fewer instructions, 2^14: 2 % more).
+/// Time slice of a [`Calendar`] bucket built without knowing its network: 2^12 ps ≈ 4.1 ns.
 pub(super) const SLICE_BITS: u32 = 12;
-/// Most buckets a [`Calendar`] has: 4 096 slices ≈ 16.8 µs ahead (a 9 000-B frame at 10 Gb/s and
-/// two 1-µs delays after it; its `filled` words are 64). Longer spans are for slower links, whose
-/// events are fewer: their overflow heap stays small.
+/// Narrowest and widest slices a network gets ([`Calendar::shift_for`]): 2^10 ps ≈ 1 ns to
+/// 2^16 ps ≈ 66 ns.
+pub(super) const MIN_SLICE_BITS: u32 = 10;
+pub(super) const MAX_SLICE_BITS: u32 = 16;
+/// Link events a slice is sized to hold at full load ([`Calendar::shift_for`]).
+const EVENTS_PER_SLICE: u64 = 6;
+/// Most buckets a [`Calendar`] has (its `filled` words are 64). Longer spans are for slower links,
+/// whose events are fewer: their overflow heap stays small.
 pub(super) const MAX_SLICES: usize = 4096;
 /// Fewest buckets: one `filled` word.
 pub(super) const MIN_SLICES: usize = 64;
@@ -23,12 +27,17 @@ pub(super) const DEFAULT_SLICES: usize = 512;
 /// and up over every pending event (k = 8 fat tree: the binary heap's pops were 24 % of the
 /// engine's instructions). The order is the keys' order, exactly as a heap's.
 ///
-/// The span (`slices`) is fitted to the network when it is built ([`Calendar::slices_for`]): it
-/// covers the longest interval at which link events are scheduled, so that they all go to the
-/// buckets, and no more, so that a sparse calendar has few `filled` words to scan. A fixed span of
-/// 512 slices (2.1 µs) sent every transmission end of 9 000-B frames at 10 Gb/s (7.2 µs) to the
-/// overflow heap (htsim's k = 8 fat-tree workload: 11 % more instructions), and a fixed 2 048
-/// made fan-in-100 0.9 % slower (32 words to scan where 8 do).
+/// The slice and the span are fitted to the network when it is built. The slice
+/// ([`Calendar::shift_for`]) holds a few link events at full load: one bucket sorted and one
+/// refill per few events, not per one or two (a fixed 4.1-ns slice held 1.6 events on htsim's
+/// k = 8 fat tree with 9 000-B frames, where 33 ns holds about six: 5 % fewer instructions; and
+/// 4.1 ns is right for the same fabric with 1 500-B frames, where 16 ns cost 3 % more). The span
+/// (`slices`, [`Calendar::slices_for`]) covers the longest interval at which link events are
+/// scheduled, so that they all go to the buckets, and no more, so that a sparse calendar has few
+/// `filled` words to scan. A fixed span of 512 slices of 4.1 ns sent every transmission end of
+/// 9 000-B frames at 10 Gb/s (7.2 µs) to the overflow heap (htsim's k = 8 fat-tree workload: 11 %
+/// more instructions), and a fixed 2 048 made fan-in-100 0.9 % slower (32 words to scan where 8
+/// do).
 pub(super) struct Calendar {
     /// Events of slices up to `cur`, sorted by key, ascending: `bottom[taken..]` (the entries
     /// before `taken` have been popped). A new event due after them all (a burst due at one instant
@@ -50,17 +59,21 @@ pub(super) struct Calendar {
     overflow: BinaryHeap<Entry>,
     /// The current slice: `bottom` holds every event of slices up to it.
     cur: u64,
+    /// A slice is 2^`shift` ps.
+    shift: u32,
 }
 
 impl Default for Calendar {
     fn default() -> Self {
-        Calendar::new(DEFAULT_SLICES)
+        Calendar::new(DEFAULT_SLICES, SLICE_BITS)
     }
 }
 
 impl Calendar {
-    pub(super) fn new(slices: usize) -> Self {
+    /// `slices` buckets of 2^`shift` ps.
+    pub(super) fn new(slices: usize, shift: u32) -> Self {
         debug_assert!(slices.is_power_of_two() && (MIN_SLICES..=MAX_SLICES).contains(&slices));
+        debug_assert!(shift < 64);
         Calendar {
             bottom: Vec::new(),
             taken: 0,
@@ -70,18 +83,30 @@ impl Calendar {
             filled: [0; MAX_SLICES / 64],
             overflow: BinaryHeap::new(),
             cur: 0,
+            shift,
         }
     }
-    /// Buckets for link events scheduled at most `reach_ps` ahead: an event `reach_ps` after the
-    /// current time falls at most `reach_ps / slice + 1` slices after the current one, so the span
-    /// must exceed that; the next power of two, within `MIN_SLICES..=MAX_SLICES`.
-    pub(super) fn slices_for(reach_ps: u64) -> usize {
-        let need = (reach_ps >> SLICE_BITS).saturating_add(2).min(MAX_SLICES as u64) as usize;
+    /// Slice width (its log2, ps) for link events due on average `spacing_ps` apart at full load:
+    /// the power of two nearest [`EVENTS_PER_SLICE`] of them, within
+    /// `MIN_SLICE_BITS..=MAX_SLICE_BITS`.
+    pub(super) fn shift_for(spacing_ps: u64) -> u32 {
+        let width = spacing_ps.saturating_mul(EVENTS_PER_SLICE).max(1);
+        // nearest power of two: the floor's log2, plus one if the width is nearer the next one
+        let floor = 63 - width.leading_zeros();
+        let bits = if floor < 63 && width - (1 << floor) > (2 << floor) - width { floor + 1 } else { floor };
+        bits.clamp(MIN_SLICE_BITS, MAX_SLICE_BITS)
+    }
+    /// Buckets of 2^`shift` ps for link events scheduled at most `reach_ps` ahead: an event
+    /// `reach_ps` after the current time falls at most `reach_ps / slice + 1` slices after the
+    /// current one, so the span must exceed that; the next power of two, within
+    /// `MIN_SLICES..=MAX_SLICES`.
+    pub(super) fn slices_for(reach_ps: u64, shift: u32) -> usize {
+        let need = (reach_ps >> shift).saturating_add(2).min(MAX_SLICES as u64) as usize;
         need.next_power_of_two().clamp(MIN_SLICES, MAX_SLICES)
     }
     #[inline(always)]
-    pub(super) fn slice(key: u128) -> u64 {
-        ((key >> 64) as u64) >> SLICE_BITS
+    pub(super) fn slice(&self, key: u128) -> u64 {
+        ((key >> 64) as u64) >> self.shift
     }
     /// Bucket of slice `s` (below `MAX_SLICES`, as the compiler sees: no bounds check on `filled`).
     #[inline(always)]
@@ -120,14 +145,14 @@ impl Calendar {
         debug_assert!(self.bottom.is_empty());
         let next = match (self.next_filled(), self.overflow.peek()) {
             (Some(s), _) => s,
-            (None, Some(e)) => Self::slice(e.key),
+            (None, Some(e)) => self.slice(e.key),
             (None, None) => return, // no event
         };
         self.cur = next;
         self.end = next + self.mask + 1;
-        while self.overflow.peek().is_some_and(|e| Self::slice(e.key) < self.end) {
+        while self.overflow.peek().is_some_and(|e| self.slice(e.key) < self.end) {
             let e = self.overflow.pop().expect("peeked");
-            self.fill(Self::slice(e.key), e);
+            self.fill(self.slice(e.key), e);
         }
         let b = self.bucket(next);
         self.filled[b / 64] &= !(1 << (b % 64));
@@ -161,7 +186,7 @@ impl Calendar {
 impl Spill for Calendar {
     #[inline(always)]
     fn push(&mut self, e: Entry) {
-        let s = Self::slice(e.key);
+        let s = self.slice(e.key);
         if s <= self.cur {
             self.insert_bottom(e)
         } else if s < self.end {

@@ -12,7 +12,7 @@ use std::collections::BinaryHeap;
 
 mod calendar;
 mod wait_tree;
-use calendar::{Calendar, DEFAULT_SLICES, SLICE_BITS};
+use calendar::Calendar;
 use wait_tree::WaitTree;
 
 /// Every event of the engine.
@@ -288,16 +288,22 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
-    /// A queue for `n` or so pending events per lane, its calendar of the default span.
+    /// A queue for `n` or so pending events per lane, its calendar of the default slice and span.
     pub fn with_capacity(n: usize) -> Self {
-        Self::for_links(n, (DEFAULT_SLICES as u64 - 2) << SLICE_BITS)
+        Self::with_calendar(n, Calendar::default())
     }
     /// A queue whose link events are scheduled at most `reach_ps` ahead (the longest frame's
-    /// serialisation plus the link's delay and the far end's latency, on the slowest link): the
-    /// near lane's calendar spans that ([`Calendar::slices_for`]).
-    pub fn for_links(n: usize, reach_ps: u64) -> Self {
+    /// serialisation plus the link's delay and the far end's latency, on the slowest link) and
+    /// fall due `spacing_ps` apart on average when every transmitter is busy: the near lane's
+    /// calendar has slices of a few such events ([`Calendar::shift_for`]) and spans `reach_ps`
+    /// ([`Calendar::slices_for`]).
+    pub fn for_links(n: usize, reach_ps: u64, spacing_ps: u64) -> Self {
+        let shift = Calendar::shift_for(spacing_ps);
+        Self::with_calendar(n, Calendar::new(Calendar::slices_for(reach_ps, shift), shift))
+    }
+    fn with_calendar(n: usize, calendar: Calendar) -> Self {
         let lane = || Lane { run: Vec::with_capacity(n), head: 0, heap: BinaryHeap::with_capacity(n), min: NO_KEY };
-        let near = Lane { run: Vec::with_capacity(n), head: 0, heap: Calendar::new(Calendar::slices_for(reach_ps)), min: NO_KEY };
+        let near = Lane { run: Vec::with_capacity(n), head: 0, heap: calendar, min: NO_KEY };
         EventQueue {
             near,
             odd: lane(),

@@ -1,6 +1,6 @@
 //! Tests of the event queue: its order against a sorted reference, lanes, calendar, batches, wait tree.
 
-use super::calendar::{MAX_SLICES, MIN_SLICES};
+use super::calendar::{DEFAULT_SLICES, MAX_SLICES, MAX_SLICE_BITS, MIN_SLICES, MIN_SLICE_BITS, SLICE_BITS};
 use super::*;
 
 #[test]
@@ -78,25 +78,40 @@ fn a_host_wait_replaces_its_previous_one_and_the_tree_pops_in_key_order() {
 fn the_calendar_pops_in_key_order_across_slices_buckets_and_overflow() {
     // every span a network may get, shortest, default and longest
     for (slices, steps) in [(MIN_SLICES, 10_000), (DEFAULT_SLICES, 60_000), (MAX_SLICES, 10_000)] {
-        assert_eq!(Calendar::slices_for((slices as u64 - 2) << SLICE_BITS), slices);
-        calendar_pops_in_key_order(slices, steps);
+        assert_eq!(Calendar::slices_for((slices as u64 - 2) << SLICE_BITS, SLICE_BITS), slices);
+        calendar_pops_in_key_order(slices, SLICE_BITS, steps);
     }
-    assert_eq!(Calendar::slices_for(u64::MAX), MAX_SLICES);
+    // the narrowest and the widest slice a network gets
+    for shift in [MIN_SLICE_BITS, MAX_SLICE_BITS] {
+        calendar_pops_in_key_order(DEFAULT_SLICES, shift, 20_000);
+    }
+    assert_eq!(Calendar::slices_for(u64::MAX, SLICE_BITS), MAX_SLICES);
 }
 
-fn calendar_pops_in_key_order(slices: usize, steps: u32) {
+#[test]
+fn a_slice_holds_a_few_link_events_at_full_load() {
+    // six events 4.7 ns apart: 28 ns, nearest 2^15 ps; 0.78 ns apart: 4.7 ns, nearest 2^12 ps
+    assert_eq!(Calendar::shift_for(4_700), 15);
+    assert_eq!(Calendar::shift_for(780), 12);
+    // a power of two itself, and the bounds
+    assert_eq!(Calendar::shift_for((1 << 13) / 6 + 1), 13);
+    assert_eq!(Calendar::shift_for(0), MIN_SLICE_BITS);
+    assert_eq!(Calendar::shift_for(u64::MAX), MAX_SLICE_BITS);
+}
+
+fn calendar_pops_in_key_order(slices: usize, shift: u32, steps: u32) {
     // link events due anywhere from the current slice to well past the buckets' span, pushed
     // and popped in turn, a few in bursts due at one instant: the order of one sorted list, ties
     // by insertion
     let mut rng = crate::rng::Stream::new(23, 0, 0);
-    let mut q = EventQueue::for_links(0, (slices as u64 - 2) << SLICE_BITS);
+    let mut q = EventQueue::with_calendar(0, Calendar::new(slices, shift));
     let mut reference: Vec<(u64, u64, Event)> = Vec::new(); // (time, seq, event)
     let (mut seq, mut now) = (0u64, 0u64);
-    let span = (slices as u64) << SLICE_BITS;
+    let span = (slices as u64) << shift;
     for i in 0..steps {
         if rng.below(5) < 3 {
             let ahead = match rng.below(4) {
-                0 => rng.below(1 << SLICE_BITS),
+                0 => rng.below(1 << shift),
                 1 => rng.below(span),
                 2 => span + rng.below(4 * span),
                 _ => 0,
