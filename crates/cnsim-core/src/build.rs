@@ -50,6 +50,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         now: 0,
         run_limit: 0,
         folded_events: 0,
+        lazy_ends: 0,
         q,
         frames: FramePool::default(),
         ports,
@@ -123,6 +124,18 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         for &p in &sw.ports {
             let cp = net.cps[p.idx()].as_ref().map_or(0, |cp| cp.hooks() & crate::cm::cp_hooks::ALL);
             net.ports[p.idx()].hooks = cp | wire | pause | cells;
+        }
+    }
+    // a switch none of whose steps has a hook, with egress buffers, hands frames to the link as
+    // they start and ends them without an event when none waits
+    // (crate::net::port::Network::port_hand_over): an arrival reads the state of its egress only,
+    // which it brings up to date (a shared or per-input buffer reads the other ports')
+    for sw in &net.switches {
+        let egress = matches!(sw.buffer, BufferIr::Egress { .. });
+        if egress && !net.arrive_hook && sw.ports.iter().all(|p| net.ports[p.idx()].hooks == 0) {
+            for p in &sw.ports {
+                net.ports[p.idx()].lazy_ok = true;
+            }
         }
     }
     schedule_initial(&mut net);

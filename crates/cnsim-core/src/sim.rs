@@ -123,6 +123,9 @@ impl Simulation {
         let end = self.ir.duration_ps;
         if !self.finished {
             self.finished = true;
+            // the ends of transmission the run processed (events before its last limit)
+            let limit = self.net.run_limit.min(end);
+            self.net.release_all(limit);
             self.net.now = end;
             self.net.close_statistics(end);
         }
@@ -230,6 +233,8 @@ impl Simulation {
             Event::ServiceRate { hotspot, step } => net.service_rate_step(hotspot, step),
             Event::LinkEvent { index, phase } => net.link_event(index, phase),
             Event::Sample => {
+                // (the last event of its instant: every end of transmission up to it has happened)
+                self.net.release_all(self.net.now + 1);
                 self.obs.sample(&self.net);
                 let next = self.net.now + self.obs.sample_interval;
                 if next < self.ir.duration_ps {

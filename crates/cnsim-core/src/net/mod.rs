@@ -110,6 +110,8 @@ pub struct Network {
     /// Arrivals delivered without an event of their own ([`Network::deliver_direct`]), counted
     /// with the events.
     pub(crate) folded_events: u64,
+    /// Switch ports whose frame being sent ends without an event ([`Port::lazy_end`]).
+    pub(crate) lazy_ends: u32,
     pub(crate) q: EventQueue,
     pub frames: FramePool,
     pub ports: Vec<Port>,
@@ -292,6 +294,7 @@ mod tests {
         first_line("Port::node", offset_of!(Port, node), 4);
         first_line("Port::ps_per_byte", offset_of!(Port, ps_per_byte), 8);
         first_line("Port::busy", offset_of!(Port, busy), 1);
+        first_line("Port::lazy_end", offset_of!(Port, lazy_end), 1);
         use crate::traffic::Source;
         assert_eq!(align_of::<Source>(), 64);
         first_line("Source::first_flow", offset_of!(Source, first_flow), 4);

@@ -66,6 +66,12 @@ pub struct Port {
     /// What a switch egress runs beyond admission, queueing, start and hand-over ([`port_hooks`]
     /// bits, set at build): one test per optional step on the one data path.
     pub hooks: u8,
+    /// The port of a switch with egress buffers and no hook on any port, set at build
+    /// ([`Network::port_hand_over`]): a frame is handed to the link when it starts, and its end is
+    /// an event only if a frame waits behind it.
+    pub lazy_ok: bool,
+    /// The frame being sent ends at `busy_until` without an event ([`Network::port_release_lazy`]).
+    pub lazy_end: bool,
     /// Link-level flow control state of this port (both directions' roles). Under PFC it only
     /// aggregates "some priority paused" (paused time, pause series). Its `paused_until` ends
     /// the first line.
@@ -74,6 +80,9 @@ pub struct Port {
     pub ecn_marks: u64,
     // (third line)
     pub last_data_len: u64,
+    /// The input port of the frame being sent, at a [`Port::lazy_ok`] port (whose frame may have
+    /// reached the next node, which sets its own, before the frame's end here is accounted).
+    pub tx_ingress: PortId,
     /// Time the transmitter spent serialising frames (other than PAUSE) inside the statistics
     /// window, ps: each frame counts for the part of its serialisation that falls in the window,
     /// so utilisation = busy / window ≤ 1 by construction.
@@ -140,6 +149,9 @@ impl Port {
             prop_ps,
             peer_is_switch: false,
             hooks: 0,
+            lazy_ok: false,
+            lazy_end: false,
+            tx_ingress: PortId::NONE,
             peer_latency_ps: 0,
             busy_until: 0,
             busy: false,
@@ -352,7 +364,99 @@ impl Network {
         p.busy_until = t_end;
         p.tx_frame = head;
         p.account_busy(now, t_end, w, end);
+        if p.lazy_ok {
+            return self.port_hand_over(pid, head, t_end);
+        }
         self.schedule(t_end, Event::PortTxDone { port: pid });
+    }
+
+    /// Data frame `fr` starts now at [`Port::lazy_ok`] port `pid` and ends at `t_end`: it is handed
+    /// to the link at once (its arrival scheduled, or delivered, as a host's NIC does), and its end
+    /// is an event only if a frame waits behind it. Else the end has no event
+    /// ([`Port::lazy_end`]): it is accounted ([`Network::port_release`]) when a frame next comes to
+    /// the port after `t_end` or the state is read ([`Network::release_all`]), or made an event if
+    /// a frame joins the queue before ([`Network::port_end_event`]). htsim's k = 8 fat tree with
+    /// DCTCP ends 0.6 M of its 1.5 M switch transmissions so (20 ms): 15 % of its events, 8 % of its
+    /// instructions.
+    #[inline(always)]
+    fn port_hand_over(&mut self, pid: PortId, fr: FrameId, t_end: SimTime) {
+        let f = self.frames.get(fr);
+        let (ingress, whole) = (f.ingress, f.transfer == NONE_U32);
+        let p = &mut self.ports[pid.idx()];
+        let (peer, arrive) = (p.peer, t_end + p.prop_ps + p.peer_latency_ps);
+        p.tx_ingress = ingress;
+        if p.queue.len() > 1 {
+            self.q.push(t_end, Event::PortTxDone { port: pid });
+        } else {
+            p.lazy_end = true;
+            self.lazy_ends += 1;
+        }
+        // a frame of a transfer arrives by its event: delivered now, a whole transmission ahead of
+        // its time, it could settle its transfer before a frame of it dropped in between (or not,
+        // as the run is cut into steps)
+        if !(whole && self.deliver_direct(peer, fr, arrive)) {
+            self.schedule(arrive, Event::Arrive { port: peer, frame: fr });
+        }
+    }
+
+    /// The frame being sent at [`Port::lazy_ok`] port `pid` ended at `t` (handed to the link at its
+    /// start): dequeue it and release its buffer, without reading its record (it may have been
+    /// delivered and its slot reused since).
+    #[inline(always)]
+    pub(crate) fn port_release(&mut self, pid: PortId, t: SimTime) {
+        let Network { ports, switches, switch_of, cfg, .. } = self;
+        let p = &mut ports[pid.idx()];
+        p.busy = false;
+        let (size, ingress, node) = (p.last_data_len - cfg.wire_overhead_bytes as u64, p.tx_ingress, p.node);
+        p.account_queue(t, cfg.warmup_ps);
+        let h = p.queue.pop_front();
+        debug_assert_eq!(h, Some(p.tx_frame));
+        p.q_bytes -= size;
+        #[cfg(debug_assertions)]
+        {
+            p.little.1 += size as u128 * t.max(cfg.warmup_ps) as u128;
+        }
+        if !ingress.is_none() {
+            ports[ingress.idx()].part_bytes -= size;
+        }
+        switches[switch_of[node.idx()] as usize].total_bytes -= size;
+    }
+
+    /// [`Network::port_release`] of the end without an event of port `pid`'s frame, at its time;
+    /// it counts as the event it replaces.
+    #[cold]
+    pub(crate) fn port_release_lazy(&mut self, pid: PortId) {
+        let p = &mut self.ports[pid.idx()];
+        p.lazy_end = false;
+        let t = p.busy_until;
+        self.lazy_ends -= 1;
+        self.folded_events += 1;
+        self.port_release(pid, t);
+    }
+
+    /// A frame joined the queue of port `pid` while its frame being sent ends without an event:
+    /// the end becomes one (the next frame starts then).
+    #[cold]
+    pub(crate) fn port_end_event(&mut self, pid: PortId) {
+        let p = &mut self.ports[pid.idx()];
+        p.lazy_end = false;
+        let t_end = p.busy_until;
+        self.lazy_ends -= 1;
+        self.q.push(t_end, Event::PortTxDone { port: pid });
+    }
+
+    /// Account every end without an event before `before`, so that the state may be read
+    /// (sampling, the end of the run).
+    pub(crate) fn release_all(&mut self, before: SimTime) {
+        if self.lazy_ends == 0 {
+            return;
+        }
+        for i in 0..self.ports.len() {
+            let p = &self.ports[i];
+            if p.lazy_end && p.busy_until < before {
+                self.port_release_lazy(PortId(i as u32));
+            }
+        }
     }
 
     /// The hooks of data frame `head` (`size` bytes) starting at port `pid` in a network with INT
@@ -380,6 +484,11 @@ impl Network {
     #[inline(always)]
     pub(crate) fn port_tx_done(&mut self, pid: PortId) {
         let now = self.now;
+        if self.ports[pid.idx()].lazy_ok {
+            // handed to the link at its start (Network::port_hand_over)
+            self.port_release(pid, now);
+            return self.port_start_next(pid);
+        }
         let Network { ports, frames, switches, switch_of, cfg, .. } = self;
         let p = &mut ports[pid.idx()];
         p.busy = false;
@@ -461,6 +570,9 @@ impl Network {
                 p.busy_until = t_end;
                 p.tx_frame = head;
                 p.account_busy(now, t_end, cfg.warmup_ps, cfg.duration_ps);
+                if p.lazy_ok {
+                    return self.port_hand_over(pid, head, t_end);
+                }
                 q.push(t_end, Event::PortTxDone { port: pid });
             }
             None if hooked == 0 && !p.busy => {}

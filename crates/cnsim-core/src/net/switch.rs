@@ -198,6 +198,11 @@ impl Network {
         if hooks & (port_hooks::PFC | port_hooks::CELLS) != 0 {
             return self.switch_enqueue_shared(s, out, fr, in_port, hooks);
         }
+        let p = &self.ports[out.idx()];
+        if p.lazy_end && p.busy_until < self.now {
+            // the end of its frame, before this arrival (of its instant: after it)
+            self.port_release_lazy(out);
+        }
         let sw = &self.switches[s];
         let size = self.frames.get(fr).size as u64;
         if let Some(reason) = admit(&sw.buffer, &self.ports, sw.total_bytes, in_port, out, size, 0) {
@@ -275,6 +280,9 @@ impl Network {
         }
         if hooks & port_hooks::AFTER_ENQUEUE != 0 {
             self.switch_enqueued_hooks(s, out, fr, in_port, (prio, size, head, hooks));
+        }
+        if self.ports[out.idx()].lazy_end {
+            return self.port_end_event(out);
         }
         self.port_try_send(out);
     }
