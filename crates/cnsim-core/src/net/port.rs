@@ -80,9 +80,6 @@ pub struct Port {
     pub ecn_marks: u64,
     // (third line)
     pub last_data_len: u64,
-    /// The input port of the frame being sent, at a [`Port::lazy_ok`] port (whose frame may have
-    /// reached the next node, which sets its own, before the frame's end here is accounted).
-    pub tx_ingress: PortId,
     /// Time the transmitter spent serialising frames (other than PAUSE) inside the statistics
     /// window, ps: each frame counts for the part of its serialisation that falls in the window,
     /// so utilisation = busy / window ≤ 1 by construction.
@@ -94,7 +91,8 @@ pub struct Port {
     /// Current service rate (differs from `rate_bps` under an output-generated hotspot).
     pub service_bps: u64,
     pub rate_bps: u64,
-    /// Bytes that arrived on this port (as input) and are still queued at any egress (BUF-IN).
+    /// Bytes that arrived on this port (as input) and are still queued at any egress (BUF-IN,
+    /// selective PAUSE); not kept at a switch of [`Port::lazy_ok`] ports, where nothing reads it.
     pub part_bytes: u64,
     // switch egress queue
     pub queue: VecDeque<FrameId>,
@@ -151,7 +149,6 @@ impl Port {
             hooks: 0,
             lazy_ok: false,
             lazy_end: false,
-            tx_ingress: PortId::NONE,
             peer_latency_ps: 0,
             busy_until: 0,
             busy: false,
@@ -380,11 +377,9 @@ impl Network {
     /// instructions.
     #[inline(always)]
     fn port_hand_over(&mut self, pid: PortId, fr: FrameId, t_end: SimTime) {
-        let f = self.frames.get(fr);
-        let (ingress, whole) = (f.ingress, f.transfer == NONE_U32);
+        let whole = self.frames.get(fr).transfer == NONE_U32;
         let p = &mut self.ports[pid.idx()];
         let (peer, arrive) = (p.peer, t_end + p.prop_ps + p.peer_latency_ps);
-        p.tx_ingress = ingress;
         if p.queue.len() > 1 {
             self.q.push(t_end, Event::PortTxDone { port: pid });
         } else {
@@ -401,13 +396,14 @@ impl Network {
 
     /// The frame being sent at [`Port::lazy_ok`] port `pid` ended at `t` (handed to the link at its
     /// start): dequeue it and release its buffer, without reading its record (it may have been
-    /// delivered and its slot reused since).
+    /// delivered and its slot reused since). Its input's share (`part_bytes`) is not kept at such a
+    /// switch: only per-input buffers and selective PAUSE read it.
     #[inline(always)]
     pub(crate) fn port_release(&mut self, pid: PortId, t: SimTime) {
         let Network { ports, switches, switch_of, cfg, .. } = self;
         let p = &mut ports[pid.idx()];
         p.busy = false;
-        let (size, ingress, node) = (p.last_data_len - cfg.wire_overhead_bytes as u64, p.tx_ingress, p.node);
+        let (size, node) = (p.last_data_len - cfg.wire_overhead_bytes as u64, p.node);
         p.account_queue(t, cfg.warmup_ps);
         let h = p.queue.pop_front();
         debug_assert_eq!(h, Some(p.tx_frame));
@@ -415,9 +411,6 @@ impl Network {
         #[cfg(debug_assertions)]
         {
             p.little.1 += size as u128 * t.max(cfg.warmup_ps) as u128;
-        }
-        if !ingress.is_none() {
-            ports[ingress.idx()].part_bytes -= size;
         }
         switches[switch_of[node.idx()] as usize].total_bytes -= size;
     }

@@ -275,7 +275,8 @@ impl Network {
             q_watch.on_max(out, p.q_max, p.q_bytes);
             p.q_max = p.q_bytes;
         }
-        if !in_port.is_none() {
+        // (no step of a switch with ends without events reads it: egress buffers, no hooks)
+        if !in_port.is_none() && !p.lazy_ok {
             ports[in_port.idx()].part_bytes += size;
         }
         if hooks & port_hooks::AFTER_ENQUEUE != 0 {
