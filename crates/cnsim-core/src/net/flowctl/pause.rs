@@ -505,76 +505,90 @@ impl Network {
     }
 
     /// Re-evaluate the PAUSE watermarks of switch `s` after an occupancy change of egress `out`
-    /// and input partition `inp`.
+    /// and input partition `inp`. Inlined in the switch's enqueue and dequeue hooks: in global
+    /// mode a look at the egress's two watermarks; what follows a crossing (few changes cross
+    /// one) and the selective mode's look at an input are out of line.
+    #[inline(always)]
     pub(crate) fn pause_check(&mut self, s: usize, out: PortId, inp: PortId) {
         match self.switches[s].pause.cfg {
             PauseIr::None | PauseIr::Pfc(_) => {}
             PauseIr::Global { high_bytes, low_bytes, .. } => {
-                let p = &mut self.ports[out.idx()];
-                let hi = p.q_bytes >= high_bytes;
-                let lo = p.q_bytes > low_bytes;
-                if hi == p.pause.above_high && lo == p.pause.above_low {
-                    // the counts are unchanged, and so is the switch's state (no toggle is ever
-                    // left due: the counts change here only)
-                    return;
-                }
-                let sw = &mut self.switches[s].pause;
-                if hi != p.pause.above_high {
-                    p.pause.above_high = hi;
-                    if hi {
-                        sw.n_high += 1
-                    } else {
-                        sw.n_high -= 1
-                    }
-                }
-                if lo != p.pause.above_low {
-                    p.pause.above_low = lo;
-                    if lo {
-                        sw.n_above_low += 1
-                    } else {
-                        sw.n_above_low -= 1
-                    }
-                }
-                let toggle = if !sw.xoff_global && sw.n_high > 0 {
-                    Some(true)
-                } else if sw.xoff_global && sw.n_above_low == 0 {
-                    Some(false)
-                } else {
-                    None
-                };
-                if let Some(x) = toggle {
-                    self.switches[s].pause.xoff_global = x;
-                    self.send_pause_all(s, x);
+                let p = &self.ports[out.idx()];
+                let (hi, lo) = (p.q_bytes >= high_bytes, p.q_bytes > low_bytes);
+                // unchanged, the counts and so the switch's state are too (no toggle is ever left
+                // due: the counts change only here)
+                if hi != p.pause.above_high || lo != p.pause.above_low {
+                    self.global_watermark_crossed(s, out, hi, lo);
                 }
             }
-            PauseIr::Selective { high_bytes, low_bytes, .. } => {
-                if inp.is_none() {
-                    return;
-                }
-                if let Some(c) = self.cell(s, inp, out) {
-                    // partitioned output buffers (model reference §12 R3): partition (i, j) >= HIGH pauses input
-                    // i; XON when every partition of input i is <= LOW
-                    let xoff = self.ports[inp.idx()].pause.xoff;
-                    let n = self.switches[s].ports.len();
-                    let row = c / n * n;
-                    if !xoff && self.switches[s].cells[c] >= high_bytes {
-                        self.ports[inp.idx()].pause.xoff = true;
-                        self.send_pause(inp, true);
-                    } else if xoff && self.switches[s].cells[row..row + n].iter().all(|&b| b <= low_bytes) {
-                        self.ports[inp.idx()].pause.xoff = false;
-                        self.send_pause(inp, false);
-                    }
-                    return;
-                }
-                let p = &self.ports[inp.idx()];
-                if !p.pause.xoff && p.part_bytes >= high_bytes {
-                    self.ports[inp.idx()].pause.xoff = true;
-                    self.send_pause(inp, true);
-                } else if p.pause.xoff && p.part_bytes <= low_bytes {
-                    self.ports[inp.idx()].pause.xoff = false;
-                    self.send_pause(inp, false);
-                }
+            PauseIr::Selective { high_bytes, low_bytes, .. } => self.selective_check(s, out, inp, high_bytes, low_bytes),
+        }
+    }
+
+    /// Selective mode: [`Network::pause_check`] of input `inp` (its partition toward `out`).
+    #[inline(never)]
+    fn selective_check(&mut self, s: usize, out: PortId, inp: PortId, high_bytes: u64, low_bytes: u64) {
+        if inp.is_none() {
+            return;
+        }
+        if let Some(c) = self.cell(s, inp, out) {
+            // partitioned output buffers (model reference §12 R3): partition (i, j) >= HIGH pauses input
+            // i; XON when every partition of input i is <= LOW
+            let xoff = self.ports[inp.idx()].pause.xoff;
+            let n = self.switches[s].ports.len();
+            let row = c / n * n;
+            if !xoff && self.switches[s].cells[c] >= high_bytes {
+                self.ports[inp.idx()].pause.xoff = true;
+                self.send_pause(inp, true);
+            } else if xoff && self.switches[s].cells[row..row + n].iter().all(|&b| b <= low_bytes) {
+                self.ports[inp.idx()].pause.xoff = false;
+                self.send_pause(inp, false);
             }
+            return;
+        }
+        let p = &self.ports[inp.idx()];
+        if !p.pause.xoff && p.part_bytes >= high_bytes {
+            self.ports[inp.idx()].pause.xoff = true;
+            self.send_pause(inp, true);
+        } else if p.pause.xoff && p.part_bytes <= low_bytes {
+            self.ports[inp.idx()].pause.xoff = false;
+            self.send_pause(inp, false);
+        }
+    }
+
+    /// Global mode: egress `out` of switch `s` is now at or above HIGH (`hi`) and above LOW
+    /// (`lo`), and one of them changed: the switch's counts, and its XOFF or XON on every port
+    /// when they call for one.
+    #[inline(never)]
+    fn global_watermark_crossed(&mut self, s: usize, out: PortId, hi: bool, lo: bool) {
+        let p = &mut self.ports[out.idx()];
+        let sw = &mut self.switches[s].pause;
+        if hi != p.pause.above_high {
+            p.pause.above_high = hi;
+            if hi {
+                sw.n_high += 1
+            } else {
+                sw.n_high -= 1
+            }
+        }
+        if lo != p.pause.above_low {
+            p.pause.above_low = lo;
+            if lo {
+                sw.n_above_low += 1
+            } else {
+                sw.n_above_low -= 1
+            }
+        }
+        let toggle = if !sw.xoff_global && sw.n_high > 0 {
+            Some(true)
+        } else if sw.xoff_global && sw.n_above_low == 0 {
+            Some(false)
+        } else {
+            None
+        };
+        if let Some(x) = toggle {
+            self.switches[s].pause.xoff_global = x;
+            self.send_pause_all(s, x);
         }
     }
 }
