@@ -303,14 +303,15 @@ impl Network {
     #[inline(always)]
     pub(crate) fn start_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) -> SimTime {
         let now = self.now;
-        let wire = self.cfg.wire_overhead_bytes as u64;
-        let ctrl = self.cfg.control_frame_bytes;
-        let p = &mut self.ports[pid.idx()];
+        // (the network's fields borrowed apart: the port is looked up once)
+        let Network { ports, frames, cfg, c, .. } = self;
+        let ctrl = cfg.control_frame_bytes;
+        let p = &mut ports[pid.idx()];
         let (src, dst) = (p.node, p.peer_node);
-        let t_end = now + p.tx_ps(ctrl as u64 + wire);
+        let t_end = now + p.tx_ps(ctrl as u64 + cfg.wire_overhead_bytes as u64);
         p.busy = true;
         p.busy_until = t_end;
-        let fr = self.frames.alloc_made(|| Frame {
+        let fr = frames.alloc_made(|| Frame {
             kind: FrameKind::Pause,
             size: ctrl,
             src,
@@ -324,8 +325,8 @@ impl Network {
             prio: cev,
             seq: 0,
         });
-        self.ports[pid.idx()].tx_frame = fr;
-        self.c.pause_sent += 1;
+        p.tx_frame = fr;
+        c.pause_sent += 1;
         if self.pcap.is_some() {
             self.pcap_capture(pid, fr, ctrl);
         }

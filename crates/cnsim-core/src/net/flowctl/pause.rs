@@ -170,12 +170,6 @@ impl SwitchPause {
 impl Network {
     /// A PAUSE frame arrived on `port`: its transmitter stops until the pause time expires.
     pub(crate) fn pause_receive(&mut self, port: PortId, quanta: u16) {
-        self.pause_receive_inline(port, quanta)
-    }
-
-    /// [`Network::pause_receive`], inlined where a batch's members are handled.
-    #[inline(always)]
-    fn pause_receive_inline(&mut self, port: PortId, quanta: u16) {
         let (now, w) = (self.now, self.cfg.warmup_ps);
         let p = &mut self.ports[port.idx()];
         // a quantum is 512 bit times: a multiply at the usual rates (`Port::tx_ps`)
@@ -230,15 +224,15 @@ impl Network {
     /// [`Network::schedule_refresh`] of the refresh due at `t` (inlined in a global XOFF's loop).
     #[inline(always)]
     fn schedule_refresh_at(&mut self, port: PortId, t: SimTime) {
-        let p = &self.ports[port.idx()];
+        let Network { ports, q, .. } = self;
+        let p = &mut ports[port.idx()];
         let ev = Event::PauseRefresh { port, gen: p.pause.gen };
-        let key = self.q.reserve(t, &ev);
-        let p = &mut self.ports[port.idx()];
+        let key = q.reserve(t, &ev);
         if p.pause.refresh_pending {
             (p.pause.refresh_t, p.pause.refresh_low, p.pause.refresh_gen) = ((key >> 64) as u64, key as u64, p.pause.gen);
         } else {
             p.pause.refresh_pending = true;
-            self.q.push_key(key, ev);
+            q.push_key(key, ev);
         }
     }
 
@@ -249,6 +243,8 @@ impl Network {
     /// another would have them; their arrivals are a batch too ([`Network::run_batch`]). The
     /// XOFFs' refreshes are scheduled after them all, in the same port order (a refresh is of
     /// another class than a frame's end: which of the two takes its key first changes no order).
+    /// Out of line: [`Network::pause_check`] runs on every enqueue and dequeue, this on few.
+    #[inline(never)]
     fn send_pause_all(&mut self, s: usize, xoff: bool) {
         let Some((quanta, frac)) = self.pause_params(s) else { return };
         let n = self.switches[s].ports.len();
@@ -272,12 +268,14 @@ impl Network {
             let (mut id, mut ends) = self.q.batch_storage();
             let mut t = 0;
             for &port in &ports {
-                self.queue_pause(port, q);
+                // queue_pause, then what port_try_send does first (on a busy port it would find
+                // nothing else to do: the PAUSE waits for the end of its frame)
                 let p = &mut self.ports[port.idx()];
+                p.pause.gen = p.pause.gen.wrapping_add(1);
                 if p.busy {
-                    continue; // (port_try_send would find nothing else to do on a busy port)
+                    p.pause.pending = Some(q);
+                    continue;
                 }
-                // what port_try_send does first on an idle port
                 p.pause.pending = None;
                 let t_end = self.start_pause_frame(port, q, 0);
                 if t_end != t && !ends.is_empty() {
@@ -352,21 +350,21 @@ impl Network {
         // the arrivals: members[..w], due at `at` under `akey`
         let (mut w, mut at, mut akey) = (0, 0, 0);
         let mut quiet = self.q.seq();
+        // the members handled (the others, if any, went back to the queue)
+        let mut handled = members.len();
         for i in 0..members.len() {
-            if i > 0 {
-                if self.q.seq() != quiet {
-                    if self.q.has_before(key) {
-                        self.q.push_rest(key, &members[i..]);
-                        break;
-                    }
-                    quiet = self.q.seq();
+            if i > 0 && self.q.seq() != quiet {
+                if self.q.has_before(key) {
+                    self.q.push_rest(key, &members[i..]);
+                    handled = i;
+                    break;
                 }
-                self.folded_events += 1;
+                quiet = self.q.seq();
             }
             let ev = members[i];
             seen(&ev);
             let Event::PortTxDone { port } = ev else { unreachable!("only MAC-control frames' ends and arrivals are batched") };
-            let Some((t, arrive)) = self.control_frame_done(port) else { continue };
+            let Some((t, arrive, work)) = self.control_frame_done(port) else { continue };
             if t > now && (w == 0 || t == at) {
                 if w == 0 {
                     let seq = self.q.seq();
@@ -380,34 +378,30 @@ impl Network {
             } else {
                 self.q.push_batched(t, arrive);
             }
-            if self.port_has_work(port) {
+            if work {
                 self.port_try_send(port);
             }
         }
+        self.folded_events += handled as u64 - 1;
         members.truncate(w);
         self.q.push_batch_key(id, akey, members);
     }
 
-    /// Whether `port_try_send` on `port`, just freed by a PAUSE frame, may find something to do:
-    /// a PAUSE waiting, a pause running (the watchdog may act), a frame queued, or PFC (its
-    /// queues are elsewhere). A switch's ports toward its hosts, which a global XOFF/XON reaches
-    /// with the others, have none: the call and its look at the port's queue are saved.
-    #[inline(always)]
-    fn port_has_work(&self, port: PortId) -> bool {
-        let p = &self.ports[port.idx()];
-        self.pfc_enabled || p.pause.pending.is_some() || p.pause.paused_until > self.now || !p.queue.is_empty()
-    }
-
     /// The transmission of the MAC-control frame on `port` ended (a batch's `PortTxDone`): the
     /// frame's arrival at the peer and when it is due (a PFC frame takes effect after the peer's
-    /// response time), unless the link lost it ([`crate::net::dynamics`]); the port looks for
-    /// work next (the caller: after the arrival is scheduled).
+    /// response time), and whether `port_try_send` on the port, free now, may find something to
+    /// do — a PAUSE waiting, a pause running (the watchdog may act), a frame queued, or PFC (its
+    /// queues are elsewhere): a switch's ports toward its hosts, which a global XOFF/XON reaches
+    /// with the others, have none, and the call and its look at the port's queue are saved (the
+    /// caller calls it after the arrival is scheduled, which changes none of these). None: the
+    /// link lost the frame ([`crate::net::dynamics`]), and the port has looked for work.
     #[inline(always)]
-    fn control_frame_done(&mut self, port: PortId) -> Option<(SimTime, Event)> {
+    fn control_frame_done(&mut self, port: PortId) -> Option<(SimTime, Event, bool)> {
         let now = self.now;
         let p = &mut self.ports[port.idx()];
         p.busy = false;
         let (fr, peer, prop) = (p.tx_frame, p.peer, p.prop_ps);
+        let work = self.pfc_enabled || p.pause.pending.is_some() || p.pause.paused_until > now || !p.queue.is_empty();
         debug_assert_eq!(self.frames.get(fr).kind, FrameKind::Pause);
         // without PFC an 802.3x PAUSE, whose class-enable vector is 0: its record is not read
         let cev = if self.pfc_enabled { self.frames.get(fr).prio } else { 0 };
@@ -416,27 +410,37 @@ impl Network {
             self.port_try_send(port);
             return None;
         }
-        Some((now + prop + response, Event::Arrive { port: peer, frame: fr }))
+        Some((now + prop + response, Event::Arrive { port: peer, frame: fr }, work))
     }
 
     /// A PAUSE or PFC frame `fr` arrived on `port` (a host's or a switch's): its transmitter
-    /// stops for the pause time, or goes on (XON).
+    /// stops for the pause time, or goes on (XON). An 802.3x PAUSE's port is looked up once.
+    #[inline(always)]
     fn control_frame_arrive(&mut self, port: PortId, fr: FrameId) {
         let f = self.frames.get(fr);
         debug_assert_eq!(f.kind, FrameKind::Pause);
         let (quanta, cev) = (f.quanta, f.prio);
         self.frames.free(fr);
-        if cev != 0 {
+        let (busy_until, until, node) = if cev != 0 {
             self.pfc_receive(port, cev, quanta);
+            let p = &self.ports[port.idx()];
+            (p.busy_until, p.pause.paused_until, p.node)
         } else {
-            self.pause_receive_inline(port, quanta);
-        }
+            let (now, w) = (self.now, self.cfg.warmup_ps);
+            let p = &mut self.ports[port.idx()];
+            // a quantum is 512 bit times: a multiply at the usual rates (`Port::tx_ps`)
+            let dur = p.tx_ps(quanta as u64 * 64);
+            p.pause.receive(now, w, dur);
+            let nic = (p.busy_until, p.pause.paused_until, p.node);
+            self.pause_receipts += 1;
+            nic
+        };
         // (a switch is no host: one look-up tells which)
-        let h = self.host_of[self.ports[port.idx()].node.idx()];
+        let h = self.host_of[node.idx()];
         if h == NONE_U32 {
             self.port_try_send(port);
         } else {
-            self.pause_reached_host(h as usize, port);
+            self.pause_reached_nic(h as usize, busy_until, until);
         }
     }
 
@@ -450,11 +454,17 @@ impl Network {
     /// to an idle NIC).
     #[inline]
     pub(crate) fn pause_reached_host(&mut self, h: usize, port: PortId) {
-        let (now, p) = (self.now, &self.ports[port.idx()]);
-        if p.busy_until > now {
+        let p = &self.ports[port.idx()];
+        self.pause_reached_nic(h, p.busy_until, p.pause.paused_until)
+    }
+
+    /// [`Network::pause_reached_host`] of a NIC busy until `busy_until` and paused until `until`.
+    #[inline(always)]
+    fn pause_reached_nic(&mut self, h: usize, busy_until: SimTime, until: SimTime) {
+        let now = self.now;
+        if busy_until > now {
             return;
         }
-        let until = p.pause.paused_until;
         if until > now && !self.pfc_enabled {
             let host = &self.hosts[h];
             if !host.ctrl_q.is_empty() || host.backlogged > 0 {
@@ -495,71 +505,90 @@ impl Network {
     }
 
     /// Re-evaluate the PAUSE watermarks of switch `s` after an occupancy change of egress `out`
-    /// and input partition `inp`.
+    /// and input partition `inp`. Inlined in the switch's enqueue and dequeue hooks: in global
+    /// mode a look at the egress's two watermarks; what follows a crossing (few changes cross
+    /// one) and the selective mode's look at an input are out of line.
+    #[inline(always)]
     pub(crate) fn pause_check(&mut self, s: usize, out: PortId, inp: PortId) {
         match self.switches[s].pause.cfg {
             PauseIr::None | PauseIr::Pfc(_) => {}
             PauseIr::Global { high_bytes, low_bytes, .. } => {
-                let p = &mut self.ports[out.idx()];
-                let hi = p.q_bytes >= high_bytes;
-                let lo = p.q_bytes > low_bytes;
-                let sw = &mut self.switches[s].pause;
-                if hi != p.pause.above_high {
-                    p.pause.above_high = hi;
-                    if hi {
-                        sw.n_high += 1
-                    } else {
-                        sw.n_high -= 1
-                    }
-                }
-                if lo != p.pause.above_low {
-                    p.pause.above_low = lo;
-                    if lo {
-                        sw.n_above_low += 1
-                    } else {
-                        sw.n_above_low -= 1
-                    }
-                }
-                let toggle = if !sw.xoff_global && sw.n_high > 0 {
-                    Some(true)
-                } else if sw.xoff_global && sw.n_above_low == 0 {
-                    Some(false)
-                } else {
-                    None
-                };
-                if let Some(x) = toggle {
-                    self.switches[s].pause.xoff_global = x;
-                    self.send_pause_all(s, x);
+                let p = &self.ports[out.idx()];
+                let (hi, lo) = (p.q_bytes >= high_bytes, p.q_bytes > low_bytes);
+                // unchanged, the counts and so the switch's state are too (no toggle is ever left
+                // due: the counts change only here)
+                if hi != p.pause.above_high || lo != p.pause.above_low {
+                    self.global_watermark_crossed(s, out, hi, lo);
                 }
             }
-            PauseIr::Selective { high_bytes, low_bytes, .. } => {
-                if inp.is_none() {
-                    return;
-                }
-                if let Some(c) = self.cell(s, inp, out) {
-                    // partitioned output buffers (model reference §12 R3): partition (i, j) >= HIGH pauses input
-                    // i; XON when every partition of input i is <= LOW
-                    let xoff = self.ports[inp.idx()].pause.xoff;
-                    let n = self.switches[s].ports.len();
-                    let row = c / n * n;
-                    if !xoff && self.switches[s].cells[c] >= high_bytes {
-                        self.ports[inp.idx()].pause.xoff = true;
-                        self.send_pause(inp, true);
-                    } else if xoff && self.switches[s].cells[row..row + n].iter().all(|&b| b <= low_bytes) {
-                        self.ports[inp.idx()].pause.xoff = false;
-                        self.send_pause(inp, false);
-                    }
-                    return;
-                }
-                let p = &self.ports[inp.idx()];
-                if !p.pause.xoff && p.part_bytes >= high_bytes {
-                    self.ports[inp.idx()].pause.xoff = true;
-                    self.send_pause(inp, true);
-                } else if p.pause.xoff && p.part_bytes <= low_bytes {
-                    self.ports[inp.idx()].pause.xoff = false;
-                    self.send_pause(inp, false);
-                }
+            PauseIr::Selective { high_bytes, low_bytes, .. } => self.selective_check(s, out, inp, high_bytes, low_bytes),
+        }
+    }
+
+    /// Selective mode: [`Network::pause_check`] of input `inp` (its partition toward `out`).
+    #[inline(never)]
+    fn selective_check(&mut self, s: usize, out: PortId, inp: PortId, high_bytes: u64, low_bytes: u64) {
+        if inp.is_none() {
+            return;
+        }
+        if let Some(c) = self.cell(s, inp, out) {
+            // partitioned output buffers (model reference §12 R3): partition (i, j) >= HIGH pauses input
+            // i; XON when every partition of input i is <= LOW
+            let xoff = self.ports[inp.idx()].pause.xoff;
+            let n = self.switches[s].ports.len();
+            let row = c / n * n;
+            if !xoff && self.switches[s].cells[c] >= high_bytes {
+                self.ports[inp.idx()].pause.xoff = true;
+                self.send_pause(inp, true);
+            } else if xoff && self.switches[s].cells[row..row + n].iter().all(|&b| b <= low_bytes) {
+                self.ports[inp.idx()].pause.xoff = false;
+                self.send_pause(inp, false);
             }
+            return;
+        }
+        let p = &self.ports[inp.idx()];
+        if !p.pause.xoff && p.part_bytes >= high_bytes {
+            self.ports[inp.idx()].pause.xoff = true;
+            self.send_pause(inp, true);
+        } else if p.pause.xoff && p.part_bytes <= low_bytes {
+            self.ports[inp.idx()].pause.xoff = false;
+            self.send_pause(inp, false);
+        }
+    }
+
+    /// Global mode: egress `out` of switch `s` is now at or above HIGH (`hi`) and above LOW
+    /// (`lo`), and one of them changed: the switch's counts, and its XOFF or XON on every port
+    /// when they call for one.
+    #[inline(never)]
+    fn global_watermark_crossed(&mut self, s: usize, out: PortId, hi: bool, lo: bool) {
+        let p = &mut self.ports[out.idx()];
+        let sw = &mut self.switches[s].pause;
+        if hi != p.pause.above_high {
+            p.pause.above_high = hi;
+            if hi {
+                sw.n_high += 1
+            } else {
+                sw.n_high -= 1
+            }
+        }
+        if lo != p.pause.above_low {
+            p.pause.above_low = lo;
+            if lo {
+                sw.n_above_low += 1
+            } else {
+                sw.n_above_low -= 1
+            }
+        }
+        let toggle = if !sw.xoff_global && sw.n_high > 0 {
+            Some(true)
+        } else if sw.xoff_global && sw.n_above_low == 0 {
+            Some(false)
+        } else {
+            None
+        };
+        if let Some(x) = toggle {
+            self.switches[s].pause.xoff_global = x;
+            self.send_pause_all(s, x);
         }
     }
 }
