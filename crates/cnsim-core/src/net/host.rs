@@ -47,26 +47,31 @@ pub struct Host {
     /// Control frames waiting for the NIC (served ahead of data).
     pub ctrl_q: VecDeque<FrameId>,
     pub rp: Option<Box<dyn ReactionPoint>>,
-    // the round robin
+    // (second line) the rest of what a paced host's transmission reads: a host of one flow sends
+    // with these two lines (the third is for the round robin over many flows and the receiver)
     pub flows: Vec<FlowId>,
-    /// The same as a bit set over local flow indices: the round robin visits only these (a host
-    /// of a large fabric has ~1 000 flows, few of them with a frame at any time).
-    pub active: Vec<u64>,
     pub rr_next: usize,
     pub node: NodeId,
     /// `flows[0]` (`FlowId::NONE`: no flow): a host of one flow finds it without reading its
     /// flow list and active set.
     pub first_flow: FlowId,
-    pub response_delay_ps: u64,
-    pub reflector: Option<Box<dyn Reflector>>,
     pub info_idx: usize,
-    /// Local indices of closed transfer queues, reused by the next ones ([`super::queues`]).
-    pub free_locals: Vec<u32>,
+    pub response_delay_ps: u64,
     /// The priority of the host's first flow, and whether some queue has another: the NIC then
     /// serves the highest priority first (strict 802.1p priority between classes).
     pub prio0: u8,
     pub prio_mixed: bool,
+    // (third line)
+    /// The same as a bit set over local flow indices: the round robin visits only these (a host
+    /// of a large fabric has ~1 000 flows, few of them with a frame at any time).
+    pub active: Vec<u64>,
+    pub reflector: Option<Box<dyn Reflector>>,
+    /// Local indices of closed transfer queues, reused by the next ones ([`super::queues`]).
+    pub free_locals: Vec<u32>,
 }
+
+// a paced transmission's fields in the first two lines (the first line's are checked in net/mod.rs)
+const _: () = assert!(std::mem::offset_of!(Host, flows) >= 64 && std::mem::offset_of!(Host, prio_mixed) < 128);
 
 impl Host {
     /// Whether the wake-up already scheduled (`wake_at`) serves one wanted at `t`: it is `t`, or
