@@ -321,6 +321,67 @@ pub trait Reflector: Send {
     fn on_queue_close(&mut self, _flow: FlowId) {}
 }
 
+/// A reaction point's state per flow of its host, by local index: the first flow's kept in the
+/// record itself, the others in a vector. Most hosts have one flow, and every transmission reads
+/// its state: read through a vector's buffer, that was a second cache miss after the record's.
+#[derive(Debug, Clone)]
+pub struct PerFlow<T> {
+    first: T,
+    rest: Vec<T>,
+    len: usize,
+}
+
+impl<T: Clone + Default> PerFlow<T> {
+    /// `len` flows in the default state.
+    pub fn new(len: usize) -> Self {
+        PerFlow { first: T::default(), rest: vec![T::default(); len.saturating_sub(1)], len }
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn get(&self, local: usize) -> Option<&T> {
+        (local < self.len).then(|| &self[local])
+    }
+    pub fn get_mut(&mut self, local: usize) -> Option<&mut T> {
+        (local < self.len).then(|| &mut self[local])
+    }
+    /// Room for `len` flows (at least), the new ones in the default state.
+    pub fn grow_to(&mut self, len: usize) {
+        if len > self.len {
+            self.rest.resize(len - 1, T::default());
+            self.len = len;
+        }
+    }
+}
+
+impl<T> std::ops::Index<usize> for PerFlow<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, local: usize) -> &T {
+        assert!(local < self.len, "flow {local} of {}", self.len);
+        if local == 0 {
+            &self.first
+        } else {
+            &self.rest[local - 1]
+        }
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for PerFlow<T> {
+    #[inline]
+    fn index_mut(&mut self, local: usize) -> &mut T {
+        assert!(local < self.len, "flow {local} of {}", self.len);
+        if local == 0 {
+            &mut self.first
+        } else {
+            &mut self.rest[local - 1]
+        }
+    }
+}
+
 /// A built scheme instance: factories for its parts plus its message-type names.
 pub trait Scheme: Send {
     /// Registry tag.

@@ -23,7 +23,7 @@
 //! standard; the Allerton paper uses 10 ms, ns-3 models 1.5 ms); stage boundary `> TH` (Q2, the
 //! pseudo-code form, 5 fast-recovery cycles) with the ns-3 `>= TH` form selectable; Qeq = 26 KB (Q3).
 
-use super::{parse_params, CongestionPoint, CpCtx, HostCtx, HostInfo, PortInfo, ReactionPoint, Scheme};
+use super::{parse_params, CongestionPoint, CpCtx, HostCtx, HostInfo, PerFlow, PortInfo, ReactionPoint, Scheme};
 use crate::error::ScenarioError;
 use crate::frame::{CmMsg, Frame};
 use crate::rng::Stream;
@@ -268,17 +268,18 @@ pub struct Rl {
 }
 
 /// QCN reaction point of one host: one [`Rl`] per flow of the host, by local index. `repr(C)`:
-/// what a transmission reads (the limiters, the line rate) comes first, before the parameters.
+/// what a transmission reads (the limiters, the first flow's in the record, the line rate) comes
+/// first, before the parameters.
 #[repr(C)]
 pub struct QcnRp {
-    pub rls: Vec<Rl>,
+    pub rls: PerFlow<Rl>,
     line: f64,
     p: Params,
 }
 
 impl QcnRp {
     pub fn new(p: &Params, host: &HostInfo) -> Self {
-        QcnRp { rls: vec![Rl::default(); host.flows.len()], line: host.line_rate_bps as f64, p: p.clone() }
+        QcnRp { rls: PerFlow::new(host.flows.len()), line: host.line_rate_bps as f64, p: p.clone() }
     }
 
     fn jitter(&self, rng: &mut Stream) -> f64 {
@@ -444,9 +445,7 @@ impl ReactionPoint for QcnRp {
     }
     /// A transfer's own queue: no limiter; the slot's generation moves on (stale timers).
     fn on_queue_open(&mut self, _ctx: &mut HostCtx, local: u32) {
-        if local as usize >= self.rls.len() {
-            self.rls.resize(local as usize + 1, Rl::default());
-        }
+        self.rls.grow_to(local as usize + 1);
         self.forget(local as usize);
     }
     fn on_queue_close(&mut self, _ctx: &mut HostCtx, local: u32) {
