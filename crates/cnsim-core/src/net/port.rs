@@ -541,12 +541,12 @@ impl Network {
         hooks & port_hooks::WIRE != 0 && self.egress_hook && self.egress_hooked(pid, fr, at)
     }
 
-    /// The next frame of port `pid`, idle, after [`Network::port_tx_done`]: started here when one
-    /// waits and the port serialises at its line rate with no pacing gap running, no PAUSE frame
+    /// The next frame of port `pid` after [`Network::port_tx_done`] or an enqueue (a busy port: nothing
+    /// to do): started here when one waits, the port is idle and serialises at its line rate with no pacing gap running, no PAUSE frame
     /// pending or pause holding, and no start hook ([`port_hooks::START`]) — [`Network::port_start_data`]'s
     /// steps without its tests; else [`Network::port_try_send`] (with nothing queued, nothing to do).
     #[inline(always)]
-    fn port_start_next(&mut self, pid: PortId) {
+    pub(crate) fn port_start_next(&mut self, pid: PortId) {
         let now = self.now;
         let Network { ports, frames, cfg, q, .. } = self;
         let p = &mut ports[pid.idx()];

@@ -285,7 +285,9 @@ impl Network {
         if self.ports[out.idx()].lazy_end {
             return self.port_end_event(out);
         }
-        self.port_try_send(out);
+        // an idle port starts the frame at once unless a hook, a pause or a pacing gap stands in
+        // the way (Network::port_try_send's steps without its tests)
+        self.port_start_next(out);
     }
 
     /// Admission of frame `fr` into egress `out` of switch `s` under PFC (per (input, priority)
