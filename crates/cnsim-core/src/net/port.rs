@@ -416,14 +416,20 @@ impl Network {
         switches[switch_of[node.idx()] as usize].total_bytes -= size;
     }
 
+    /// The end without an event of port `pid`'s frame is taken care of: its time.
+    #[inline(always)]
+    fn take_lazy_end(&mut self, pid: PortId) -> SimTime {
+        let p = &mut self.ports[pid.idx()];
+        p.lazy_end = false;
+        self.lazy_ends -= 1;
+        p.busy_until
+    }
+
     /// [`Network::port_release`] of the end without an event of port `pid`'s frame, at its time;
     /// it counts as the event it replaces.
     #[cold]
     pub(crate) fn port_release_lazy(&mut self, pid: PortId) {
-        let p = &mut self.ports[pid.idx()];
-        p.lazy_end = false;
-        let t = p.busy_until;
-        self.lazy_ends -= 1;
+        let t = self.take_lazy_end(pid);
         self.folded_events += 1;
         self.port_release(pid, t);
     }
@@ -432,10 +438,7 @@ impl Network {
     /// the end becomes one (the next frame starts then).
     #[cold]
     pub(crate) fn port_end_event(&mut self, pid: PortId) {
-        let p = &mut self.ports[pid.idx()];
-        p.lazy_end = false;
-        let t_end = p.busy_until;
-        self.lazy_ends -= 1;
+        let t_end = self.take_lazy_end(pid);
         self.q.push(t_end, Event::PortTxDone { port: pid });
     }
 
