@@ -459,7 +459,7 @@ impl Network {
             || f.sent_bytes >= f.send_limit
             || f.next_allowed > now
         {
-            return self.host_lone_waits(h, fid, size);
+            return (p.busy_until > now || p.pause.paused_until > now) && self.host_lone_waits(h, fid, size);
         }
         let size = f.size_or_own(size);
         let (pid, n, local) = (host.port, host.flows.len(), f.local as usize);

@@ -221,7 +221,14 @@ impl Network {
             // active set are not read)
             let fid = host.first_flow;
             debug_assert_eq!(fid, host.flows[0]);
-            self.flow_may_send(fid, held, pid, &mut min_blocked).then_some((0, fid))
+            if !self.flow_may_send(fid, held, pid, &mut min_blocked) {
+                None
+            } else if self.next_is_plain_lone(h, fid) {
+                self.hosts[h].rr_next = 0;
+                return self.host_send_queued_lone(h, pid, fid);
+            } else {
+                Some((0, fid))
+            }
         } else if host.prio_mixed {
             self.pick_by_priority(h, held, pid, &mut min_blocked)
         } else {
@@ -236,9 +243,6 @@ impl Network {
             return;
         };
         self.hosts[h].rr_next = if pick + 1 == n { 0 } else { pick + 1 };
-        if n == 1 && self.next_is_plain_lone(h, fid) {
-            return self.host_send_queued_lone(h, pid, fid);
-        }
         self.host_send_data(h, pid, fid);
     }
 
@@ -322,9 +326,9 @@ impl Network {
     #[inline(always)]
     fn next_is_plain_lone(&self, h: usize, fid: FlowId) -> bool {
         let f = &self.flows[fid.idx()];
-        f.lone_tail > 0
+        self.hosts[h].rp.is_none()
+            && f.lone_tail > 0
             && f.backlog == f.lone_tail
-            && self.hosts[h].rp.is_none()
             && !self.tx_hook
             && self.int.is_none()
             && self.rdma.is_none()
