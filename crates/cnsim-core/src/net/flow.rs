@@ -128,6 +128,24 @@ impl Flow {
         }
     }
 
+    /// Add `frames` frames (of `transfer`, or none) of `size` bytes each (0: `frame_bytes`) to
+    /// its FIFO; returns their bytes.
+    #[inline(always)]
+    pub(crate) fn queue(&mut self, frames: u64, transfer: u32, size: u32, transfers: &super::transfers::Transfers) -> u64 {
+        if transfer == NONE_U32 && size == 0 {
+            self.lone_tail += frames;
+        } else {
+            if self.lone_tail > 0 {
+                let lone = std::mem::take(&mut self.lone_tail);
+                self.fifo.push_back(Chunk { transfer: NONE_U32, frames: lone, size: 0, fresh: true });
+            }
+            self.fifo.push_back(Chunk { transfer, frames, size: size as u16, fresh: true });
+        }
+        self.backlog += frames;
+        self.generated_frames += frames;
+        self.frames_bytes(frames, size, transfer, transfers)
+    }
+
     #[inline]
     pub fn has_frame(&self) -> bool {
         self.sat > 0 || self.backlog > 0 || self.tcp_ready
@@ -375,18 +393,7 @@ impl Network {
             }
         }
         let f = &mut self.flows[fid.idx()];
-        if transfer == NONE_U32 && size == 0 {
-            f.lone_tail += frames;
-        } else {
-            if f.lone_tail > 0 {
-                let lone = std::mem::take(&mut f.lone_tail);
-                f.fifo.push_back(Chunk { transfer: NONE_U32, frames: lone, size: 0, fresh: true });
-            }
-            f.fifo.push_back(Chunk { transfer, frames, size: size as u16, fresh: true });
-        }
-        f.backlog += frames;
-        f.generated_frames += frames;
-        let bytes = f.frames_bytes(frames, size, transfer, &self.transfers);
+        let bytes = f.queue(frames, transfer, size, &self.transfers);
         self.c.data_generated.0 += frames;
         self.c.data_generated.1 += bytes;
         let h = self.host_of[f.src.idx()] as usize;
@@ -395,6 +402,101 @@ impl Network {
         }
         self.adjust_backlogged(h, fid, had, true);
         self.host_try_send(h);
+    }
+
+    /// Whether `host_try_send(h)` would do nothing now, for a host whose only flow with a frame is
+    /// `fid` and which has no control frame and no PFC: its NIC is busy or paused, or the flow is
+    /// held by its window or its rate limiter, and the wake-up it would ask for is already
+    /// scheduled (the same tests, in the same order, as `host_try_send` and `ensure_host_wake`).
+    /// A rate-limited flow's source adds its frames here without the round robin (QCN).
+    #[inline]
+    pub(crate) fn host_try_send_idle(&self, h: usize, fid: FlowId) -> bool {
+        let (now, host) = (self.now, &self.hosts[h]);
+        if self.pfc_enabled || host.backlogged != 1 || !host.ctrl_q.is_empty() {
+            return false;
+        }
+        let f = &self.flows[fid.idx()];
+        debug_assert!(f.has_frame(), "the waiting flow");
+        if host.wake_at == f.next_allowed && f.next_allowed > now && f.sent_bytes < f.send_limit && !self.pause_enabled && host.flows.len() == 1 {
+            // the host of this one flow already waits for its limiter, and no port is ever paused
+            // (no switch sends PAUSE): whether the NIC is busy or not, the tests below end in that
+            // wake-up (a busy NIC's end, if later, is served by it too), so the port's record (a
+            // cache miss per source firing of a paced flow) is not read
+            return true;
+        }
+        let p = &self.ports[host.port.idx()];
+        let t = if p.busy_until > now {
+            self.host_next_look(h, p.busy_until).0
+        } else if p.pause.paused_until > now {
+            p.pause.paused_until
+        } else if f.sent_bytes >= f.send_limit {
+            return true; // held by its window: no wake-up
+        } else if f.next_allowed > now {
+            f.next_allowed
+        } else {
+            return false; // it would be sent now
+        };
+        host.wakes_by(t, now)
+    }
+
+    /// A lone frame (no transfer) for UDP flow `fid` of host `h`, which has no frame waiting:
+    /// when `host_try_send` would pick it at once — the NIC idle and not paused (no PFC), no
+    /// control frame and no other flow waiting, the flow's window and rate limiter open — it is
+    /// sent here without passing through the flow's FIFO, the host's active set and the round
+    /// robin (same counters, same `rr_next`, same frame). `size`: its bytes, 0 = the flow's.
+    /// Returns whether it was sent, or queued by [`Network::host_lone_waits`].
+    #[inline]
+    pub(crate) fn host_send_lone(&mut self, h: usize, fid: FlowId, size: u32) -> bool {
+        let now = self.now;
+        let host = &self.hosts[h];
+        let p = &self.ports[host.port.idx()];
+        let f = &self.flows[fid.idx()];
+        if p.busy_until > now
+            || p.pause.paused_until > now
+            || self.pfc_enabled
+            || host.backlogged != 0
+            || !host.ctrl_q.is_empty()
+            || f.sent_bytes >= f.send_limit
+            || f.next_allowed > now
+        {
+            return (p.busy_until > now || p.pause.paused_until > now) && self.host_lone_waits(h, fid, size);
+        }
+        let size = f.size_or_own(size);
+        let (pid, n, local) = (host.port, host.flows.len(), f.local as usize);
+        let plain = host.rp.is_none() && !self.tx_hook && self.int.is_none() && !self.is_transfer_queue(fid);
+        self.flows[fid.idx()].generated_frames += 1;
+        self.c.data_generated.0 += 1;
+        self.c.data_generated.1 += size as u64;
+        self.hosts[h].rr_next = if local + 1 == n { 0 } else { local + 1 };
+        if plain {
+            self.host_start_plain(h, pid, fid, size);
+        } else {
+            self.host_start_frame(h, pid, fid, (NONE_U32, size, false, 0, 0));
+        }
+        true
+    }
+
+    /// [`Network::host_send_lone`]'s frame, not sent: if the NIC is busy, or paused by 802.3x, it
+    /// sends nothing now whatever waits, so the frame is queued here and the wake-up
+    /// `host_try_send` would ask for then is asked for, without its look (under a global PAUSE,
+    /// most frames). Returns whether it did (else the caller queues the frame and looks).
+    #[inline(never)]
+    fn host_lone_waits(&mut self, h: usize, fid: FlowId, size: u32) -> bool {
+        let p = &self.ports[self.hosts[h].port.idx()];
+        // (host_next_look reads the flow's limiter and window, which queueing does not change)
+        let (t, wait) = if p.busy_until > self.now {
+            self.host_next_look(h, p.busy_until)
+        } else if p.pause.paused_until > self.now && !self.pfc_enabled {
+            (p.pause.paused_until, true)
+        } else {
+            return false;
+        };
+        let bytes = self.flows[fid.idx()].queue(1, NONE_U32, size, &self.transfers);
+        self.c.data_generated.0 += 1;
+        self.c.data_generated.1 += bytes;
+        self.adjust_backlogged(h, fid, false, true);
+        self.ensure_host_wake(h, t, wait);
+        true
     }
 
     /// Take the next frame of flow `fid` (host `h`) for transmission: returns (transfer, size,
