@@ -463,7 +463,7 @@ impl Network {
         }
         let size = f.size_or_own(size);
         let (pid, n, local) = (host.port, host.flows.len(), f.local as usize);
-        let plain = host.rp.is_none() && !self.tx_hook && self.int.is_none() && !self.is_transfer_queue(fid);
+        let plain = self.plain_sender(h, fid);
         self.flows[fid.idx()].generated_frames += 1;
         self.c.data_generated.0 += 1;
         self.c.data_generated.1 += size as u64;

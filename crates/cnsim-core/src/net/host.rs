@@ -326,14 +326,15 @@ impl Network {
     #[inline(always)]
     fn next_is_plain_lone(&self, h: usize, fid: FlowId) -> bool {
         let f = &self.flows[fid.idx()];
-        self.hosts[h].rp.is_none()
-            && f.lone_tail > 0
-            && f.backlog == f.lone_tail
-            && !self.tx_hook
-            && self.int.is_none()
-            && self.rdma.is_none()
-            && !self.is_transfer_queue(fid)
-            && f.tcp.is_none()
+        // (the reaction point first: a host with one is told at once)
+        self.plain_sender(h, fid) && f.lone_tail > 0 && f.backlog == f.lone_tail && self.rdma.is_none() && f.tcp.is_none()
+    }
+
+    /// Whether a lone frame of flow `fid` starts on host `h` through [`Network::host_start_plain`]:
+    /// no reaction point, INT, capture or link events, and not a transfer's own queue.
+    #[inline(always)]
+    pub(super) fn plain_sender(&self, h: usize, fid: FlowId) -> bool {
+        self.hosts[h].rp.is_none() && !self.tx_hook && self.int.is_none() && !self.is_transfer_queue(fid)
     }
 
     /// [`Network::host_send_data`] of a frame [`Network::next_is_plain_lone`] found: what

@@ -9,7 +9,7 @@
 use super::PfcSwitch;
 use crate::event::Event;
 use crate::frame::{FrameId, FrameKind};
-use crate::ids::PortId;
+use crate::ids::{NodeId, PortId};
 use crate::ir::PauseIr;
 use crate::net::{Network, NONE_U32};
 use crate::time::SimTime;
@@ -170,12 +170,21 @@ impl SwitchPause {
 impl Network {
     /// A PAUSE frame arrived on `port`: its transmitter stops until the pause time expires.
     pub(crate) fn pause_receive(&mut self, port: PortId, quanta: u16) {
+        self.pause_receive_inline(port, quanta);
+    }
+
+    /// [`Network::pause_receive`], inlined where a batch's arrivals are handled; returns the port's
+    /// end of transmission, end of pause and node, read with it.
+    #[inline(always)]
+    fn pause_receive_inline(&mut self, port: PortId, quanta: u16) -> (SimTime, SimTime, NodeId) {
         let (now, w) = (self.now, self.cfg.warmup_ps);
         let p = &mut self.ports[port.idx()];
         // a quantum is 512 bit times: a multiply at the usual rates (`Port::tx_ps`)
         let dur = p.tx_ps(quanta as u64 * 64);
         p.pause.receive(now, w, dur);
+        let nic = (p.busy_until, p.pause.paused_until, p.node);
         self.pause_receipts += 1;
+        nic
     }
 
     /// The pause time and refresh fraction of switch `s`'s 802.3x PAUSE (None: not this mode).
@@ -426,14 +435,7 @@ impl Network {
             let p = &self.ports[port.idx()];
             (p.busy_until, p.pause.paused_until, p.node)
         } else {
-            let (now, w) = (self.now, self.cfg.warmup_ps);
-            let p = &mut self.ports[port.idx()];
-            // a quantum is 512 bit times: a multiply at the usual rates (`Port::tx_ps`)
-            let dur = p.tx_ps(quanta as u64 * 64);
-            p.pause.receive(now, w, dur);
-            let nic = (p.busy_until, p.pause.paused_until, p.node);
-            self.pause_receipts += 1;
-            nic
+            self.pause_receive_inline(port, quanta)
         };
         // (a switch is no host: one look-up tells which)
         let h = self.host_of[node.idx()];
