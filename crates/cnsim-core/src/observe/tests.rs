@@ -19,6 +19,7 @@ fn queue_quantiles_read_the_time_at_occupancy_histogram() {
 use super::*;
 use crate::ir::*;
 use crate::Simulation;
+use serde_json::{json, Value};
 
 const US: u64 = 1_000_000;
 const MS: u64 = 1_000_000_000;
