@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from cnsim.exceptions import ConfigError
+from cnsim.experiments import claims as cl
 from cnsim.experiments import reproduce as rp
 from cnsim.experiments import series as ser
 
@@ -27,29 +28,29 @@ def _claim(holds: str, **terms: str) -> rp.Claim:
 
 def test_claim_verdicts():
     c = _claim("a < 0.9 * b and abs(a - b) > 1", a="s1", b="s2")
-    assert rp.claim_verdict(c, {"a": 5.0, "b": 10.0}) == "holds"
-    assert rp.claim_verdict(c, {"a": 9.5, "b": 10.0}) == "does not hold"
-    assert rp.claim_verdict(c, {"a": None, "b": 10.0}) == "not available"
-    assert rp.claim_verdict(_claim("a < min(b, c)", a="s", b="s", c="s"), {"a": 1, "b": 2, "c": 3}) == "holds"
-    assert rp.claim_verdict(_claim("a / b > 1", a="s", b="s"), {"a": 1, "b": 0}) == "not available"
+    assert cl.claim_verdict(c, {"a": 5.0, "b": 10.0}) == "holds"
+    assert cl.claim_verdict(c, {"a": 9.5, "b": 10.0}) == "does not hold"
+    assert cl.claim_verdict(c, {"a": None, "b": 10.0}) == "not available"
+    assert cl.claim_verdict(_claim("a < min(b, c)", a="s", b="s", c="s"), {"a": 1, "b": 2, "c": 3}) == "holds"
+    assert cl.claim_verdict(_claim("a / b > 1", a="s", b="s"), {"a": 1, "b": 0}) == "not available"
 
 
 def test_claims_need_a_margin_of_their_95_percent_ci():
     """Issue 32: a comparison holds only when its difference is at least the 95 % half-width of that difference
     (the terms' half-widths propagated in quadrature); a difference inside its CI is not a claim that holds."""
     c = _claim("a < b", a="s1", b="s2")
-    assert rp.claim_verdict(c, {"a": 5.0, "b": 10.0}, {"a": 3.0, "b": 3.0}) == "holds"  # 5 >= sqrt(18) = 4.24
-    assert rp.claim_verdict(c, {"a": 5.0, "b": 10.0}, {"a": 4.0, "b": 4.0}) == "does not hold"  # 5 < 5.66
-    verdict, margins = rp.claim_margins(c, {"a": 5.0, "b": 10.0}, {"a": 3.0, "b": 4.0})
+    assert cl.claim_verdict(c, {"a": 5.0, "b": 10.0}, {"a": 3.0, "b": 3.0}) == "holds"  # 5 >= sqrt(18) = 4.24
+    assert cl.claim_verdict(c, {"a": 5.0, "b": 10.0}, {"a": 4.0, "b": 4.0}) == "does not hold"  # 5 < 5.66
+    verdict, margins = cl.claim_margins(c, {"a": 5.0, "b": 10.0}, {"a": 3.0, "b": 4.0})
     assert verdict == "holds" and margins[0]["difference"] == -5.0 and margins[0]["ci95"] == pytest.approx(5.0)
     # a threshold, a ratio and a band: the half-width follows the expression (d(a/b)/da = 1/b)
-    assert rp.claim_verdict(_claim("a / b >= 1.5", a="s", b="s"), {"a": 20.0, "b": 10.0}, {"a": 4.0}) == "holds"
-    assert rp.claim_verdict(_claim("a / b >= 1.5", a="s", b="s"), {"a": 20.0, "b": 10.0}, {"a": 6.0}) == "does not hold"
+    assert cl.claim_verdict(_claim("a / b >= 1.5", a="s", b="s"), {"a": 20.0, "b": 10.0}, {"a": 4.0}) == "holds"
+    assert cl.claim_verdict(_claim("a / b >= 1.5", a="s", b="s"), {"a": 20.0, "b": 10.0}, {"a": 6.0}) == "does not hold"
     band = _claim("abs(r - 0.275) <= 0.025", r="s")
-    assert rp.claim_verdict(band, {"r": 0.28}, {"r": 0.01}) == "holds"
-    assert rp.claim_verdict(band, {"r": 0.28}, {"r": 0.03}) == "does not hold"  # the CI reaches out of the band
+    assert cl.claim_verdict(band, {"r": 0.28}, {"r": 0.01}) == "holds"
+    assert cl.claim_verdict(band, {"r": 0.28}, {"r": 0.03}) == "does not hold"  # the CI reaches out of the band
     # every comparison of an 'and' is recorded, and each needs its own margin
-    verdict, margins = rp.claim_margins(
+    verdict, margins = cl.claim_margins(
         _claim("a < b and b < c", a="s", b="s", c="s"), {"a": 1, "b": 2, "c": 10}, {"b": 1.2}
     )
     assert verdict == "does not hold" and [m["holds"] for m in margins] == [False, True]
@@ -67,7 +68,7 @@ def test_claims_need_a_margin_of_their_95_percent_ci():
 )
 def test_claim_expressions_are_checked(expr, msg):
     with pytest.raises(ValueError, match=msg):
-        rp.check_claim_expr(expr, {"a"})
+        cl.check_claim_expr(expr, {"a"})
 
 
 def test_study_file_claim_errors_name_the_field(tmp_path):
