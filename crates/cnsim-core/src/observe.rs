@@ -30,11 +30,8 @@ pub struct Observer {
     pub queue_ports: Vec<PortId>,
     /// Time of every sample since the last drain, s.
     pub sample_t: Vec<f64>,
-    /// Per queue: its occupancy at every sample since the last drain, stored only once the queue
-    /// has been seen holding at least `q_threshold` bytes (its earlier samples of the current
-    /// chunk are then filled in with zeros); `None` = never so far, `Some` stays `Some`.
-    pub q_samples: Vec<Option<Vec<u64>>>,
-    /// Which queues have a series and which may get one.
+    /// Which queues have a series (from the first sample at which a queue is seen holding at least
+    /// `q_threshold` bytes; its earlier samples of the current chunk are zeros) and their rows.
     q_track: QueueSeries,
     /// One largest data frame: queues that only ever hold control frames (BCN, CNM, ACK) at the
     /// sample instants are not recorded.
@@ -97,7 +94,6 @@ impl Observer {
         Observer {
             sample_interval,
             series,
-            q_samples: vec![None; queue_ports.len()],
             q_track: QueueSeries::default(),
             q_threshold: net.flows.iter().map(|f| f.frame_bytes as u64).max().unwrap_or(1).max(1),
             queue_ports,
@@ -160,7 +156,7 @@ impl Observer {
         self.sample_t.push(t);
         if self.series.queue_ts {
             let queue_bytes = |p: PortId| net.ports[p.idx()].q_bytes;
-            self.q_track.sample(k, self.q_threshold, &self.queue_ports, &net.q_watch, queue_bytes, &mut self.q_samples);
+            self.q_track.sample(k, self.q_threshold, &self.queue_ports, &net.q_watch, queue_bytes);
         }
         if !self.rp_of.is_empty() {
             self.sample_rates(net, t);
@@ -232,8 +228,7 @@ impl Observer {
     /// Rows of the time-series tables (`queue_ts`, `rp_rate`, `tcp_ts`, `pause_ts`) recorded since
     /// the last drain.
     pub fn buffered_rows(&self) -> usize {
-        let kept = self.q_samples.iter().filter(|s| s.is_some()).count();
-        self.sample_t.len() * kept + self.r_t.len() + self.p_t.len() + self.tcp_t.len()
+        self.sample_t.len() * self.q_track.kept() + self.r_t.len() + self.p_t.len() + self.tcp_t.len()
     }
 
     /// The time-series rows recorded since the last drain, as the tables `queue_ts`, `rp_rate`,
@@ -245,13 +240,12 @@ impl Observer {
     pub fn drain_series(&mut self) -> Vec<Table> {
         let tables = self.series_tables();
         self.sample_t.clear();
-        self.q_samples.iter_mut().flatten().for_each(Vec::clear);
         tables
     }
 
     fn series_tables(&mut self) -> Vec<Table> {
         // queues seen holding at least one data frame at a sample (the others stayed near empty)
-        let (qt, qid, qb) = sparse_series(&self.sample_t, &self.q_samples, |v: &u64| *v);
+        let (qt, qid, qb) = self.q_track.drain(&self.sample_t);
         vec![
             Table { name: "queue_ts", columns: vec![("t_s", Column::F64(qt)), ("queue", Column::U32(qid)), ("bytes", Column::U64(qb))] },
             Table {
@@ -340,21 +334,6 @@ fn dst_name(ir: &Ir, dst: NodeId) -> &str {
     } else {
         node_name(ir, dst.idx())
     }
-}
-
-/// Time-major rows (t, id, value) of the series kept (`Some`), with 0 where a series had not started.
-fn sparse_series<T, V: Default>(t: &[f64], series: &[Option<Vec<T>>], f: impl Fn(&T) -> V) -> (Vec<f64>, Vec<u32>, Vec<V>) {
-    let keep: Vec<usize> = (0..series.len()).filter(|&i| series[i].is_some()).collect();
-    let rows = t.len() * keep.len();
-    let (mut ts, mut ids, mut vs) = (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
-    for (k, &tk) in t.iter().enumerate() {
-        for &i in &keep {
-            ts.push(tk);
-            ids.push(i as u32);
-            vs.push(series[i].as_ref().and_then(|v| v.get(k)).map_or_else(V::default, &f));
-        }
-    }
-    (ts, ids, vs)
 }
 
 /// The tables `throughput_ts` (every flow together) and `flow_tp` (the first
