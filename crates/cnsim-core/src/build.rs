@@ -50,7 +50,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         now: 0,
         run_limit: 0,
         folded_events: 0,
-        lazy_ends: 0,
+        lazy_ends: vec![0; ports.len().div_ceil(64)],
         q,
         frames: FramePool::default(),
         ports,

@@ -110,8 +110,9 @@ pub struct Network {
     /// Arrivals delivered without an event of their own ([`Network::deliver_direct`]), counted
     /// with the events.
     pub(crate) folded_events: u64,
-    /// Switch ports whose frame being sent ends without an event ([`Port::lazy_end`]).
-    pub(crate) lazy_ends: u32,
+    /// Switch ports whose frame being sent ends without an event ([`Port::lazy_end`]), a bit per
+    /// port: a sample releases them without reading every port's state.
+    pub(crate) lazy_ends: Vec<u64>,
     pub(crate) q: EventQueue,
     pub frames: FramePool,
     pub ports: Vec<Port>,

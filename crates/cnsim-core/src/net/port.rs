@@ -385,7 +385,7 @@ impl Network {
             self.q.push(t_end, Event::PortTxDone { port: pid });
         } else {
             p.lazy_end = true;
-            self.lazy_ends += 1;
+            self.lazy_ends[pid.idx() / 64] |= 1 << (pid.idx() % 64);
         }
         // a frame of a transfer arrives by its event: delivered now, a whole transmission ahead of
         // its time, it could settle its transfer before a frame of it dropped in between (or not,
@@ -421,7 +421,7 @@ impl Network {
     fn take_lazy_end(&mut self, pid: PortId) -> SimTime {
         let p = &mut self.ports[pid.idx()];
         p.lazy_end = false;
-        self.lazy_ends -= 1;
+        self.lazy_ends[pid.idx() / 64] &= !(1 << (pid.idx() % 64));
         p.busy_until
     }
 
@@ -445,13 +445,14 @@ impl Network {
     /// Account every end without an event before `before`, so that the state may be read
     /// (sampling, the end of the run).
     pub(crate) fn release_all(&mut self, before: SimTime) {
-        if self.lazy_ends == 0 {
-            return;
-        }
-        for i in 0..self.ports.len() {
-            let p = &self.ports[i];
-            if p.lazy_end && p.busy_until < before {
-                self.port_release_lazy(PortId(i as u32));
+        for w in 0..self.lazy_ends.len() {
+            let mut bits = self.lazy_ends[w];
+            while bits != 0 {
+                let pid = PortId((w * 64) as u32 + bits.trailing_zeros());
+                bits &= bits - 1;
+                if self.ports[pid.idx()].busy_until < before {
+                    self.port_release_lazy(pid);
+                }
             }
         }
     }
