@@ -12,7 +12,9 @@ use crate::net::buffer::policy_bytes;
 use crate::net::flowctl::SwitchPause;
 use crate::net::port::port_hooks;
 use crate::net::tcp::TcpFlow;
-use crate::net::{adjacency, compute_ecmp, compute_routes, ecmp_salt, flow_paths, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32};
+use crate::net::{
+    adjacency, compute_ecmp, compute_routes, ecmp_salt, flow_paths, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32, OWNER_HOST,
+};
 use crate::probe::FlowBins;
 use crate::rng::{ns, Stream};
 use crate::time::tx_time_ps;
@@ -40,6 +42,8 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     let flow_bins = FlowBins::new(ir.observe.throughput_bin_ps, ir.duration_ps, series);
     let (reach_ps, spacing_ps) = link_timing(ir, &ports);
     let q = EventQueue::for_links(1024, reach_ps, spacing_ps);
+    let owner = |n: NodeId| if switch_of[n.idx()] != NONE_U32 { switch_of[n.idx()] } else { host_of[n.idx()] | OWNER_HOST };
+    let port_owner = ports.iter().map(|p| owner(p.node)).collect();
     let mut net = Network {
         cfg: NetConfig {
             duration_ps: ir.duration_ps,
@@ -57,6 +61,7 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         cps,
         cp_rngs,
         switches,
+        port_owner,
         switch_of,
         hosts,
         host_of,

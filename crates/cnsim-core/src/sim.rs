@@ -11,7 +11,7 @@
 use crate::error::{RunError, ScenarioError};
 use crate::event::Event;
 use crate::ir::Ir;
-use crate::net::Network;
+use crate::net::{Network, OWNER_HOST};
 use crate::observe::{Observer, Results, Table};
 use crate::time::SimTime;
 
@@ -211,13 +211,11 @@ impl Simulation {
         let net = &mut self.net;
         match ev {
             Event::Arrive { port, frame } => {
-                let node = net.ports[port.idx()].node;
-                if net.is_switch(node) {
-                    let s = net.switch_of[node.idx()] as usize;
-                    net.switch_arrive(s, port, frame)
+                let owner = net.port_owner[port.idx()];
+                if owner & OWNER_HOST == 0 {
+                    net.switch_arrive(owner as usize, port, frame)
                 } else {
-                    let h = net.host_of[node.idx()] as usize;
-                    net.host_arrive(h, port, frame)
+                    net.host_arrive((owner & !OWNER_HOST) as usize, port, frame)
                 }
             }
             Event::PortTxDone { port } => net.port_tx_done(port),

@@ -5,7 +5,7 @@
 //! whose rate limiter allows it (`next_allowed`). A host under PAUSE starts nothing new; under PFC
 //! it starts no frame of a paused priority (other priorities go on).
 
-use super::{Network, NONE_U32};
+use super::{Network, NONE_U32, OWNER_HOST};
 use crate::cm::{self, Emit, HostCtx, ReactionPoint, Reflector};
 use crate::event::Event;
 use crate::frame::{tag, Frame, FrameId, FrameKind, Tag};
@@ -582,10 +582,11 @@ impl Network {
         if t >= self.run_limit {
             return false;
         }
-        let h = self.host_of[self.ports[peer.idx()].node.idx()];
-        if h == NONE_U32 {
+        let owner = self.port_owner[peer.idx()];
+        if owner & OWNER_HOST == 0 {
             return false;
         }
+        let h = owner & !OWNER_HOST;
         let f = self.frames.get(fr);
         if f.kind != FrameKind::Data || self.flows[f.flow.idx()].tcp.is_some() {
             return false;

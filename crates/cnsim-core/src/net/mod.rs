@@ -52,6 +52,8 @@ use crate::traffic::Source;
 
 /// "None" sentinel of u32 indices (transfer ids, host/switch indices of a node).
 pub(crate) const NONE_U32: u32 = u32::MAX;
+/// [`Network::port_owner`]: the port is a host's.
+pub(crate) const OWNER_HOST: u32 = 1 << 31;
 
 /// Whole-run counters (conservation and summary).
 #[derive(Debug, Default, Clone)]
@@ -124,6 +126,10 @@ pub struct Network {
     pub hosts: Vec<Host>,
     /// Index into `hosts` of each node (NONE_U32 for switches).
     pub host_of: Vec<u32>,
+    /// Per port, what an arrival on it goes to: its switch (index into `switches`) or, with
+    /// [`OWNER_HOST`] set, its host (index into `hosts`). Read in place of the port's node (a
+    /// cache line of the port that the arrival does not otherwise need).
+    pub(crate) port_owner: Vec<u32>,
     pub(crate) host_infos: Vec<HostInfo>,
     pub(crate) host_rngs: Vec<Stream>,
     pub(crate) host_nodes: Vec<NodeId>,
