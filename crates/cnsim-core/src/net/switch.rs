@@ -24,27 +24,32 @@ fn queue_of(p: &super::Port, prio: usize) -> u64 {
 }
 
 /// A switch: ports, buffer policy, PAUSE generator state, routes.
+///
+/// `repr(C)`, what an arrival reads first (its routes, the buffer's admission, ECN marking) in the
+/// first two cache lines: the fields in Rust's order put them on three or four (the k = 8 fat tree's
+/// 80 switches take turns, so each is a cache miss).
+#[repr(C, align(64))]
 pub struct Switch {
-    pub node: NodeId,
-    pub ports: Vec<PortId>,
-    pub latency_ps: u64,
-    pub buffer: BufferIr,
-    /// PAUSE generation (configuration and watermark state).
-    pub pause: SwitchPause,
-    /// Total queued bytes (shared pool).
-    pub total_bytes: u64,
-    /// Egress port toward each node (index = node id), PortId::NONE if unreachable.
-    pub route: Vec<PortId>,
     /// ECMP (empty unless this switch has several equal-cost next hops somewhere): the choices
     /// toward node `d` are `ecmp_ports[ecmp_offsets[d]..ecmp_offsets[d + 1]]`.
     pub ecmp_offsets: Vec<u32>,
     pub ecmp_ports: Vec<PortId>,
+    /// Egress port toward each node (index = node id), PortId::NONE if unreachable.
+    pub route: Vec<PortId>,
+    pub buffer: BufferIr,
+    /// Total queued bytes (shared pool).
+    pub total_bytes: u64,
     /// ECN step-marking threshold of every egress queue, bytes (None = no marking).
     pub ecn_threshold: Option<u64>,
+    pub node: NodeId,
+    pub ports: Vec<PortId>,
+    pub latency_ps: u64,
     /// Partitioned output buffer: bytes queued per (input index, output index), ports × ports
     /// (empty for the other policies).
     pub cells: Vec<u64>,
     pub drops: u64,
+    /// PAUSE generation (configuration and watermark state).
+    pub pause: SwitchPause,
 }
 
 impl Network {
