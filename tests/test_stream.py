@@ -243,6 +243,40 @@ def test_tables_built_without_pandas_equal_the_pandas_ones(case, tmp_path):
     assert flows.schema == pq.ParquetFile(tmp_path / "flows.parquet").schema_arrow.remove_metadata()
 
 
+def test_parquet_without_pyarrow_parquet_is_byte_for_byte_its(tmp_path):
+    """stream's ParquetWriter and write_parquet (pyarrow's engine without pyarrow.parquet, which a run does
+    not import) write the bytes pyarrow.parquet writes, with the run's options and with pyarrow's defaults;
+    ParquetFile reads back what pyarrow.parquet.ParquetFile reads."""
+    path, overrides = CASES["dcqcn"]
+    cnsim.run(path, seed=2, overrides=overrides, out=tmp_path / "run")
+    files = sorted((tmp_path / "run").glob("*.parquet"))
+    assert len(files) >= 10
+    for f in files:
+        t = pq.read_table(f)
+        for options in ({}, stream._encoding(t.schema)):
+            pq.write_table(t, tmp_path / "a.parquet", **options)
+            stream.write_parquet(t, tmp_path / "b.parquet", **options)
+            assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+            ours = stream.ParquetWriter(tmp_path / "b.parquet", t.schema, **options)
+            with pq.ParquetWriter(tmp_path / "a.parquet", t.schema, **options) as theirs:
+                for w in (theirs, ours):
+                    w.write_table(t)
+                    w.write_table(t)
+                    w.add_key_value_metadata({"cnsim.samples": "7"})
+            ours.close()
+            assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+        theirs, ours = pq.ParquetFile(f), stream.ParquetFile(f)
+        assert ours.schema_arrow == theirs.schema_arrow and ours.metadata.num_rows == theirs.metadata.num_rows
+        columns = t.column_names[:2]
+        pd.testing.assert_frame_equal(ours.read(columns).to_pandas(), theirs.read(columns=columns).to_pandas())
+        batches = [b.to_pandas() for b in ours.iter_batches(100)]
+        assert len(batches) == len(list(theirs.iter_batches(batch_size=100)))
+        pd.testing.assert_frame_equal(
+            pd.concat(batches, ignore_index=True) if batches else t.to_pandas(), t.to_pandas()
+        )
+        ours.close()
+
+
 def test_the_api_streams_its_tables_and_removes_them_with_the_result():
     """Without `out` the API writes the same Parquet into a temporary folder, reads a table when it is
     asked for, and the folder goes with the last reference to the tables."""

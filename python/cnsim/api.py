@@ -278,19 +278,18 @@ def _save_streamed(
     rows, then the summary, plots and manifest, and move the folder to ``out``; the Result reads its
     tables from there."""
     import numpy as np
-    import pyarrow.parquet as pq
 
     from cnsim.results import slowdown, stream  # pyarrow and numpy: only when a run writes its tables
 
-    pq.write_table(queue_cdf_table(result.summary), tmp / "queue_cdf.parquet")
+    stream.write_parquet(queue_cdf_table(result.summary), tmp / "queue_cdf.parquet")
     # without pandas (a short run starts and ends fast) unless the flow rows are uneven
     flows = stream.flows_table(tables["flows"], result.summary.get("flows", []))
     if flows is not None:
-        pq.write_table(flows, tmp / "flows.parquet")
+        stream.write_parquet(flows, tmp / "flows.parquet")
     else:
         _write_parquet(frames_from_core({"flows": tables["flows"]}, result.summary)["flows"], tmp / "flows.parquet")
     # the FCT rows were streamed with their slowdown; the summary's percentiles read two columns back
-    fct = pq.ParquetFile(tmp / "fct.parquet")
+    fct = stream.ParquetFile(tmp / "fct.parquet")
     if fct.metadata.num_rows and "slowdown" in fct.schema_arrow.names:
         cols = fct.read(columns=["slowdown", "bytes"])
         result.summary["fct_slowdown"] = slowdown.summary_of(

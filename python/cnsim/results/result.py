@@ -257,13 +257,11 @@ class Result:
         """Everything but the tables: summary, resolved scenario, plots, and the manifest last."""
         _write_text(d / "summary.json", json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
         _write_text(d / "resolved-config.toml", self.config_toml)
-        from cnsim.results.stream import summary_table  # pyarrow and numpy
+        from cnsim.results.stream import summary_table, write_parquet  # pyarrow and numpy
 
         fast = summary_table(flat_summary(self.summary))  # without pandas when the values allow it
         if fast is not None:
-            import pyarrow.parquet as pq
-
-            pq.write_table(fast, d / "summary.parquet")
+            write_parquet(fast, d / "summary.parquet")
         else:
             _write_parquet(self.summary_frame(), d / "summary.parquet")
         if plots:

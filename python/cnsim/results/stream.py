@@ -19,7 +19,9 @@ the rows, columns and types that :meth:`cnsim.results.result.Result.save` writes
   state) at a sample where it differs from the previous sample's. Their files say so in their metadata,
   with the sample grid, and :func:`cnsim.results.result.read_table` gives the value at every sample.
 
-Only pyarrow and numpy are imported here: a short run does not pay for pandas.
+Only pyarrow and numpy are imported here: a short run does not pay for pandas. Nor for
+``pyarrow.parquet``: the files are written and read with its engine (``pyarrow._parquet``) through
+:class:`ParquetWriter`, :func:`write_parquet` and :class:`ParquetFile`.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
+from pyarrow import _parquet
 from cnsim.results import capture
 from cnsim.results.slowdown import Ideal
 
@@ -64,6 +66,79 @@ their FCT slowdown added here."""
 CHANGE_ROWS = {"rp_rate": ("flow", "rate_bps"), "pause_ts": ("link", "paused")}
 """Series the engine records as change rows: (id column, value column). A series' value before its first
 row is 0 (a link never paused has no row; every flow has a row at the first sample)."""
+
+
+WRITER_OPTIONS: dict[str, Any] = {"version": "2.6", "compression": "snappy", "use_dictionary": True,
+                                  "write_statistics": True, "writer_engine_version": "V2", "data_page_version": "1.0"}
+"""The options ``pyarrow.parquet.ParquetWriter`` (and ``write_table``) gives its engine by default where
+the engine's own default differs (the others are the same): the files are byte for byte those
+``pyarrow.parquet`` writes (tests/test_stream.py)."""
+
+
+class ParquetWriter:
+    """A Parquet file written table by table: ``pyarrow.parquet.ParquetWriter``'s writes without importing
+    ``pyarrow.parquet``, whose ``pyarrow.fs`` (``ssl``, the S3, GCS, HDFS and Azure file systems) took 36 M
+    instructions, 3.3 % of a 1-ms run. ``where``: a local path or a pyarrow output stream."""
+
+    def __init__(self, where: Path | pa.NativeFile, schema: pa.Schema, **options: Any):
+        self.schema = schema
+        self.writer = _parquet.ParquetWriter(where, schema, **{**WRITER_OPTIONS, **options})
+        self.is_open = True
+
+    def write_table(self, table: pa.Table) -> None:
+        if not table.schema.equals(self.schema, check_metadata=False):
+            raise ValueError(f"Table schema does not match schema used to create file: \ntable:\n{table.schema!s} "
+                             f"vs. \nfile:\n{self.schema!s}")
+        self.writer.write_table(table)
+
+    def add_key_value_metadata(self, metadata: Mapping[str, str]) -> None:
+        self.writer.add_key_value_metadata(metadata)
+
+    def close(self) -> None:
+        if self.is_open:
+            self.is_open = False
+            self.writer.close()
+
+
+def write_parquet(table: pa.Table, path: Path, **options: Any) -> None:
+    """``table`` as the Parquet file ``path``, as ``pyarrow.parquet.write_table`` writes it (options as
+    its); a file left half-written by an error is removed."""
+    try:
+        writer = ParquetWriter(path, table.schema, **options)
+        try:
+            writer.write_table(table)
+        finally:
+            writer.close()
+    except Exception:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+        raise
+
+
+class ParquetFile:
+    """The reads of a Parquet file a run makes, as ``pyarrow.parquet.ParquetFile`` makes them (see
+    :class:`ParquetWriter`)."""
+
+    def __init__(self, path: Path):
+        self.reader = _parquet.ParquetReader()
+        self.reader.open(str(path), arrow_extensions_enabled=True)
+
+    @property
+    def metadata(self) -> Any:
+        return self.reader.metadata
+
+    @property
+    def schema_arrow(self) -> pa.Schema:
+        return self.reader.schema_arrow
+
+    def read(self, columns: list[str]) -> pa.Table:
+        return self.reader.read_all(column_indices=[self.reader.column_name_idx(c) for c in columns])
+
+    def iter_batches(self, batch_size: int) -> Any:
+        return self.reader.iter_batches(batch_size, range(self.reader.num_row_groups))
+
+    def close(self) -> None:
+        self.reader.close()
 
 
 def change_metadata(interval_ps: int, samples: int | None = None) -> dict[str, str]:
@@ -207,7 +282,7 @@ def _encoding(schema: pa.Schema) -> dict[str, Any]:
 def write_table(path: Path, cols: Mapping[str, Any], names: Names | None) -> None:
     """One engine table, joined to its names, as a Parquet file."""
     table = arrow_table(cols, names)
-    pq.write_table(table, path, **_encoding(table.schema))
+    write_parquet(table, path, **_encoding(table.schema))
 
 
 class SeriesWriter:
@@ -222,7 +297,7 @@ class SeriesWriter:
         self._names: dict[str, Names] = {}  # per id table, built when a series first has rows
         self.node_names = node_names  # `fct.dst` (see dst_names)
         self._dst_names: Names | None = None
-        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.writers: dict[str, ParquetWriter] = {}
         self.empty: dict[str, Mapping[str, Any]] = {}
         self.samples = 0
         # per sparse table and chunk: (first sample, samples, ids recorded); the ids only grow
@@ -300,8 +375,7 @@ class SeriesWriter:
             if name in CHANGE_ROWS:
                 schema = schema.with_metadata({**(schema.metadata or {}), **change_metadata(self.interval)})
                 table = table.replace_schema_metadata(schema.metadata)
-            writer = self.writers[name] = pq.ParquetWriter(self.folder / f"{name}.parquet", schema,
-                                                           **_encoding(schema))
+            writer = self.writers[name] = ParquetWriter(self.folder / f"{name}.parquet", schema, **_encoding(schema))
         elif name in CHANGE_ROWS:
             table = table.replace_schema_metadata(writer.schema.metadata)
         writer.write_table(table)
@@ -336,7 +410,7 @@ class SeriesWriter:
         path = self.folder / f"{name}.parquet"
         partial = self.folder / f".{name}.partial.parquet"
         os.replace(path, partial)
-        source = _Rows(pq.ParquetFile(partial))
+        source = _Rows(ParquetFile(partial))
         writer = None
         for k0, n, ids in chunks:
             if n == 0:
@@ -352,7 +426,7 @@ class SeriesWriter:
             cols = {"t_s": np.repeat(t, len(final)), key: np.tile(final, n), value: values.reshape(-1)}
             table = arrow_table(cols, self.names(name))
             if writer is None:
-                writer = pq.ParquetWriter(path, table.schema, **_encoding(table.schema))
+                writer = ParquetWriter(path, table.schema, **_encoding(table.schema))
             writer.write_table(table)
         source.close()
         partial.unlink()
@@ -364,7 +438,7 @@ class SeriesWriter:
 class _Rows:
     """Rows of a Parquet file taken in order, any number at a time."""
 
-    def __init__(self, f: pq.ParquetFile):
+    def __init__(self, f: ParquetFile):
         self.file = f
         self.batches = f.iter_batches(batch_size=1 << 16)
         self.buffer: pa.RecordBatch | None = None
@@ -394,8 +468,9 @@ def warm_up() -> None:
     the engine fills its first batch rather than when it is waiting on the writer."""
     names = pa.DictionaryArray.from_arrays(_numbers(np.zeros(2, dtype=np.int8)), _strings(["a"]))
     table = pa.table({"t_s": _numbers(np.zeros(2)), "queue": names})
-    with pq.ParquetWriter(pa.BufferOutputStream(), table.schema, **_encoding(table.schema)) as w:
-        w.write_table(table)
+    writer = ParquetWriter(pa.BufferOutputStream(), table.schema, **_encoding(table.schema))
+    writer.write_table(table)
+    writer.close()
 
 
 class Background:
