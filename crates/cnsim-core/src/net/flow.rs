@@ -521,6 +521,29 @@ impl Network {
         true
     }
 
+    /// Whether flow `fid`'s next frame is a lone one: no chunk in its FIFO (`backlog` is all
+    /// `lone_tail`). Read from the record's first line, where `take_frame` reads the FIFO's, a
+    /// third (a cache miss per paced frame under QCN, whose frames are lone).
+    #[inline(always)]
+    pub(crate) fn next_is_lone(&self, fid: FlowId) -> bool {
+        let f = &self.flows[fid.idx()];
+        f.lone_tail > 0 && f.backlog == f.lone_tail
+    }
+
+    /// [`Network::take_frame`] of flow `fid` (host `h`) when [`Network::next_is_lone`]: its size.
+    #[inline(always)]
+    pub(crate) fn take_lone(&mut self, h: usize, fid: FlowId) -> u32 {
+        let f = &mut self.flows[fid.idx()];
+        debug_assert!(f.fifo.is_empty(), "lone frames only");
+        f.lone_tail -= 1;
+        f.backlog -= 1;
+        let size = f.frame_bytes;
+        if !f.has_frame() {
+            self.adjust_backlogged(h, fid, true, false);
+        }
+        size
+    }
+
     /// Take the next frame of flow `fid` (host `h`) for transmission: returns (transfer, size,
     /// last frame of its transfer). A saturated flow generates the frame as it is sent.
     pub(crate) fn take_frame(&mut self, h: usize, fid: FlowId) -> (u32, u32, bool) {
