@@ -324,11 +324,14 @@ pub trait Reflector: Send {
 /// A reaction point's state per flow of its host, by local index: the first flow's kept in the
 /// record itself, the others in a vector. Most hosts have one flow, and every transmission reads
 /// its state: read through a vector's buffer, that was a second cache miss after the record's.
+/// `repr(C)`: the length, which every access reads, just before the first flow's state (one cache
+/// line with it when that is small enough).
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct PerFlow<T> {
+    len: usize,
     first: T,
     rest: Vec<T>,
-    len: usize,
 }
 
 impl<T: Clone + Default> PerFlow<T> {

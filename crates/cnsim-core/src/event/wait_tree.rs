@@ -58,21 +58,27 @@ impl WaitTree {
         self.hosts.resize(cap, NodeId(0));
         self.cap = cap;
     }
-    /// Slot `slot`'s key changed: the nodes on its path to the root.
+    /// Slot `slot`'s key changed: the nodes on its path to the root. The indices are masked with
+    /// the tree's size less one (it is a power of two, and they are below it: no change), which
+    /// lets the compiler drop their bounds checks (≈ 9 instructions a level, 1/4 of the walk).
     #[inline(always)]
     pub(super) fn update(&mut self, slot: usize) {
-        let mut i = self.cap + slot;
-        let mut key = self.node[i].key;
+        let node = &mut self.node[..];
+        let m = node.len() - 1;
+        debug_assert!(node.len().is_power_of_two() && slot < self.cap);
+        let mut i = (self.cap + slot) & m;
+        let mut key = node[i].key;
         while i > 1 {
             // `node[i]` holds the current winner. Which side wins is unpredictable, so the winner
             // is loaded from an index computed from the comparison, not chosen by a branch (written
             // as masks or with `select_unpredictable`, the compiler made it a branch again: ≈ 450 k
-            // mispredictions on QCN fan-in-100)
-            let j = i ^ (self.node[i ^ 1].key < key) as usize;
-            let w = self.node[j];
+            // mispredictions on QCN fan-in-100; a conditional move, written out level by level
+            // where the compiler keeps it, was no faster and took more instructions)
+            let j = i ^ (node[(i ^ 1) & m].key < key) as usize;
+            let w = node[j & m];
             key = w.key;
             i >>= 1;
-            self.node[i] = w;
+            node[i & m] = w;
         }
     }
     /// Walk the path a pop left.
