@@ -342,7 +342,7 @@ impl Nodes {
             let sw = &self.switches[s as usize];
             let buffer_bytes = policy_bytes(&sw.buffer);
             p.cpid = pi as u32 + 1;
-            p.q_hist = vec![0; 1]; // grows with the occupancy (net::port::Port::account_queue)
+            p.q_hist = Box::new([0]); // grows with the occupancy (net::port::Port::account_queue)
             let info = PortInfo { port: PortId(pi as u32), switch: p.node, index: p.index, rate_bps: p.rate_bps, buffer_bytes, cpid: p.cpid };
             // stream id from the (switch node, port index): stable under unrelated changes
             cp_rngs.push(Stream::new(ir.seed, ir.replication, ns::CP | ((p.node.0 as u64) << 16) | p.index as u64));

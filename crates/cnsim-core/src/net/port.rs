@@ -97,19 +97,20 @@ pub struct Port {
     // switch egress queue
     pub queue: VecDeque<FrameId>,
     pub q_bytes: u64,
-    /// PFC (802.1Qbb) state: per-priority queues, counters and pause state; None without PFC, and
-    /// then `queue` is the one egress FIFO.
-    pub pfc: Option<Box<PfcPort>>,
-    // statistics
+    // statistics (the fifth line: what a change of occupancy updates)
     pub q_last_t: SimTime,
     /// Largest occupancy since the start of the run (the queue-series watch, [`crate::probe::QueueWatch`]).
     pub q_max: u64,
     /// Largest occupancy held at some instant of the statistics window `[warm-up, end]` (`queues[].max_bytes`).
     pub q_max_window: u64,
-    pub q_area: u128,
     /// Time at each occupancy, in [`HIST_BUCKET`]-byte buckets (switch egress queues only; grows
-    /// with the largest occupancy seen, so every buffer policy gets exact percentiles).
-    pub q_hist: Vec<u64>,
+    /// with the largest occupancy seen, so every buffer policy gets exact percentiles; the buckets
+    /// past it are zeros). A boxed slice, not a vector: two words, so that it shares the line.
+    pub q_hist: Box<[u64]>,
+    pub q_area: u128,
+    /// PFC (802.1Qbb) state: per-priority queues, counters and pause state; None without PFC, and
+    /// then `queue` is the one egress FIFO.
+    pub pfc: Option<Box<PfcPort>>,
     /// Little's law in sample-path form (debug builds, checked at the end of every run):
     /// Σ size × max(enqueue time, warm-up) and Σ size × max(dequeue time, warm-up), byte·ps.
     #[cfg(debug_assertions)]
@@ -119,6 +120,15 @@ pub struct Port {
     pub index: u32,
     pub cpid: u32,
 }
+
+// an occupancy change (`Port::account_queue`, the enqueue, the dequeue) reads and writes one line
+// of statistics
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Port, q_bytes) / 64 == offset_of!(Port, q_area) / 64);
+    assert!(offset_of!(Port, q_hist) / 64 == offset_of!(Port, q_area) / 64);
+    assert!(offset_of!(Port, q_last_t) / 64 == offset_of!(Port, q_area) / 64);
+};
 
 impl Port {
     /// Serialisation time of `bytes` at the line rate, ps (exact; a multiply for the usual rates).
@@ -165,7 +175,7 @@ impl Port {
             q_area: 0,
             q_max: 0,
             q_max_window: 0,
-            q_hist: Vec::new(),
+            q_hist: Box::default(),
             #[cfg(debug_assertions)]
             little: (0, 0),
             cpid: 0,
@@ -189,12 +199,21 @@ impl Port {
             if !self.q_hist.is_empty() {
                 let b = (self.q_bytes / HIST_BUCKET) as usize;
                 if b >= self.q_hist.len() {
-                    self.q_hist.resize(b + 1, 0);
+                    self.grow_hist(b);
                 }
                 self.q_hist[b] += dt;
             }
         }
         self.q_last_t = now;
+    }
+
+    /// Room in the histogram for bucket `b`: at least twice the buckets (amortised growth).
+    #[cold]
+    #[inline(never)]
+    fn grow_hist(&mut self, b: usize) {
+        let mut h = std::mem::take(&mut self.q_hist).into_vec();
+        h.resize((b + 1).max(2 * h.len()), 0);
+        self.q_hist = h.into_boxed_slice();
     }
 
     /// Count a transmission occupying the line over `[t0, t1)` toward utilisation (only the part
