@@ -155,7 +155,7 @@ impl Observer {
         let k = self.sample_t.len();
         self.sample_t.push(t);
         if self.series.queue_ts {
-            let queue_bytes = |p: PortId| net.ports[p.idx()].q_bytes;
+            let queue_bytes = |p: PortId| net.queued_now(p);
             self.q_track.sample(k, self.q_threshold, &self.queue_ports, &net.q_watch, queue_bytes);
         }
         if !self.rp_of.is_empty() {

@@ -231,8 +231,8 @@ impl Simulation {
             Event::ServiceRate { hotspot, step } => net.service_rate_step(hotspot, step),
             Event::LinkEvent { index, phase } => net.link_event(index, phase),
             Event::Sample => {
-                // (the last event of its instant: every end of transmission up to it has happened)
-                self.net.release_all(self.net.now + 1);
+                // (the last event of its instant: every end of transmission up to it has happened;
+                // those without an event are read as such, Network::queued_now)
                 self.obs.sample(&self.net);
                 let next = self.net.now + self.obs.sample_interval;
                 if next < self.ir.duration_ps {
