@@ -113,7 +113,8 @@ pub struct Network {
     /// with the events.
     pub(crate) folded_events: u64,
     /// Switch ports whose frame being sent ends without an event ([`Port::lazy_end`]), a bit per
-    /// port: a sample releases them without reading every port's state.
+    /// port: a sample reads a queue through it ([`Network::queued_now`]) and the end of the run
+    /// finds them ([`Network::release_all`]) without reading the other ports' state.
     pub(crate) lazy_ends: Vec<u64>,
     pub(crate) q: EventQueue,
     pub frames: FramePool,
