@@ -18,14 +18,13 @@ from cnsim import schemes
 from cnsim.compile import pfc, traffic
 from cnsim.compile.errors import problems_from
 from cnsim.compile.network import WIRE_OVERHEAD_BYTES, Link, Network, Node, _known, _switches
-from cnsim.compile.traffic import TRANSFER_KINDS, largest_frame
+from cnsim.compile.traffic import TRANSFER_KINDS, U64_MAX, largest_frame
 from cnsim.exceptions import ConfigError, ConfigWarning, Problem
 from cnsim.scenario.presets import PRESETS
 from cnsim.scenario.spec import ParetoOnOff, Scenario
 from cnsim.scenario.topology import Elements, HostSpec, LinkSpec, SwitchSpec
 from cnsim.scenario.units import format_quantity as fq
 
-U64_MAX = 2**64 - 1
 PFC_ONLY = {"priorities", "threshold", "alpha", "hysteresis", "headroom", "response_time", "scheduler", "weights"}
 SAMPLED_SERIES = ("queue_ts", "rp_rate", "tcp_ts", "pause_ts")
 """The tables sampled every ``observe.sample_interval``, each with a switch of its name in ``[observe]``."""
