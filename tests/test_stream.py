@@ -13,8 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 from cnsim.exceptions import RunInterrupted
 from cnsim.results import stream
-from cnsim.results.result import TABLES, read_table
+from cnsim.results.result import TABLES, indented_json, read_table
 from conftest import ROOT, needs_core
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytestmark = needs_core
 SC = ROOT / "scenarios"
@@ -349,3 +351,26 @@ def test_a_failed_warm_up_leaves_the_writer_thread_working(tmp_path, monkeypatch
     path, overrides = CASES["fan-in-4"]
     r = cnsim.run(path, seed=3, overrides=overrides, out=tmp_path / "r", plots=False)
     assert len(r.tables["queue_ts"]) > 0
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_VALUES)
+def test_indented_json_is_byte_for_byte_pythons(value):
+    """summary.json and manifest.json are laid out by the engine extension from the C encoder's
+    compact text: the same bytes as ``json.dumps(indent=2, sort_keys=True)`` for any value (strings
+    holding separators, brackets, quotes, escapes and non-ASCII; empty containers; NaN and infinities)."""
+    assert indented_json(value) == json.dumps(value, indent=2, sort_keys=True)
+
+
+def test_summary_json_is_pythons_layout(tmp_path):
+    """A run's summary.json is its summary laid out as ``json.dumps(indent=2, sort_keys=True)``."""
+    r = cnsim.run(SC / "baseline/fan-in-4.toml", overrides={"run.duration": "1ms"}, out=tmp_path / "o", plots=False)
+    text = (tmp_path / "o" / "summary.json").read_text()
+    assert text == json.dumps(r.summary, indent=2, sort_keys=True) + "\n"

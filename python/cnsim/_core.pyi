@@ -4,6 +4,7 @@ from typing import Callable, TypeAlias, final
 
 __all__ = [
     "version",
+    "indent_json",
     "schemes",
     "validate",
     "run",
@@ -22,6 +23,10 @@ class ScenarioError(ValueError):
 
 class InvariantError(RuntimeError):
     """A conservation identity failed at the end of a run (a model bug)."""
+
+def indent_json(compact: str) -> str:
+    """``compact`` JSON (``separators=(",", ":")``, no whitespace outside strings) laid out as
+    ``json.dumps(..., indent=2)`` writes it, byte for byte."""
 
 def version() -> str:
     """Version of the cnsim-core crate."""

@@ -11,6 +11,8 @@ use pyo3::types::{PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
+mod json_text;
+
 create_exception!(_core, ScenarioError, PyValueError, "The scenario IR is invalid (message names the field path).");
 create_exception!(_core, InvariantError, PyRuntimeError, "A conservation identity failed at the end of a run (model bug).");
 
@@ -26,6 +28,13 @@ fn panic_msg(p: Box<dyn std::any::Any + Send>) -> String {
     } else {
         "unknown panic".into()
     }
+}
+
+/// `compact` JSON (no whitespace outside strings) laid out as Python's `json.dumps(..., indent=2)`
+/// writes it (see `json_text`).
+#[pyfunction]
+fn indent_json(compact: &str) -> String {
+    json_text::indent(compact)
 }
 
 /// Core crate version.
@@ -286,6 +295,7 @@ fn run<'py>(py: Python<'py>, ir_json: &str, progress: Option<Bound<'py, PyAny>>,
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(indent_json, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

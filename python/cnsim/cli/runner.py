@@ -8,7 +8,6 @@ and calls :func:`run_command` too.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -247,7 +246,9 @@ def run_scenario(
     finally:
         reporter.close()
     if as_json:
-        sys.stdout.write(json.dumps(result.summary, indent=2, sort_keys=True) + "\n")
+        from cnsim.results.result import indented_json
+
+        sys.stdout.write(indented_json(result.summary) + "\n")
     elif not quiet:
         out_console.print(summary_table(result.summary))
         out_console.print(f"outputs: {target}", highlight=False)
