@@ -13,7 +13,8 @@ use crate::net::flowctl::SwitchPause;
 use crate::net::port::port_hooks;
 use crate::net::tcp::TcpFlow;
 use crate::net::{
-    adjacency, compute_ecmp, compute_routes, ecmp_salt, flow_paths, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32, OWNER_HOST,
+    adjacency, compute_ecmp, compute_routes, ecmp_salt, flow_paths, next_hop_table, Counters, Flow, Host, NetConfig, Network, Port, Switch, NONE_U32,
+    OWNER_HOST,
 };
 use crate::probe::FlowBins;
 use crate::rng::{ns, Stream};
@@ -200,8 +201,8 @@ impl Nodes {
         }
         // the same port numbering (link j: ports 2j, 2j + 1) as routing::adjacency
         let (is_switch, adj) = adjacency(ir);
-        let mut routes = compute_routes(n, &is_switch, &adj);
-        let mut ecmp = if ir.ecmp { compute_ecmp(n, &is_switch, &adj, &routes) } else { vec![(Vec::new(), Vec::new()); n] };
+        let routes = compute_routes(n, &is_switch, &adj);
+        let ecmp = if ir.ecmp { compute_ecmp(n, &is_switch, &adj, &routes) } else { vec![(Vec::new(), Vec::new()); n] };
         let mut switches = Vec::new();
         let mut switch_of = vec![NONE_U32; n];
         let mut hosts = Vec::new();
@@ -211,6 +212,7 @@ impl Nodes {
             match node {
                 NodeIr::Switch { latency_ps, buffer, pause, ecn_threshold_bytes, .. } => {
                     switch_of[i] = switches.len() as u32;
+                    let (next_hops, hops) = next_hop_table(&routes[i], &ecmp[i]);
                     pause_enabled |= !matches!(pause, PauseIr::None);
                     switches.push(Switch {
                         node: NodeId(i as u32),
@@ -219,9 +221,8 @@ impl Nodes {
                         buffer: buffer.clone(),
                         pause: SwitchPause::new(pause.clone(), policy_bytes(buffer)),
                         total_bytes: 0,
-                        route: std::mem::take(&mut routes[i]),
-                        ecmp_offsets: std::mem::take(&mut ecmp[i].0),
-                        ecmp_ports: std::mem::take(&mut ecmp[i].1),
+                        next_hops,
+                        hops,
                         ecn_threshold: *ecn_threshold_bytes,
                         cells: if matches!(buffer, BufferIr::Partitioned { .. }) {
                             vec![0; node_ports[i].len() * node_ports[i].len()]
@@ -416,7 +417,10 @@ fn make_sources(ir: &Ir) -> Vec<Source> {
 /// Whether host port `port`'s switch has a route toward node `dst`.
 fn reachable(ports: &[Port], switch_of: &[u32], switches: &[Switch], port: PortId, dst: u32) -> bool {
     let sw = switch_of[ports[port.idx()].peer_node.idx()];
-    sw != NONE_U32 && !switches[sw as usize].route[dst as usize].is_none()
+    sw != NONE_U32 && {
+        let h = switches[sw as usize].next_hops[dst as usize];
+        h.n > 1 || !PortId(h.at).is_none()
+    }
 }
 
 /// Base RTT of every flow, ps: along the path the flow is forwarded on, twice the propagation and

@@ -20,7 +20,7 @@
 //! Nothing here runs without events or pins (`Network::dynamics` is `None`); the hot paths test one
 //! flag each (`Network::tx_hook`, `arrive_hook`, `egress_hook`).
 
-use super::{compute_ecmp, compute_routes, DropReason, Network, NONE_U32};
+use super::{compute_ecmp, compute_routes, next_hop_table, DropReason, Network, NONE_U32};
 use crate::event::Event;
 use crate::frame::{FrameId, FrameKind};
 use crate::ids::{NodeId, PortId};
@@ -204,14 +204,12 @@ impl Network {
         }
         for (view, list) in done {
             let d = self.dynamics.as_mut().expect("dynamics");
-            let (mut routes, mut ecmp) = d.tables(&view);
+            let (routes, ecmp) = d.tables(&view);
             d.recomputations += list.len() as u64;
             for s in list {
                 let node = self.switches[s].node.idx();
                 let sw = &mut self.switches[s];
-                sw.route = std::mem::take(&mut routes[node]);
-                sw.ecmp_offsets = std::mem::take(&mut ecmp[node].0);
-                sw.ecmp_ports = std::mem::take(&mut ecmp[node].1);
+                (sw.next_hops, sw.hops) = next_hop_table(&routes[node], &ecmp[node]);
                 if !up {
                     let dead = if self.ports[2 * l].node.idx() == node { 2 * l } else { 2 * l + 1 };
                     if self.ports[dead].node.idx() == node {

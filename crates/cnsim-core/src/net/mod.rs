@@ -38,7 +38,7 @@ pub use buffer::{DropReason, CLASSIC_DROP_REASONS, DROP_REASONS};
 pub use flow::{Chunk, Flow, Transfer};
 pub use host::Host;
 pub use port::{Port, HIST_BUCKET};
-pub use routing::{adjacency, compute_ecmp, compute_routes, ecmp_index, ecmp_salt, flow_paths, pair_paths};
+pub use routing::{adjacency, compute_ecmp, compute_routes, ecmp_index, ecmp_salt, flow_paths, next_hop_table, pair_paths, NextHops};
 pub use switch::Switch;
 
 use crate::cm::{CongestionPoint, Emit, HostInfo, RateChange, Scheme};

@@ -2,7 +2,7 @@
 
 use crate::ids::{NodeId, PortId};
 use crate::ir::{Ir, NodeIr};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// The seed-derived salt of the ECMP hash.
 pub fn ecmp_salt(seed: u64) -> u64 {
@@ -77,6 +77,38 @@ pub fn compute_ecmp(n_nodes: usize, is_switch: &[bool], adj: &[Vec<(NodeId, Port
         out[v] = (offsets, ports);
     }
     out
+}
+
+/// A switch's next hops toward one node: with `n` ≤ 1 its single egress port (`at`, a [`PortId`]'s
+/// number; `PortId::NONE`: unreachable), read without a second look-up; with `n` > 1 the `n`
+/// equal-cost choices from `hops[at]` on, among which ECMP chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextHops {
+    pub at: u32,
+    pub n: u32,
+}
+
+/// A switch's next-hop table from its routes (`route`, by node) and its ECMP choices
+/// (`compute_ecmp`'s pair for it; empty without ECMP): toward each node its equal-cost choices
+/// where it has more than one, else its single route; each distinct list of choices stored once in
+/// the returned hops.
+pub fn next_hop_table(route: &[PortId], (offsets, ports): &(Vec<u32>, Vec<PortId>)) -> (Vec<NextHops>, Vec<PortId>) {
+    let mut hops = Vec::new();
+    let mut stored: HashMap<&[PortId], u32> = HashMap::new();
+    let table = (0..route.len())
+        .map(|d| match offsets.get(d..d + 2) {
+            Some(&[a, b]) if b - a > 1 => {
+                let list = &ports[a as usize..b as usize];
+                let at = *stored.entry(list).or_insert_with(|| {
+                    hops.extend_from_slice(list);
+                    (hops.len() - list.len()) as u32
+                });
+                NextHops { at, n: list.len() as u32 }
+            }
+            _ => NextHops { at: route[d].0, n: 1 },
+        })
+        .collect();
+    (table, hops)
 }
 
 /// The ECMP choice among `k` equal-cost next hops at switch `node` for a frame with flow key
@@ -285,5 +317,25 @@ mod tests {
         }
         assert_eq!(stub_hosts(&is_switch, &adj), vec![NONE, NONE, 0, 0, NONE, NONE, NONE]);
         // 4, 5: two links; 6: to a host
+    }
+
+    fn hop(at: u32, n: u32) -> NextHops {
+        NextHops { at, n }
+    }
+
+    #[test]
+    fn next_hops_are_the_route_or_the_ecmp_choices_each_list_stored_once() {
+        let (p0, p1, p2, p3, none) = (PortId(0), PortId(1), PortId(2), PortId(3), PortId::NONE);
+        // toward nodes 0 and 3 two choices (the same list), toward 1 one, toward 2 none (unreachable)
+        let route = [p0, p1, none, p0];
+        let ecmp = (vec![0, 2, 3, 3, 5], vec![p0, p3, p2, p0, p3]);
+        let (table, hops) = next_hop_table(&route, &ecmp);
+        // a single choice is the route (toward 1 another port than the ECMP list's), as before ECMP
+        assert_eq!(table, [hop(0, 2), hop(1, 1), hop(none.0, 1), hop(0, 2)]);
+        assert_eq!(hops, [p0, p3]);
+        // without ECMP: the routes
+        let (table, hops) = next_hop_table(&[p1, p1, none], &(Vec::new(), Vec::new()));
+        assert_eq!(table, [hop(1, 1), hop(1, 1), hop(none.0, 1)]);
+        assert!(hops.is_empty());
     }
 }

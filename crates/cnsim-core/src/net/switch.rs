@@ -13,6 +13,7 @@ use crate::frame::{tag, FrameId, FrameKind};
 use crate::ids::{NodeId, PortId};
 use crate::ir::BufferIr;
 use crate::net::flowctl::SwitchPause;
+use crate::net::routing::NextHops;
 
 /// [`Network::cp_parts`]'s `prio` for a hook that is about the port, not one frame (the tick).
 pub(crate) const PORT_QUEUE: usize = usize::MAX;
@@ -30,12 +31,13 @@ fn queue_of(p: &super::Port, prio: usize) -> u64 {
 /// 80 switches take turns, so each is a cache miss).
 #[repr(C, align(64))]
 pub struct Switch {
-    /// ECMP (empty unless this switch has several equal-cost next hops somewhere): the choices
-    /// toward node `d` are `ecmp_ports[ecmp_offsets[d]..ecmp_offsets[d + 1]]`.
-    pub ecmp_offsets: Vec<u32>,
-    pub ecmp_ports: Vec<PortId>,
-    /// Egress port toward each node (index = node id), PortId::NONE if unreachable.
-    pub route: Vec<PortId>,
+    /// The next hops toward each node (index = node id): its egress port, or with ECMP its
+    /// equal-cost choices, in [`Switch::hops`] ([`NextHops`]). One entry, so a frame's arrival
+    /// reads one cache line of the table, not an ECMP offset's and a route's.
+    pub next_hops: Vec<NextHops>,
+    /// The distinct lists of equal-cost next hops of [`Switch::next_hops`], one after another: a
+    /// few per switch (a fat tree's edge switch: its uplinks), so they stay cached.
+    pub hops: Vec<PortId>,
     pub buffer: BufferIr,
     /// Total queued bytes (shared pool).
     pub total_bytes: u64,
@@ -96,14 +98,11 @@ impl Network {
     #[inline(always)]
     pub(crate) fn out_port(&self, s: usize, dst: NodeId, key: u64) -> PortId {
         let sw = &self.switches[s];
-        if sw.ecmp_offsets.is_empty() {
-            return sw.route[dst.idx()];
+        let NextHops { at, n } = sw.next_hops[dst.idx()];
+        if n <= 1 {
+            return PortId(at);
         }
-        let (a, b) = (sw.ecmp_offsets[dst.idx()], sw.ecmp_offsets[dst.idx() + 1]);
-        if b - a <= 1 {
-            return sw.route[dst.idx()];
-        }
-        sw.ecmp_ports[(a + crate::net::ecmp_index(self.ecmp_salt, sw.node.0, key, b - a)) as usize]
+        sw.hops[(at + crate::net::ecmp_index(self.ecmp_salt, sw.node.0, key, n)) as usize]
     }
 
     /// Flood broadcast frame `fr` from switch `s` to every port but `in_port` (the one it came in
