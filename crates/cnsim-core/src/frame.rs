@@ -56,8 +56,9 @@ pub struct CmMsg {
 }
 
 /// One frame in flight or queued: a 64-byte record (a control frame's [`CmMsg`] is kept beside
-/// it in the pool, [`FramePool::msg`]).
+/// it in the pool, [`FramePool::msg`]), aligned to a cache line so that it lies on one.
 #[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
 pub struct Frame {
     pub kind: FrameKind,
     /// Size in bytes (occupies buffer and link).

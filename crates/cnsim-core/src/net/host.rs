@@ -295,18 +295,19 @@ impl Network {
         let now = self.now;
         let Network { hosts, flows, ports, frames, c, q, cfg, .. } = self;
         let f = &mut flows[fid.idx()];
-        let fr = frames.alloc(Frame {
+        let (src, dst, prio) = (hosts[h].node, f.dst, f.prio);
+        let fr = frames.alloc_made(|| Frame {
             kind: FrameKind::Data,
             size,
-            src: hosts[h].node,
-            dst: f.dst,
+            src,
+            dst,
             flow: fid,
             transfer: NONE_U32,
             ingress: PortId::NONE,
             born: now,
             tag: Tag::default(),
             quanta: 0,
-            prio: f.prio,
+            prio,
             seq: 0,
         });
         f.note_sent(now, size);
