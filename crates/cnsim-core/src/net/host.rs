@@ -33,7 +33,6 @@ macro_rules! host_ctx {
         }
     };
 }
-pub(super) use host_ctx;
 
 /// A host: one NIC port, its flows (round-robin), control-frame FIFO, RP and reflector.
 #[repr(C, align(64))]
