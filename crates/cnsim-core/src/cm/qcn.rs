@@ -364,22 +364,37 @@ impl QcnRp {
             return;
         }
         if rl.cr >= self.line && !ctx.has_backlog(local as u32) {
-            rl.active = false; // release: the flow is sent at line rate, unlimited
-            rl.gen = rl.gen.wrapping_add(1);
-            ctx.set_rate(local as u32, None);
-            return;
+            return self.release(ctx, local);
         }
         rl.tx_bcount -= len as f64;
         if rl.tx_bcount < 0.0 {
-            let (bc, th) = (self.p.bc_limit_bytes, self.p.fast_recovery_th);
-            let rl = &mut self.rls[local];
-            rl.si_count += 1;
-            let base = if rl.si_count < th { bc } else { bc / 2.0 };
-            let j = self.jitter(ctx.rng);
-            self.rls[local].tx_bcount = base * j;
-            self.self_increase(local);
-            ctx.set_rate(local as u32, Some(self.rls[local].cr));
+            self.byte_count_cycle(ctx, local);
         }
+    }
+
+    /// [`Self::sent`] at line rate with nothing waiting: the flow is sent unlimited. Out of line,
+    /// as [`Self::byte_count_cycle`].
+    #[inline(never)]
+    fn release(&mut self, ctx: &mut HostCtx, local: usize) {
+        let rl = &mut self.rls[local];
+        rl.active = false;
+        rl.gen = rl.gen.wrapping_add(1);
+        ctx.set_rate(local as u32, None);
+    }
+
+    /// [`Self::sent`] when the byte counter runs out (once per 150 KB or so): a new cycle and a
+    /// self-increase. Out of line: inlined, the registers it needs were saved and restored on
+    /// every paced frame's hook call (QCN fan-in-100 100 ms: 191.82 -> 191.46 M instructions).
+    #[inline(never)]
+    fn byte_count_cycle(&mut self, ctx: &mut HostCtx, local: usize) {
+        let (bc, th) = (self.p.bc_limit_bytes, self.p.fast_recovery_th);
+        let rl = &mut self.rls[local];
+        rl.si_count += 1;
+        let base = if rl.si_count < th { bc } else { bc / 2.0 };
+        let j = self.jitter(ctx.rng);
+        self.rls[local].tx_bcount = base * j;
+        self.self_increase(local);
+        ctx.set_rate(local as u32, Some(self.rls[local].cr));
     }
 
     /// The RP timer of flow `local` expired (model reference §6.2 "on timer expiry").

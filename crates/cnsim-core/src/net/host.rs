@@ -164,7 +164,11 @@ impl Network {
         let h = self.host_of[host.idx()] as usize;
         if self.hosts[h].wake_at == self.now {
             self.hosts[h].wake_at = u64::MAX;
-            self.host_try_send(h);
+            if self.hosts[h].rp.is_some() {
+                self.host_wake_send(h);
+            } else {
+                self.host_try_send(h);
+            }
         }
     }
 
@@ -660,7 +664,7 @@ impl Network {
     /// every paced frame (fan-in-100 100 ms, instructions: QCN -1.2 %, BCN and DCQCN -1.7 %, the
     /// others unchanged).
     #[inline(never)]
-    fn apply_host_effects_slow(&mut self, h: usize, kick: bool) {
+    pub(super) fn apply_host_effects_slow(&mut self, h: usize, kick: bool) {
         let now = self.now;
         let node = self.hosts[h].node;
         for k in 0..self.timers.len() {

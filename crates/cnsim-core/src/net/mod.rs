@@ -8,6 +8,7 @@
 //! | [`port`] | one end of a full-duplex link: transmitter, switch egress FIFO, service rate (hotspots) |
 //! | [`switch`] | forwarding, buffer admission ([`buffer`]), drops, congestion-point hooks |
 //! | [`host`] | the NIC: control FIFO, round robin over flows, rate limiters, RP/reflector hooks |
+//! | `paced` | a rate-limited host's frame sent at its wake-up, the common case of a reaction point's flow |
 //! | [`flow`] | flows (FIFO + rate limiter), transfers, and the traffic sources that feed them |
 //! | [`tcp`] | TCP flows: segments from the window, ACK frames, RTO and delayed-ACK timers |
 //! | [`transfers`] | the transfers by id; with FCT rows off, folded into statistics as they settle |
@@ -25,6 +26,7 @@ pub mod flow;
 pub mod flowctl;
 pub mod host;
 pub mod int_wire;
+mod paced;
 pub mod pcap;
 pub mod port;
 pub mod queues;

@@ -1,0 +1,118 @@
+//! The paced send: a frame that a reaction point's rate limiter held in its flow's FIFO, sent at
+//! the host's wake-up when the limiter lets it go (a flow paced below its source's rate: under
+//! QCN on fan-in-100, every frame is queued when its source fires and sent here).
+
+use super::{Network, NONE_U32};
+use crate::cm::HostCtx;
+use crate::event::Event;
+use crate::frame::{Frame, FrameKind, Tag};
+use crate::ids::PortId;
+
+impl Network {
+    /// Host `h`, which has a reaction point, looks for work at its wake-up: a paced frame sent
+    /// here, else the general look. Out of line: inlined into the event loop, it changed the
+    /// loop's code for every scheme (fan-in-100 without CM +0.2 % instructions).
+    #[inline(never)]
+    pub(super) fn host_wake_send(&mut self, h: usize) {
+        if !self.host_send_paced(h) {
+            self.host_try_send(h);
+        }
+    }
+
+    /// [`Network::host_try_send`] at host `h`'s wake-up in its common case under a scheme with a
+    /// reaction point: one flow, a UDP flow declared (not a transfer's queue), its next frame a
+    /// lone one (no chunk in its FIFO), no control frame, the NIC idle and not paused, no PFC, INT,
+    /// capture or link events, and the flow's window and limiter open. The same steps as
+    /// `host_try_send`, `host_send_data` and `host_start_frame` take for that frame, in their
+    /// order (the same frame, counters, events and hook call), with each record read once and
+    /// none of their tests for other cases (QCN fan-in-100, 59 k such frames in 100 ms: 196.3 ->
+    /// 191.8 M instructions). Returns whether it sent (else nothing was changed).
+    #[inline(always)]
+    fn host_send_paced(&mut self, h: usize) -> bool {
+        let now = self.now;
+        let host = &self.hosts[h];
+        let (pid, fid) = (host.port, host.first_flow);
+        if host.flows.len() != 1
+            || !host.ctrl_q.is_empty()
+            || host.backlogged == 0
+            || self.pfc_enabled
+            || self.tx_hook
+            || self.int.is_some()
+            || self.is_transfer_queue(fid)
+        {
+            return false;
+        }
+        let p = &self.ports[pid.idx()];
+        let f = &self.flows[fid.idx()];
+        if p.busy_until > now
+            || p.pause.paused_until > now
+            || f.sent_bytes >= f.send_limit
+            || f.next_allowed > now
+            || f.tcp.is_some()
+            || !(f.lone_tail > 0 && f.backlog == f.lone_tail)
+        {
+            return false;
+        }
+        let (dst, prio, local) = (f.dst, f.prio, f.local);
+        let (src, info_idx) = (host.node, host.info_idx);
+        self.hosts[h].rr_next = 0;
+        let size = self.take_lone(h, fid);
+        // from here each record through the network's fields, borrowed apart: looked up once
+        let Network { hosts, flows, ports, frames, c, q, cfg, host_infos, host_rngs, emits, rate_changes, limit_changes, timers, .. } = self;
+        let fr = frames.alloc_made(|| Frame {
+            kind: FrameKind::Data,
+            size,
+            src,
+            dst,
+            flow: fid,
+            transfer: NONE_U32,
+            ingress: PortId::NONE,
+            born: now,
+            tag: Tag::default(),
+            quanta: 0,
+            prio,
+            seq: 0,
+        });
+        let Some(rp) = hosts[h].rp.as_mut() else { unreachable!("host_wake_send's host has a reaction point") };
+        let frame = frames.get_mut(fr);
+        // host_ctx!'s context, from the fields borrowed apart (no INT here: the hook sees none)
+        let mut ctx = HostCtx {
+            now,
+            info: &host_infos[info_idx],
+            rng: &mut host_rngs[h],
+            int: None,
+            out: emits,
+            rates: rate_changes,
+            limits: limit_changes,
+            timers,
+            backlog: flows,
+            extra_overhead_bytes: &mut c.extra_overhead_bytes,
+        };
+        rp.on_transmit(&mut ctx, local, frame);
+        let size = frame.size;
+        flows[fid.idx()].note_sent(now, size);
+        c.data_sent.0 += 1;
+        c.data_sent.1 += size as u64;
+        let p = &mut ports[pid.idx()];
+        let t_end = now + p.tx_ps(size as u64 + cfg.wire_overhead_bytes as u64);
+        p.busy_until = t_end;
+        p.account_busy(now, t_end, cfg.warmup_ps, cfg.duration_ps);
+        q.push(t_end + p.prop_ps + p.peer_latency_ps, Event::Arrive { port: p.peer, frame: fr });
+        if !(self.timers.is_empty() && self.rate_changes.is_empty() && self.limit_changes.is_empty() && self.emits.is_empty()) {
+            // the hook asked for something: carried out, and the look of `host_start_frame`
+            self.apply_host_effects_slow(h, false);
+            let host = &self.hosts[h];
+            if !host.ctrl_q.is_empty() || host.backlogged > 0 {
+                let (t, wait) = self.host_next_look(h, t_end);
+                self.ensure_host_wake(h, t, wait);
+            }
+        } else if self.hosts[h].backlogged > 0 {
+            // nothing changed since the tests above (one flow, no control frame, no PFC): the
+            // look of `host_next_look` for that case
+            let f = &self.flows[fid.idx()];
+            let (t, wait) = if f.next_allowed > t_end && f.sent_bytes < f.send_limit { (f.next_allowed, true) } else { (t_end, false) };
+            self.ensure_host_wake(h, t, wait);
+        }
+        true
+    }
+}
