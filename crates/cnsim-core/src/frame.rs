@@ -1,6 +1,7 @@
 //! Frames: fixed-size records in an arena, addressed by [`FrameId`]; no allocation per frame.
 
 use crate::ids::{FlowId, NodeId, PortId};
+use crate::net::NONE_U32;
 use crate::time::SimTime;
 use crate::transport::tcp::SackBlocks;
 
@@ -88,6 +89,25 @@ pub struct Frame {
 const _: () = assert!(std::mem::size_of::<Frame>() == 64);
 
 impl Frame {
+    /// A data frame of declared flow `flow` outside any transfer (no tag, no sequence number), born
+    /// `now`: what a host's lean starts send (`host_start_plain`, the paced send).
+    #[inline(always)]
+    pub fn lone_data(src: NodeId, dst: NodeId, flow: FlowId, prio: u8, size: u32, now: SimTime) -> Frame {
+        Frame {
+            kind: FrameKind::Data,
+            size,
+            src,
+            dst,
+            flow,
+            transfer: NONE_U32,
+            ingress: PortId::NONE,
+            born: now,
+            tag: Tag::default(),
+            quanta: 0,
+            prio,
+            seq: 0,
+        }
+    }
     pub fn is_data(&self) -> bool {
         self.kind == FrameKind::Data
     }

@@ -300,20 +300,7 @@ impl Network {
         let Network { hosts, flows, ports, frames, c, q, cfg, .. } = self;
         let f = &mut flows[fid.idx()];
         let (src, dst, prio) = (hosts[h].node, f.dst, f.prio);
-        let fr = frames.alloc_made(|| Frame {
-            kind: FrameKind::Data,
-            size,
-            src,
-            dst,
-            flow: fid,
-            transfer: NONE_U32,
-            ingress: PortId::NONE,
-            born: now,
-            tag: Tag::default(),
-            quanta: 0,
-            prio,
-            seq: 0,
-        });
+        let fr = frames.alloc_made(|| Frame::lone_data(src, dst, fid, prio, size, now));
         f.note_sent(now, size);
         c.data_sent.0 += 1;
         c.data_sent.1 += size as u64;

@@ -2,11 +2,10 @@
 //! the host's wake-up when the limiter lets it go (a flow paced below its source's rate: under
 //! QCN on fan-in-100, every frame is queued when its source fires and sent here).
 
-use super::{Network, NONE_U32};
+use super::Network;
 use crate::cm::HostCtx;
 use crate::event::Event;
-use crate::frame::{Frame, FrameKind, Tag};
-use crate::ids::PortId;
+use crate::frame::Frame;
 
 impl Network {
     /// Host `h`, which has a reaction point, looks for work at its wake-up: a paced frame sent
@@ -63,20 +62,7 @@ impl Network {
         let size = self.take_lone(h, fid);
         // from here each record through the network's fields, borrowed apart: looked up once
         let Network { hosts, flows, ports, frames, c, q, cfg, host_infos, host_rngs, emits, rate_changes, limit_changes, timers, .. } = self;
-        let fr = frames.alloc_made(|| Frame {
-            kind: FrameKind::Data,
-            size,
-            src,
-            dst,
-            flow: fid,
-            transfer: NONE_U32,
-            ingress: PortId::NONE,
-            born: now,
-            tag: Tag::default(),
-            quanta: 0,
-            prio,
-            seq: 0,
-        });
+        let fr = frames.alloc_made(|| Frame::lone_data(src, dst, fid, prio, size, now));
         let Some(rp) = hosts[h].rp.as_mut() else { unreachable!("host_wake_send's host has a reaction point") };
         let frame = frames.get_mut(fr);
         // host_ctx!'s context, from the fields borrowed apart (no INT here: the hook sees none)
