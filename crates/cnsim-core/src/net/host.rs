@@ -301,15 +301,7 @@ impl Network {
         let f = &mut flows[fid.idx()];
         let (src, dst, prio) = (hosts[h].node, f.dst, f.prio);
         let fr = frames.alloc_made(|| Frame::lone_data(src, dst, fid, prio, size, now));
-        f.note_sent(now, size);
-        c.data_sent.0 += 1;
-        c.data_sent.1 += size as u64;
-        let p = &mut ports[pid.idx()];
-        let t_end = now + p.tx_ps(size as u64 + cfg.wire_overhead_bytes as u64);
-        p.busy_until = t_end;
-        p.account_busy(now, t_end, cfg.warmup_ps, cfg.duration_ps);
-        q.push(t_end + p.prop_ps + p.peer_latency_ps, Event::Arrive { port: p.peer, frame: fr });
-        t_end
+        lone_frame_started(f, c, &mut ports[pid.idx()], q, cfg, (now, size, fr))
     }
 
     /// Whether the next frame of flow `fid`, host `h`'s only one, is a lone frame of its size (no
@@ -734,6 +726,29 @@ impl Network {
         };
         self.frames.alloc_control(frame, e.msg)
     }
+}
+
+/// The last steps of a lean start ([`Network::host_start_plain`], the paced send) of data frame `fr`
+/// (`size` bytes, at `now`) of flow `f` on host port `p`, through the network's fields borrowed
+/// apart: the flow's and the network's sent counts, the transmitter busy until the end of its
+/// serialisation, its arrival scheduled. Returns that end.
+#[inline(always)]
+pub(super) fn lone_frame_started(
+    f: &mut super::Flow,
+    c: &mut super::Counters,
+    p: &mut super::Port,
+    q: &mut crate::event::EventQueue,
+    cfg: &super::NetConfig,
+    (now, size, fr): (SimTime, u32, FrameId),
+) -> SimTime {
+    f.note_sent(now, size);
+    c.data_sent.0 += 1;
+    c.data_sent.1 += size as u64;
+    let t_end = now + p.tx_ps(size as u64 + cfg.wire_overhead_bytes as u64);
+    p.busy_until = t_end;
+    p.account_busy(now, t_end, cfg.warmup_ps, cfg.duration_ps);
+    q.push(t_end + p.prop_ps + p.peer_latency_ps, Event::Arrive { port: p.peer, frame: fr });
+    t_end
 }
 
 #[cfg(test)]

@@ -2,9 +2,9 @@
 //! the host's wake-up when the limiter lets it go (a flow paced below its source's rate: under
 //! QCN on fan-in-100, every frame is queued when its source fires and sent here).
 
+use super::host::lone_frame_started;
 use super::Network;
 use crate::cm::HostCtx;
-use crate::event::Event;
 use crate::frame::Frame;
 
 impl Network {
@@ -80,14 +80,7 @@ impl Network {
         };
         rp.on_transmit(&mut ctx, local, frame);
         let size = frame.size;
-        flows[fid.idx()].note_sent(now, size);
-        c.data_sent.0 += 1;
-        c.data_sent.1 += size as u64;
-        let p = &mut ports[pid.idx()];
-        let t_end = now + p.tx_ps(size as u64 + cfg.wire_overhead_bytes as u64);
-        p.busy_until = t_end;
-        p.account_busy(now, t_end, cfg.warmup_ps, cfg.duration_ps);
-        q.push(t_end + p.prop_ps + p.peer_latency_ps, Event::Arrive { port: p.peer, frame: fr });
+        let t_end = lone_frame_started(&mut flows[fid.idx()], c, &mut ports[pid.idx()], q, cfg, (now, size, fr));
         if !(self.timers.is_empty() && self.rate_changes.is_empty() && self.limit_changes.is_empty() && self.emits.is_empty()) {
             // the hook asked for something: carried out, and the look of `host_start_frame`
             self.apply_host_effects_slow(h, false);
