@@ -36,7 +36,13 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
     let source_nodes: Vec<NodeId> = hosts.iter().filter(|h| !h.flows.is_empty()).map(|h| h.node).collect();
     let flow_tcp: Vec<Option<crate::ir::TcpIr>> =
         ir.flows.iter().map(|f| if let TransportIr::Tcp(t) = &f.transport { Some(t.clone()) } else { None }).collect();
-    let sources = make_sources(ir);
+    let mut sources = make_sources(ir);
+    let deferrable = crate::net::deferred::deferrable_sources(ir, &host_of, hosts.len());
+    for (h, &si) in deferrable.iter().enumerate() {
+        if si != NONE_U32 {
+            sources[si as usize].defer_host = h as u32;
+        }
+    }
     let n_kinds = scheme.message_types().len();
     let (scheme_wants_int, n_ports, int_wire) = (scheme.wants_int(), ports.len(), scheme.int_wire());
     let series = ir.observe.flow_series.map_or(flows.len(), |n| (n as usize).min(flows.len()));
@@ -56,6 +62,9 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
         run_limit: 0,
         folded_events: 0,
         lazy_ends: vec![0; ports.len().div_ceil(64)],
+        deferrable,
+        deferred: vec![crate::net::deferred::NO_FIRING; hosts.len()],
+        deferring: false,
         q,
         frames: FramePool::default(),
         ports,
@@ -490,7 +499,7 @@ fn schedule_initial(net: &mut Network) {
     }
     for i in 0..net.sources.len() {
         if let Some(t) = net.sources[i].first_time() {
-            net.schedule(t, Event::SourceFire { source: i as u32 });
+            net.schedule_fire(t, i);
         }
     }
     for pi in 0..net.cps.len() {

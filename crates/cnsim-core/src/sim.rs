@@ -180,6 +180,8 @@ impl Simulation {
 
     /// The clock after a step to `limit`; whether the run has reached its end.
     fn end_step(&mut self, limit: SimTime) -> bool {
+        // the deferred firings this step would have handled
+        self.net.catch_up_all(limit);
         if limit >= self.ir.duration_ps {
             self.net.now = self.ir.duration_ps;
             true

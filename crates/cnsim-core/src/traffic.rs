@@ -44,6 +44,9 @@ pub struct Source {
     pub waiting: u32,
     /// Poisson with a frame-size distribution: the sampler (None: every frame is the flow's size).
     pub sizes: Option<Box<FrameSizes>>,
+    /// The host whose NIC the source's firings may wait for, deferred (`NONE_U32`: never;
+    /// [`crate::net::deferred`]).
+    pub defer_host: u32,
 }
 
 /// A frame-size distribution ready to draw from ([`FrameSizesIr`]).
@@ -214,6 +217,7 @@ impl Source {
             dst_skip: u32::MAX,
             waiting: u32::MAX,
             sizes,
+            defer_host: u32::MAX,
         }
     }
 
@@ -239,7 +243,7 @@ impl Source {
 
     /// Fire at `now`; returns the action and the next firing time (None = no timed event; for
     /// Pareto the next one is scheduled when the transfer has left the NIC).
-    #[inline]
+    #[inline(always)]
     pub fn fire(&mut self, now: SimTime) -> (Action, Option<SimTime>) {
         let (act, next) = match self.process {
             ProcessIr::Saturated => {

@@ -166,6 +166,7 @@ impl Network {
     #[inline(never)]
     pub(crate) fn link_event(&mut self, index: u32, phase: u8) {
         let now = self.now;
+        self.catch_up_all(now); // (a host's link may go down)
         let d = self.dynamics.as_mut().expect("link events need dynamics");
         let ev = d.events[index as usize].clone();
         let l = ev.link as usize;

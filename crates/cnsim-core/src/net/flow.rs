@@ -9,7 +9,6 @@
 
 use super::tcp::TcpFlow;
 use super::{rate_gap_ps, Network, NONE_U32};
-use crate::event::Event;
 use crate::ids::{FlowId, NodeId};
 use crate::time::SimTime;
 use crate::traffic::{flow_bytes, pareto_frames, sized_frames, Action};
@@ -273,46 +272,55 @@ impl Transfer {
 
 impl Network {
     /// A traffic source's next action.
+    #[inline(always)]
     pub(crate) fn source_fire(&mut self, si: usize) {
         let now = self.now;
         let (act, next) = self.sources[si].fire(now);
+        if let Action::Frame { flow, size } = act {
+            // (the next firing's key does not depend on when it is scheduled: after the frame)
+            let fid = self.sources[si].flow(flow);
+            if self.enqueue_at_host(fid, 1, NONE_U32, size) && self.sources[si].defer_host != NONE_U32 {
+                return self.defer_firing(si, fid, next);
+            }
+        }
         if let Some(t) = next {
-            self.schedule(t, Event::SourceFire { source: si as u32 });
+            self.schedule_fire(t, si);
         }
         match act {
-            Action::Nothing => {}
-            Action::Frame { flow, size } => {
-                let fid = self.sources[si].flow(flow);
-                self.enqueue_at_host(fid, 1, NONE_U32, size);
-            }
+            Action::Nothing | Action::Frame { .. } => {}
             Action::Transfer { .. } | Action::Sized { .. } => self.start_transfer(si, act),
-            Action::Saturate(on) => {
-                if on != self.sources[si].sat_on {
-                    self.sources[si].sat_on = on;
-                    for k in 0..self.sources[si].flows.len() {
-                        let fid = self.sources[si].flows[k];
-                        if self.flows[fid.idx()].tcp.is_some() {
-                            if on {
-                                self.tcp_write(fid, u64::MAX, NONE_U32);
-                            } else {
-                                self.tcp_stop_writing(fid);
-                            }
-                            continue;
-                        }
-                        let h = self.host_of[self.flows[fid.idx()].src.idx()] as usize;
-                        let f = &mut self.flows[fid.idx()];
-                        let had = f.has_frame();
-                        if on {
-                            f.sat += 1
-                        } else {
-                            f.sat -= 1
-                        }
-                        let has = f.has_frame();
-                        self.adjust_backlogged(h, fid, had, has);
-                        if has {
-                            self.host_try_send(h);
-                        }
+            Action::Saturate(on) => self.source_saturate(si, on),
+        }
+    }
+
+    /// A saturated source's gate opened or closed (`on`): its flows are marked or unmarked.
+    #[cold]
+    #[inline(never)]
+    fn source_saturate(&mut self, si: usize, on: bool) {
+        if on != self.sources[si].sat_on {
+            self.sources[si].sat_on = on;
+            for k in 0..self.sources[si].flows.len() {
+                let fid = self.sources[si].flows[k];
+                if self.flows[fid.idx()].tcp.is_some() {
+                    if on {
+                        self.tcp_write(fid, u64::MAX, NONE_U32);
+                    } else {
+                        self.tcp_stop_writing(fid);
                     }
+                    continue;
+                }
+                let h = self.host_of[self.flows[fid.idx()].src.idx()] as usize;
+                let f = &mut self.flows[fid.idx()];
+                let had = f.has_frame();
+                if on {
+                    f.sat += 1
+                } else {
+                    f.sat -= 1
+                }
+                let has = f.has_frame();
+                self.adjust_backlogged(h, fid, had, has);
+                if has {
+                    self.host_try_send(h);
                 }
             }
         }
@@ -393,12 +401,14 @@ impl Network {
     }
 
     /// Add `frames` frames (of `transfer`, or none) of `size` bytes each (0: the flow's
-    /// `frame_bytes`) to flow `fid`'s FIFO and kick its host.
+    /// `frame_bytes`) to flow `fid`'s FIFO and kick its host. Returns whether they only joined
+    /// frames already waiting, the host's NIC doing nothing now (`host_try_send_idle`).
     #[inline(always)]
-    pub(crate) fn enqueue_at_host(&mut self, fid: FlowId, frames: u64, transfer: u32, size: u32) {
+    pub(crate) fn enqueue_at_host(&mut self, fid: FlowId, frames: u64, transfer: u32, size: u32) -> bool {
         if self.flows[fid.idx()].tcp.is_some() {
             // the application's data: frames × MSS bytes; segments are counted as they are sent
-            return self.tcp_write(fid, frames, transfer);
+            self.tcp_write(fid, frames, transfer);
+            return false;
         }
         if transfer != NONE_U32 && !self.per_transfer && !self.flows[fid.idx()].has_frame() {
             let (h, local) = (self.host_of[self.flows[fid.idx()].src.idx()] as usize, self.flows[fid.idx()].local);
@@ -411,7 +421,7 @@ impl Network {
         if frames == 1 && transfer == NONE_U32 && !had {
             let h = self.host_of[f.src.idx()] as usize;
             if self.host_send_lone(h, fid, size) {
-                return;
+                return false;
             }
         }
         let f = &mut self.flows[fid.idx()];
@@ -420,10 +430,11 @@ impl Network {
         self.c.data_generated.1 += bytes;
         let h = self.host_of[f.src.idx()] as usize;
         if had && self.host_try_send_idle(h, fid) {
-            return; // more frames for a flow that already waits: host_try_send would change nothing
+            return true; // more frames for a flow that already waits: host_try_send would change nothing
         }
         self.adjust_backlogged(h, fid, had, true);
         self.host_try_send(h);
+        false
     }
 
     /// Whether `host_try_send(h)` would do nothing now, for a host whose only flow with a frame is
@@ -540,6 +551,7 @@ impl Network {
         let size = f.frame_bytes;
         if !f.has_frame() {
             self.adjust_backlogged(h, fid, true, false);
+            self.resume_firing(h);
         }
         size
     }
@@ -581,6 +593,7 @@ impl Network {
         }
         if !f.has_frame() {
             self.adjust_backlogged(h, fid, true, false);
+            self.resume_firing(h);
         }
         if first && transfer != NONE_U32 {
             self.transfers[transfer].first_tx = self.now;
@@ -600,7 +613,7 @@ impl Network {
     fn source_release_check(&mut self, si: usize, fid: FlowId) {
         let limited = self.flows[fid.idx()].rl_rate.is_some();
         if let Some(t) = self.sources[si].release_check(self.now, limited) {
-            self.schedule(t, Event::SourceFire { source: si as u32 });
+            self.schedule_fire(t, si);
         }
     }
 
@@ -608,7 +621,7 @@ impl Network {
     pub(crate) fn transfer_left_nic(&mut self, transfer: u32, t_end: SimTime) {
         let src = self.transfers[transfer].source as usize;
         if let Some(t) = self.sources[src].transfer_done(transfer, t_end) {
-            self.schedule(t, Event::SourceFire { source: src as u32 });
+            self.schedule_fire(t, src);
         }
     }
 }

@@ -162,6 +162,7 @@ impl Network {
     /// A scheduled HostWake event (stale ones are ignored).
     pub(crate) fn host_wake(&mut self, host: NodeId) {
         let h = self.host_of[host.idx()] as usize;
+        self.catch_up(h);
         if self.hosts[h].wake_at == self.now {
             self.hosts[h].wake_at = u64::MAX;
             if self.hosts[h].rp.is_some() {
@@ -455,6 +456,7 @@ impl Network {
 
     /// A frame reached host `h` through `port`.
     pub(crate) fn host_arrive(&mut self, h: usize, port: PortId, fr: FrameId) {
+        self.catch_up(h);
         let now = self.now;
         let (kind, size, flow, transfer, quanta, seq, flags) = {
             let f = self.frames.get(fr);
@@ -592,6 +594,7 @@ impl Network {
     /// A control frame delivered to `host` takes effect (after the response delay).
     pub(crate) fn host_feedback(&mut self, host: NodeId, frame: FrameId) {
         let h = self.host_of[host.idx()] as usize;
+        self.catch_up(h);
         let msg = self.frames.msg(frame);
         self.c.ctrl_delivered += 1;
         if self.queue_stale(msg.flow, msg.gen) {
@@ -616,6 +619,7 @@ impl Network {
     /// A reaction-point timer of `host` fired.
     pub(crate) fn rp_timer(&mut self, host: NodeId, token: u64) {
         let h = self.host_of[host.idx()] as usize;
+        self.catch_up(h);
         self.rp_call(h, |rp, ctx| rp.on_timer(ctx, token));
     }
 

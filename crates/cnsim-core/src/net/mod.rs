@@ -21,6 +21,7 @@
 //! observer ([`crate::observe`]) reads a `&Network`, never a mutable one.
 
 pub mod buffer;
+pub(crate) mod deferred;
 pub mod dynamics;
 pub mod flow;
 pub mod flowctl;
@@ -118,6 +119,12 @@ pub struct Network {
     /// port: a sample reads a queue through it ([`Network::queued_now`]) and the end of the run
     /// finds them ([`Network::release_all`]) without reading the other ports' state.
     pub(crate) lazy_ends: Vec<u64>,
+    /// For each host, the source whose firings may be deferred, or `NONE_U32`, and the time of its
+    /// deferred firing, or `deferred::NO_FIRING` ([`deferred`]).
+    pub(crate) deferrable: Vec<u32>,
+    pub(crate) deferred: Vec<SimTime>,
+    /// Whether a firing has ever been deferred (until then the hosts' events need not look).
+    pub(crate) deferring: bool,
     pub(crate) q: EventQueue,
     pub frames: FramePool,
     pub ports: Vec<Port>,
@@ -212,6 +219,12 @@ impl Network {
     #[inline(always)]
     pub(crate) fn schedule(&mut self, t: SimTime, ev: Event) {
         self.q.push(t, ev);
+    }
+
+    /// Schedule source `si`'s next firing at `t`.
+    #[inline(always)]
+    pub(crate) fn schedule_fire(&mut self, t: SimTime, si: usize) {
+        self.q.push(t, Event::SourceFire { source: si as u32 });
     }
 
     /// Is the node a switch? (Its index into `switches` otherwise NONE_U32.)

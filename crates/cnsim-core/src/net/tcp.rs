@@ -248,7 +248,7 @@ impl Network {
             }
             // closed-loop sources draw their OFF period when the transfer is complete
             if let Some(next) = self.sources[src].transfer_done(tid, now) {
-                self.schedule(next, Event::SourceFire { source: src as u32 });
+                self.schedule_fire(next, src);
             }
         }
         self.tcp_refresh_ready(fid);

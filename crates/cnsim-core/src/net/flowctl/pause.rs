@@ -426,6 +426,13 @@ impl Network {
     /// stops for the pause time, or goes on (XON). An 802.3x PAUSE's port is looked up once.
     #[inline(always)]
     fn control_frame_arrive(&mut self, port: PortId, fr: FrameId) {
+        if self.deferring {
+            // a host's deferred firings, before the pause changes what its NIC would do
+            let h = self.host_of[self.ports[port.idx()].node.idx()];
+            if h != NONE_U32 {
+                self.catch_up(h as usize);
+            }
+        }
         let f = self.frames.get(fr);
         debug_assert_eq!(f.kind, FrameKind::Pause);
         let (quanta, cev) = (f.quanta, f.prio);
