@@ -28,37 +28,45 @@ MAX_ENTRIES = 20_000
 
 
 class CodeCache:
-    """The code of each text compiled so far: (mode, text) → code, loaded from ``path``."""
+    """The code of each text compiled so far: (mode, text) → code. The file's entries are read as the
+    ``marshal`` bytes of their code, turned into code when first asked for (a file holds what every
+    ``cnsim`` command asked for; a run takes some 450 of them)."""
 
     def __init__(self, path: Path):
         self.path = path
-        self.code: dict[tuple[str, str], Any] = {}
-        self.used: set[tuple[str, str]] = set()
+        self.code: dict[tuple[str, str], CodeType] = {}
         self.new = 0
         try:
             entries = marshal.loads(path.read_bytes())
-            self.code = {(mode, text): code for mode, text, code in entries if isinstance(code, CodeType)}
+            self.kept: dict[tuple[str, str], bytes] = {(mode, text): data for mode, text, data in entries}
         except (OSError, EOFError, ValueError, TypeError):  # no file, or not one written here
-            self.code = {}
+            self.kept = {}
 
-    def compiled(self, text: str, mode: str) -> Any:
+    def compiled(self, text: str, mode: str) -> CodeType:
         """The code of ``text`` (filename ``<string>``, no inherited future flags: as ``exec``, ``eval`` and
         ``compile`` make it when called from the modules patched here, which have none)."""
         key = (mode, text)
         code = self.code.get(key)
         if code is None:
-            code = self.code[key] = builtins.compile(text, "<string>", mode, dont_inherit=True)
-            self.new += 1
-        self.used.add(key)
+            try:
+                code = marshal.loads(self.kept[key])
+            except (KeyError, EOFError, ValueError, TypeError):
+                code = None
+            if not isinstance(code, CodeType):
+                code = builtins.compile(text, "<string>", mode, dont_inherit=True)
+                self.kept[key] = marshal.dumps(code)
+                self.new += 1
+            self.code[key] = code
         return code
 
     def save(self) -> None:
         """Write the file again if this process compiled something it did not hold (atomically; errors
-        ignored: the next process compiles again)."""
+        ignored: the next process compiles again). A file grown past :data:`MAX_ENTRIES` keeps this
+        process's entries only."""
         if not self.new:
             return
-        keys = self.code if len(self.code) <= MAX_ENTRIES else self.used
-        data = marshal.dumps([(mode, text, self.code[(mode, text)]) for mode, text in keys])
+        keys = self.kept if len(self.kept) <= MAX_ENTRIES else self.code
+        data = marshal.dumps([(mode, text, self.kept[(mode, text)]) for mode, text in keys])
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
