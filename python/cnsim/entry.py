@@ -48,8 +48,13 @@ def main() -> None:
         return
     try:
         keywords = None
-        if sys.argv[1:2] == ["run"]:
+        run = sys.argv[1:2] == ["run"]
+        if run:
             gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
+        from cnsim.cli import codecache
+
+        codecache.keep()  # before anything makes a dataclass or a string annotation
+        if run:
             from cnsim.cli import quickrun  # `cnsim run` in its plain forms runs without typer
 
             keywords = quickrun.plain_run(sys.argv[2:])

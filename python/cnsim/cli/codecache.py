@@ -90,6 +90,15 @@ def cache_path() -> Path | None:
     return Path(root) / "cnsim" / f"code-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
 
 
+def keep() -> None:
+    """:func:`install` for this process, the file saved at its exit if it compiled something new."""
+    import atexit
+
+    cache = install()
+    if cache is not None:
+        atexit.register(cache.save)
+
+
 def install() -> CodeCache | None:
     """Make ``dataclasses``, ``collections`` and ``typing`` take their compiled text from the cache (once per
     process; None when already done). The caller saves it (:meth:`CodeCache.save`) before the process ends."""

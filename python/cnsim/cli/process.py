@@ -55,7 +55,6 @@ def _run_app(command: Callable[[], Any]) -> None:
 
     set_environment()
     _no_plugin_discovery()
-    _keep_compiled_text()
     signal.signal(signal.SIGTERM, _terminate)
     warnings.showwarning = _show_config_warning
     try:
@@ -107,18 +106,6 @@ def _no_plugin_discovery() -> None:
     stub.get_plugins = get_plugins  # type: ignore[attr-defined]
     stub.__getattr__ = real  # type: ignore[method-assign]
     sys.modules[name] = stub
-
-
-def _keep_compiled_text() -> None:
-    """The code the standard library compiles from text at start-up, from the previous process's
-    (:mod:`cnsim.cli.codecache`); saved at exit if this process compiled more."""
-    import atexit
-
-    from cnsim.cli import codecache
-
-    cache = codecache.install()
-    if cache is not None:
-        atexit.register(cache.save)
 
 
 def _exit(code: Any) -> None:
