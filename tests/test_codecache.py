@@ -62,8 +62,9 @@ PROBE = textwrap.dedent(
     except dataclasses.FrozenInstanceError as exc:
         frozen = repr(exc)
     ref = typing.ForwardRef("dict[str, int]")
+    getattr(dataclasses, "exec", exec)("answer = 6 * 7")  # without namespaces: the caller's, as exec's
     print(repr(p), p == P("a"), hash(p) == hash(P("a")), frozen, Pair(1, right=2), Pair._make([3, 4]),
-          ref, ref._evaluate(globals(), None, frozenset()), typing.get_type_hints(P))
+          ref, ref._evaluate(globals(), None, frozenset()), typing.get_type_hints(P), answer)
     if sys.argv[1] == "cached":
         print(cache.new > 0, file=sys.stderr)
         cache.save()

@@ -23,8 +23,9 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-MAX_ENTRIES = 20_000
-"""A file holding more entries (libraries upgraded many times) is started afresh with this process's."""
+MAX_ENTRIES = 5_000
+"""A file holding more entries (libraries upgraded many times; the test suite's commands ask for 1 100) is
+started afresh with this process's."""
 
 
 class CodeCache:
@@ -111,13 +112,20 @@ def install() -> CodeCache | None:
         return None
     cache = CodeCache(path)
 
-    # dataclasses and collections always pass their namespace (without one, exec and eval would take this
-    # module's)
-    def run(text: Any, globals: Any, locals: Any = None) -> Any:
-        return builtins.exec(cache.compiled(text, "exec") if isinstance(text, str) else text, globals, locals)
+    def namespaces(globals: Any, locals: Any) -> tuple[Any, Any]:
+        """exec's and eval's: without ``globals``, their caller's (dataclasses and collections pass theirs)."""
+        if globals is not None:
+            return globals, locals
+        caller = sys._getframe(2)
+        return caller.f_globals, caller.f_locals if locals is None else locals
 
-    def evaluate(text: Any, globals: Any, locals: Any = None) -> Any:
-        return builtins.eval(cache.compiled(text, "eval") if isinstance(text, str) else text, globals, locals)
+    def run(text: Any, globals: Any = None, locals: Any = None) -> Any:
+        code = cache.compiled(text, "exec") if isinstance(text, str) else text
+        return builtins.exec(code, *namespaces(globals, locals))
+
+    def evaluate(text: Any, globals: Any = None, locals: Any = None) -> Any:
+        code = cache.compiled(text, "eval") if isinstance(text, str) else text
+        return builtins.eval(code, *namespaces(globals, locals))
 
     def compile(text: Any, filename: str, mode: str, *args: Any, **kwargs: Any) -> Any:
         if args or kwargs or not isinstance(text, str) or filename != "<string>":
