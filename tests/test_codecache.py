@@ -11,7 +11,7 @@ from cnsim.cli.codecache import CodeCache, cache_path
 
 
 def test_kept_code_is_the_compilers(tmp_path):
-    path = tmp_path / "code.marshal"
+    path = str(tmp_path / "code.marshal")
     first = CodeCache(path)
     text = "def __create_fn__(a, b):\n def f(self, x: a = b): return (self, x)\n return f\n"
     code = first.compiled(text, "exec")
@@ -25,10 +25,10 @@ def test_kept_code_is_the_compilers(tmp_path):
 
 
 def test_a_bad_file_is_no_file(tmp_path):
-    path = tmp_path / "code.marshal"
+    path = str(tmp_path / "code.marshal")
     # empty, not marshal, marshal but not a list of entries, an entry without code
     for data in (b"", b"\x00garbage", marshal.dumps([1]), marshal.dumps([("eval", "1 + 1", 2)])):
-        path.write_bytes(data)
+        (tmp_path / "code.marshal").write_bytes(data)
         cache = CodeCache(path)
         assert cache.compiled("1 + 1", "eval") == compile("1 + 1", "<string>", "eval") and cache.new == 1
 
@@ -37,7 +37,7 @@ def test_no_file_without_an_absolute_cache_folder(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
     assert cache_path() is None
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache_path().parent == tmp_path / "cnsim"
+    assert os.path.dirname(cache_path()) == str(tmp_path / "cnsim")
 
 
 PROBE = textwrap.dedent(

@@ -19,9 +19,11 @@ import builtins
 import marshal
 import os
 import sys
-from pathlib import Path
 from types import CodeType
-from typing import Any
+
+TYPE_CHECKING = False  # typing's own; typing is imported by install(), once it has replaced collections.eval
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_ENTRIES = 5_000
 """A file holding more entries (libraries upgraded many times; the test suite's commands ask for 1 100) is
@@ -33,12 +35,13 @@ class CodeCache:
     ``marshal`` bytes of their code, turned into code when first asked for (a file holds what every
     ``cnsim`` command asked for; a run takes some 450 of them)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: str):
         self.path = path
         self.code: dict[tuple[str, str], CodeType] = {}
         self.new = 0
         try:
-            entries = marshal.loads(path.read_bytes())
+            with open(path, "rb") as f:
+                entries = marshal.loads(f.read())  # marshal.load would read the file object by object
             self.kept: dict[tuple[str, str], bytes] = {(mode, text): data for mode, text, data in entries}
         except (OSError, EOFError, ValueError, TypeError):  # no file, or not one written here
             self.kept = {}
@@ -68,27 +71,27 @@ class CodeCache:
             return
         keys = self.kept if len(self.kept) <= MAX_ENTRIES else self.code
         data = marshal.dumps([(mode, text, self.kept[(mode, text)]) for mode, text in keys])
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(data)
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(data)
             os.replace(tmp, self.path)
         except OSError:
             try:
-                tmp.unlink()
+                os.unlink(tmp)
             except OSError:
                 pass
         self.new = 0
 
 
-def cache_path() -> Path | None:
-    """The file for this interpreter's bytecode version; None without a home folder to put it in."""
-    from importlib.util import MAGIC_NUMBER
-
+def cache_path() -> str | None:
+    """The file for this interpreter (its version: the code's format); None without a home folder to put
+    it in."""
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(root):  # no home folder (`~` left as it is) or a relative XDG_CACHE_HOME: none
         return None
-    return Path(root) / "cnsim" / f"code-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
+    return os.path.join(root, "cnsim", f"code-{sys.implementation.cache_tag}-{sys.hexversion:x}.marshal")
 
 
 def keep() -> None:
@@ -102,13 +105,12 @@ def keep() -> None:
 
 def install() -> CodeCache | None:
     """Make ``dataclasses``, ``collections`` and ``typing`` take their compiled text from the cache (once per
-    process; None when already done). The caller saves it (:meth:`CodeCache.save`) before the process ends."""
+    process; None when already done or without a place for the file). The caller saves it
+    (:meth:`CodeCache.save`) before the process ends."""
     import collections
-    import dataclasses
-    import typing
 
     path = cache_path()
-    if path is None or "compile" in vars(typing):
+    if path is None or "eval" in vars(collections):
         return None
     cache = CodeCache(path)
 
@@ -132,7 +134,10 @@ def install() -> CodeCache | None:
             return builtins.compile(text, filename, mode, *args, **kwargs)
         return cache.compiled(text, mode)
 
+    collections.eval = evaluate  # type: ignore[attr-defined]  # first: the imports below make named tuples
+    import dataclasses
+    import typing
+
     dataclasses.exec = run  # type: ignore[attr-defined]
-    collections.eval = evaluate  # type: ignore[attr-defined]
     typing.compile = compile  # type: ignore[attr-defined]
     return cache
