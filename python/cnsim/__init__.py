@@ -24,7 +24,19 @@ _LAZY = {
 }
 
 
-_SUBMODULES = {"api", "scenario", "compile", "results", "experiments", "report", "cli", "model", "schemes", "workloads"}
+_SUBMODULES = {
+    "api",
+    "exceptions",
+    "scenario",
+    "compile",
+    "results",
+    "experiments",
+    "report",
+    "cli",
+    "model",
+    "schemes",
+    "workloads",
+}
 """Subpackages and modules reachable as attributes (``cnsim.api``) without importing them at ``import cnsim``."""
 
 
