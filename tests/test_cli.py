@@ -83,6 +83,27 @@ def test_cli_import_leaves_heavy_modules_for_later():
     assert r.stdout.split() == []
 
 
+def test_import_cnsim_imports_nothing_and_keeps_its_names():
+    """`import cnsim` runs before the `cnsim` command sets the collector's pace (cnsim.entry): it imports
+    none of cnsim's modules, typing or dataclasses; its exceptions and submodules come on first use."""
+    code = (
+        "import sys; before = set(sys.modules); import cnsim; "
+        "print(' '.join(sorted(set(sys.modules) - before - {'cnsim'}))); "
+        "from cnsim import ConfigError; import cnsim.exceptions as e; "
+        "print(ConfigError is e.ConfigError is cnsim.ConfigError, cnsim.exceptions is e, cnsim.RunInterrupted)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["", "True True <class 'cnsim.exceptions.RunInterrupted'>"]
+    attr = subprocess.run(
+        [sys.executable, "-c", "import cnsim; print(cnsim.exceptions.CnsimError.__name__)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert attr.stdout.strip() == "CnsimError", attr.stderr
+
+
 def test_console_entry_exit_status_and_atexit():
     """main() ends the process without the interpreter's teardown but keeps what an exit does: the
     status, flushed output, atexit handlers."""

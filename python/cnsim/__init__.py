@@ -6,18 +6,37 @@
 >>> r.summary["frames"]["dropped"]       # doctest: +SKIP
 """
 
-from cnsim.exceptions import CnsimError, ConfigError, InvariantError, RunInterrupted
+TYPE_CHECKING = False  # typing's own: `import typing` here would be paid before `cnsim run` can tune the collector
+if TYPE_CHECKING:
+    from cnsim.exceptions import CnsimError, ConfigError, InvariantError, RunInterrupted
 
 # The heavy parts (pandas, pyarrow, the scenario models) load on first use, so that `cnsim --help`,
-# `cnsim validate` and short runs start fast.
+# `cnsim validate` and short runs start fast. So do the exceptions (dataclasses, typing): `import cnsim`
+# runs before the `cnsim` command sets the garbage collector's pace (cnsim.entry).
 _LAZY = {
     "run": ("cnsim.api", "run"),
     "load_scenario": ("cnsim.compile.loader", "load_scenario"),
     "Result": ("cnsim.results.result", "Result"),
+    "CnsimError": ("cnsim.exceptions", "CnsimError"),
+    "ConfigError": ("cnsim.exceptions", "ConfigError"),
+    "InvariantError": ("cnsim.exceptions", "InvariantError"),
+    "RunInterrupted": ("cnsim.exceptions", "RunInterrupted"),
 }
 
 
-_SUBMODULES = {"api", "scenario", "compile", "results", "experiments", "report", "cli", "model", "schemes", "workloads"}
+_SUBMODULES = {
+    "api",
+    "exceptions",
+    "scenario",
+    "compile",
+    "results",
+    "experiments",
+    "report",
+    "cli",
+    "model",
+    "schemes",
+    "workloads",
+}
 """Subpackages and modules reachable as attributes (``cnsim.api``) without importing them at ``import cnsim``."""
 
 

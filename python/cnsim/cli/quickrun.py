@@ -11,7 +11,6 @@ options are those :func:`cnsim.cli.main.run` declares; tests/test_cli.py checks 
 
 from __future__ import annotations
 
-import gc
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -27,13 +26,6 @@ FLAGS = {
     "--plots": "plots",
 }
 """Flags, and the keyword they set to True."""
-
-YOUNG_GC_THRESHOLD = 100_000
-"""Allocations between two passes of the cyclic garbage collector over the youngest objects, in a plain
-``cnsim run`` (Python's default: 700). Its start-up makes some 65 000 objects that live until the
-process exits (modules, classes, the scenario's models and validators): at 700 the collector went over
-them about 100 times, 15 ms of a 1-ms run (6 %), to free some 600 objects in cycles. The run's own loop
-makes none (a 1-s fan-in-100 run left as many as a 1-ms one); any made later are collected at this pace."""
 
 
 def plain_run(args: list[str]) -> dict[str, Any] | None:
@@ -69,7 +61,6 @@ def plain_run(args: list[str]) -> dict[str, Any] | None:
 def command(keywords: dict[str, Any]) -> Callable[[], None]:
     """``cnsim run`` with ``keywords`` (from :func:`plain_run`) as the typer app would run it, in the
     process as :mod:`cnsim.cli.process` sets it up: call it to run and exit."""
-    gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
     from cnsim.cli import process
     from cnsim.cli.common import guarded
     from cnsim.cli.runner import run_command
