@@ -15,14 +15,14 @@ import json
 import warnings
 from typing import Any, Mapping
 
+from cnsim import schemes
 from cnsim.compile.engine import core
 from cnsim.exceptions import RunWarning
-from cnsim.scenario.spec import capped_pareto_mean
 from cnsim.scenario.framesizes import mean_size
-from cnsim.workloads import mean_bytes
-from cnsim import schemes
-from cnsim.scenario.units import format_quantity
 from cnsim.scenario.quantities import Duration, Rate, RateOrZero, Size, Time
+from cnsim.scenario.spec import capped_pareto_mean
+from cnsim.scenario.units import format_quantity
+from cnsim.workloads import mean_bytes
 
 OVERLOAD = 1.05
 """A link counts as overloaded when offered at least this multiple of its rate."""
@@ -82,8 +82,8 @@ def offered_per_link(ir: Mapping[str, Any], paths: list[list[int]]) -> dict[tupl
     warmup, end = ir["warmup_ps"], ir["duration_ps"]
     line = {}
     for lk in ir["links"]:
-        for a, b in ((lk["a"], lk["b"]), (lk["b"], lk["a"])):
-            line.setdefault(a, lk["rate_bps"])
+        for end_node in (lk["a"], lk["b"]):
+            line.setdefault(end_node, lk["rate_bps"])
     per_flow = [0.0] * len(ir["flows"])
     for src in ir["sources"]:
         flows = src["flows"]
@@ -113,7 +113,13 @@ def floor_parameters(scheme: str, params: Mapping[str, Any]) -> dict[str, str]:
         if value is None:
             continue
         kind = _kind(s.params.model_fields[name].annotation)
-        out[name] = format_quantity(value, kind) if kind and value else f"{value:.6g}" if isinstance(value, float) else str(value)
+        out[name] = (
+            format_quantity(value, kind)
+            if kind and value
+            else f"{value:.6g}"
+            if isinstance(value, float)
+            else str(value)
+        )
     if "variant" in s.params.model_fields:
         out = {"variant": p.variant, **out}
     if "preset" in s.params.model_fields:
@@ -131,8 +137,9 @@ def _kind(annotation: Any) -> str | None:
     return None
 
 
-def underused_links(ir: Mapping[str, Any], summary: Mapping[str, Any], paths: list[list[int]],
-                    cm_params: Mapping[str, Any]) -> list[dict[str, Any]]:
+def underused_links(
+    ir: Mapping[str, Any], summary: Mapping[str, Any], paths: list[list[int]], cm_params: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     """The notes of links offered more than their capacity that stayed far below it under congestion
     management (see the module doc); ``cm_params``: the scenario's ``[cm] params``."""
     scheme = ir["cm"]["scheme"]
@@ -147,17 +154,28 @@ def underused_links(ir: Mapping[str, Any], summary: Mapping[str, Any], paths: li
         load = offered.get((a, b), 0.0)
         used = lk["utilization"] + lk["paused_fraction"]
         if load >= OVERLOAD * lk["rate_bps"] and used < UNDERUSE:
-            notes.append({"kind": "underused_link", "from": lk["from"], "to": lk["to"], "rate_bps": lk["rate_bps"],
-                          "offered_bps": load, "utilization": lk["utilization"], "scheme": scheme})
+            notes.append(
+                {
+                    "kind": "underused_link",
+                    "from": lk["from"],
+                    "to": lk["to"],
+                    "rate_bps": lk["rate_bps"],
+                    "offered_bps": load,
+                    "utilization": lk["utilization"],
+                    "scheme": scheme,
+                }
+            )
     if notes:
         params = floor_parameters(scheme, cm_params)
         shown = ", ".join(f"{k} = {v}" for k, v in params.items())
         for n in notes:
             n["parameters"] = params
-            n["message"] = (f"link {n['from']} → {n['to']} was offered {n['offered_bps'] / 1e9:.4g} Gb/s "
-                            f"({n['offered_bps'] / n['rate_bps']:.3g} × its {n['rate_bps'] / 1e9:.4g} Gb/s) but carried "
-                            f"{100 * n['utilization']:.1f} % of its capacity after the warm-up: {scheme}'s reaction "
-                            f"points hold their sources down — their increase steps and floor set that rate ({shown})")
+            n["message"] = (
+                f"link {n['from']} → {n['to']} was offered {n['offered_bps'] / 1e9:.4g} Gb/s "
+                f"({n['offered_bps'] / n['rate_bps']:.3g} × its {n['rate_bps'] / 1e9:.4g} Gb/s) but carried "
+                f"{100 * n['utilization']:.1f} % of its capacity after the warm-up: {scheme}'s reaction "
+                f"points hold their sources down — their increase steps and floor set that rate ({shown})"
+            )
     return notes
 
 

@@ -25,8 +25,16 @@ from cnsim.exceptions import CnsimError, ConfigError, OutputError
 
 TMP_RE = re.compile(r"^\.(?P<name>.+)\.(tmp|old)-(?P<pid>\d+)-")
 
-RESULT_FILES = frozenset({"manifest.json", "summary.json", "summary.parquet", "resolved-config.toml",
-                          "plots/queue.png", "plots/throughput.png"})
+RESULT_FILES = frozenset(
+    {
+        "manifest.json",
+        "summary.json",
+        "summary.parquet",
+        "resolved-config.toml",
+        "plots/queue.png",
+        "plots/throughput.png",
+    }
+)
 """What a run writes besides its tables (``TABLES``); the manifest lists them too."""
 TABLES = ("queue_ts", "throughput_ts", "flow_tp", "rp_rate", "tcp_ts", "pause_ts", "fct", "flows", "queue_cdf")
 """Tables of a result, each written as ``<name>.parquet``."""
@@ -48,8 +56,12 @@ def followed(out: str | os.PathLike[str], field: str = "out") -> Path:
     try:
         return out.resolve(strict=True)
     except (OSError, RuntimeError):
-        raise ConfigError.single(field, f"is a symbolic link to {os.readlink(out)}, which does not exist; "
-                                 "nothing was run: point it at a folder or remove it", str(out)) from None
+        raise ConfigError.single(
+            field,
+            f"is a symbolic link to {os.readlink(out)}, which does not exist; "
+            "nothing was run: point it at a folder or remove it",
+            str(out),
+        ) from None
 
 
 def is_result(folder: Path) -> bool:
@@ -95,15 +107,23 @@ def replaceable(folder: Path, force: bool, field: str, shown: str | None = None)
     if not any(folder.iterdir()):
         return []
     if not is_result(folder):
-        raise ConfigError.single(field, "is a non-empty folder that is not a cnsim result (no manifest.json of "
-                                 "cnsim's); nothing in it is replaced, --force included: choose a new or empty "
-                                 "folder", shown)
+        raise ConfigError.single(
+            field,
+            "is a non-empty folder that is not a cnsim result (no manifest.json of "
+            "cnsim's); nothing in it is replaced, --force included: choose a new or empty "
+            "folder",
+            shown,
+        )
     others = foreign_files(folder)
     if others and not force:
         listed = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-        raise ConfigError.single(field, f"is a previous cnsim result that also holds files cnsim did not write "
-                                 f"({listed}); move them or choose another folder, or add --force to replace "
-                                 "cnsim's files and keep these", shown)
+        raise ConfigError.single(
+            field,
+            f"is a previous cnsim result that also holds files cnsim did not write "
+            f"({listed}); move them or choose another folder, or add --force to replace "
+            "cnsim's files and keep these",
+            shown,
+        )
     return others
 
 
@@ -113,8 +133,9 @@ def _neither_cwd_nor_file(out: Path, field: str, kind: str, shown: str) -> Path:
     target = out.resolve()
     cwd = Path.cwd().resolve()
     if target == cwd or target in cwd.parents:
-        raise ConfigError.single(field, f"is the current directory or one of its parents; give a new or "
-                                 f"{kind} folder", shown)
+        raise ConfigError.single(
+            field, f"is the current directory or one of its parents; give a new or {kind} folder", shown
+        )
     if out.exists() and not out.is_dir():
         raise ConfigError.single(field, "is a file, not a directory; nothing was overwritten", shown)
     return target
@@ -132,8 +153,12 @@ def _writable(target: Path, field: str, shown: str) -> None:
         raise ConfigError.single(field, "is not writable", shown)
 
 
-def check(out: str | os.PathLike[str], force: bool = False, scenario: str | os.PathLike[str] | None = None,
-          field: str = "--out") -> Path:
+def check(
+    out: str | os.PathLike[str],
+    force: bool = False,
+    scenario: str | os.PathLike[str] | None = None,
+    field: str = "--out",
+) -> Path:
     """Raise a :class:`ConfigError` naming ``field`` unless ``out`` may receive a run's outputs (see the
     module's rules); ``force`` lets a previous result holding other files be written, keeping them."""
     out = Path(out)
@@ -144,8 +169,12 @@ def check(out: str | os.PathLike[str], force: bool = False, scenario: str | os.P
         if where == dest.resolve():
             raise ConfigError.single(field, "is the scenario file itself", shown)
         if dest.resolve() in where.parents:
-            raise ConfigError.single(field, f"holds the scenario file ({scenario}), which replacing the folder "
-                                     "would delete; write the outputs elsewhere", shown)
+            raise ConfigError.single(
+                field,
+                f"holds the scenario file ({scenario}), which replacing the folder "
+                "would delete; write the outputs elsewhere",
+                shown,
+            )
     target = _neither_cwd_nor_file(dest, field, "previous-result", shown)
     if dest.is_dir():
         if (dest / "sweep.json").exists():
@@ -166,8 +195,9 @@ def write_failure(exc: BaseException, out: str | os.PathLike[str]) -> OutputErro
         m = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
         errno = int(m[1]) if m else None
     cause = os.strerror(errno) if errno else (exc.strerror or str(exc).splitlines()[0] or type(exc).__name__)
-    return OutputError(f"cannot write the outputs into {out}: {cause}; nothing was written there (a previous "
-                       "result is kept)")
+    return OutputError(
+        f"cannot write the outputs into {out}: {cause}; nothing was written there (a previous result is kept)"
+    )
 
 
 def open_output(out: str | os.PathLike[str]) -> Path:
@@ -210,8 +240,9 @@ def _merge(tmp: Path, dest: Path) -> None:
     own = _own_names(dest)
     old = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()} & own
     (dest / "manifest.json").unlink()
-    new = sorted((p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file()),
-                 key=lambda rel: rel == "manifest.json")
+    new = sorted(
+        (p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file()), key=lambda rel: rel == "manifest.json"
+    )
     for rel in new:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp / rel, dest / rel)
@@ -286,6 +317,7 @@ def check_sweep(out: str | os.PathLike[str], field: str = "--out") -> Path:
     out = Path(out)
     dest = usable_folder(out, field, "previous-sweep")
     if dest.is_dir() and any(dest.iterdir()) and not is_sweep(dest):
-        raise ConfigError.single(field, "is a non-empty folder that is not a cnsim sweep; choose another folder",
-                                 str(out))
+        raise ConfigError.single(
+            field, "is a non-empty folder that is not a cnsim sweep; choose another folder", str(out)
+        )
     return out

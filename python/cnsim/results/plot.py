@@ -14,6 +14,7 @@ class Result(Protocol):
     summary: Mapping[str, Any]
     tables: Mapping[str, Any]
 
+
 MAX_LINES = 8
 
 

@@ -18,8 +18,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from cnsim.results.outdir import TABLES
-from cnsim.results.outdir import check, commit_output, open_output, write_failure
+from cnsim.results.outdir import TABLES, check, commit_output, open_output, write_failure
 
 if TYPE_CHECKING:  # pragma: no cover — pandas loads when a table is built, not at import
     import pandas as pd
@@ -82,8 +81,9 @@ def queue_cdf_table(summary: Mapping[str, Any]) -> Any:
     from cnsim.results.stream import _plain_column  # pyarrow and numpy
 
     rows = [(q["switch"], q["port"], float(f), int(b)) for q in summary.get("queues", []) for f, b in q.get("cdf", [])]
-    schema = pa.schema([("switch", pa.large_string()), ("port", pa.large_string()), ("quantile", pa.float64()),
-                        ("bytes", pa.int64())])
+    schema = pa.schema(
+        [("switch", pa.large_string()), ("port", pa.large_string()), ("quantile", pa.float64()), ("bytes", pa.int64())]
+    )
     if not rows:
         return schema.empty_table()
     cols = [_plain_column([r[k] for r in rows]) for k in range(4)]
@@ -180,8 +180,9 @@ class Result:
     ``tables`` (name → pandas DataFrame), ``config_toml`` (the resolved scenario as TOML).
     """
 
-    def __init__(self, summary: dict[str, Any], manifest: dict[str, Any], tables: dict[str, pd.DataFrame],
-                 config_toml: str):
+    def __init__(
+        self, summary: dict[str, Any], manifest: dict[str, Any], tables: dict[str, pd.DataFrame], config_toml: str
+    ):
         self.summary = summary
         self.manifest = manifest
         self.tables = tables
@@ -189,8 +190,10 @@ class Result:
 
     def __repr__(self) -> str:
         s = self.summary
-        return (f"<Result {s.get('scenario')!r} seed={s.get('seed')} sim={s.get('sim_time_s')}s "
-                f"delivered={s.get('frames', {}).get('delivered')} dropped={s.get('frames', {}).get('dropped')}>")
+        return (
+            f"<Result {s.get('scenario')!r} seed={s.get('seed')} sim={s.get('sim_time_s')}s "
+            f"delivered={s.get('frames', {}).get('delivered')} dropped={s.get('frames', {}).get('dropped')}>"
+        )
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         if name in TABLES:

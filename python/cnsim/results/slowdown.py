@@ -24,8 +24,13 @@ from typing import Any, Mapping
 
 from cnsim.compile.engine import core
 
-BUCKETS = ((0, 10_000, "<10KB"), (10_000, 100_000, "10KB-100KB"), (100_000, 1_000_000, "100KB-1MB"),
-           (1_000_000, 10_000_000, "1MB-10MB"), (10_000_000, math.inf, ">=10MB"))
+BUCKETS = (
+    (0, 10_000, "<10KB"),
+    (10_000, 100_000, "10KB-100KB"),
+    (100_000, 1_000_000, "100KB-1MB"),
+    (1_000_000, 10_000_000, "1MB-10MB"),
+    (10_000_000, math.inf, ">=10MB"),
+)
 PS = 1e-12
 
 
@@ -75,8 +80,9 @@ class Ideal:
             ack = 64 * per_byte + fixed
         return (per_byte, fixed, bottleneck, ack)
 
-    def columns(self, flow: Any, dst: Any, frames: Any, size: Any, completed: Any, bad: Any, start_s: Any,
-                end_s: Any) -> dict[str, Any]:
+    def columns(
+        self, flow: Any, dst: Any, frames: Any, size: Any, completed: Any, bad: Any, start_s: Any, end_s: Any
+    ) -> dict[str, Any]:
         """``fct_s``, ``ideal_s`` and ``slowdown`` of FCT rows given as arrays (``dst``: the destination
         node indices, ``fct.dst_node``; ``size``: the ``bytes`` column; completed, good transfers only
         get an FCT and a slowdown)."""
@@ -105,9 +111,16 @@ def add_slowdown(fct: Any, ir: Mapping[str, Any]) -> Any:
     only get a value)."""
     if fct is None or fct.empty:
         return fct
-    cols = Ideal(ir).columns(fct["flow"].to_numpy(), fct["dst_node"].to_numpy(), fct["frames"].to_numpy(), fct["bytes"].to_numpy(),
-                             fct["completed"].to_numpy(), fct["bad"].to_numpy(), fct["start_s"].to_numpy(),
-                             fct["end_s"].to_numpy())
+    cols = Ideal(ir).columns(
+        fct["flow"].to_numpy(),
+        fct["dst_node"].to_numpy(),
+        fct["frames"].to_numpy(),
+        fct["bytes"].to_numpy(),
+        fct["completed"].to_numpy(),
+        fct["bad"].to_numpy(),
+        fct["start_s"].to_numpy(),
+        fct["end_s"].to_numpy(),
+    )
     out = fct.copy()
     for name, values in cols.items():
         out[name] = values
@@ -136,8 +149,10 @@ def summary_of(slowdown: Any, size_bytes: Any) -> dict[str, Any]:
     if slowdown is None:
         return {"all": stats(np.array([])), "buckets": []}
     s, b = np.asarray(slowdown, dtype=float), np.asarray(size_bytes, dtype=float)
-    buckets = [{"bucket": name, "min_bytes": lo, "max_bytes": None if math.isinf(hi) else hi,
-                **stats(s[(b >= lo) & (b < hi)])} for lo, hi, name in BUCKETS]
+    buckets = [
+        {"bucket": name, "min_bytes": lo, "max_bytes": None if math.isinf(hi) else hi, **stats(s[(b >= lo) & (b < hi)])}
+        for lo, hi, name in BUCKETS
+    ]
     return {"all": stats(s), "buckets": buckets}
 
 

@@ -26,16 +26,17 @@ Only pyarrow and numpy are imported here: a short run does not pay for pandas. N
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import json
 import os
-import _thread
 import queue
 import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
+
 from cnsim.results import capture
 from cnsim.results.slowdown import Ideal
 
@@ -68,9 +69,15 @@ STEP_SAMPLES = 64
 """The engine runs at most this many sample intervals between two looks at its buffer, so that a
 drain never waits for more than ``STEP_SAMPLES`` samples' rows beyond ``CHUNK_ROWS``."""
 
-SERIES = {"queue_ts": ("queues", "queue", "bytes"), "rp_rate": ("flows", "flow", None),
-          "tcp_ts": ("flows", "flow", None), "pause_ts": ("links", "link", None),
-          "throughput_ts": (None, None, None), "flow_tp": ("flows", "flow", None), "fct": ("flows", "flow", None)}
+SERIES = {
+    "queue_ts": ("queues", "queue", "bytes"),
+    "rp_rate": ("flows", "flow", None),
+    "tcp_ts": ("flows", "flow", None),
+    "pause_ts": ("links", "link", None),
+    "throughput_ts": (None, None, None),
+    "flow_tp": ("flows", "flow", None),
+    "fct": ("flows", "flow", None),
+}
 """Streamed tables: (table naming the ids or None, id column, value column of an id-sparse series or
 None). ``fct`` holds the rows of the transfers settled since the last drain (``observe.fct``), with
 their FCT slowdown added here."""
@@ -80,8 +87,14 @@ CHANGE_ROWS = {"rp_rate": ("flow", "rate_bps"), "pause_ts": ("link", "paused")}
 row is 0 (a link never paused has no row; every flow has a row at the first sample)."""
 
 
-WRITER_OPTIONS: dict[str, Any] = {"version": "2.6", "compression": "snappy", "use_dictionary": True,
-                                  "write_statistics": True, "writer_engine_version": "V2", "data_page_version": "1.0"}
+WRITER_OPTIONS: dict[str, Any] = {
+    "version": "2.6",
+    "compression": "snappy",
+    "use_dictionary": True,
+    "write_statistics": True,
+    "writer_engine_version": "V2",
+    "data_page_version": "1.0",
+}
 """The options ``pyarrow.parquet.ParquetWriter`` (and ``write_table``) gives its engine by default where
 the engine's own default differs (the others are the same): the files are byte for byte those
 ``pyarrow.parquet`` writes (tests/test_stream.py)."""
@@ -99,8 +112,10 @@ class ParquetWriter:
 
     def write_table(self, table: pa.Table) -> None:
         if not table.schema.equals(self.schema, check_metadata=False):
-            raise ValueError(f"Table schema does not match schema used to create file: \ntable:\n{table.schema!s} "
-                             f"vs. \nfile:\n{self.schema!s}")
+            raise ValueError(
+                f"Table schema does not match schema used to create file: \ntable:\n{table.schema!s} "
+                f"vs. \nfile:\n{self.schema!s}"
+            )
         self.writer.write_table(table)
 
     def add_key_value_metadata(self, metadata: Mapping[str, str]) -> None:
@@ -160,6 +175,7 @@ def change_metadata(interval_ps: int, samples: int | None = None) -> dict[str, s
     if samples is not None:
         meta["cnsim.samples"] = str(samples)
     return meta
+
 
 def column(value: Any) -> Any:
     """An engine column as numpy (``(dtype, array)``, read without a copy) or a list of names."""
@@ -231,8 +247,12 @@ def flows_table(flows: Mapping[str, Any], per_flow: list[Mapping[str, Any]]) -> 
     """``flows`` joined to the per-flow summary as ``frames_from_core`` does, without pandas; None when
     the rows differ in their keys or hold missing values (pandas then builds it)."""
     keys = list(per_flow[0]) if per_flow else []
-    if (not per_flow or "id" not in keys or any(list(r) != keys for r in per_flow)
-            or [r["id"] for r in per_flow] != list(range(len(column(flows["flow"]))))):
+    if (
+        not per_flow
+        or "id" not in keys
+        or any(list(r) != keys for r in per_flow)
+        or [r["id"] for r in per_flow] != list(range(len(column(flows["flow"]))))
+    ):
         return None
     table = arrow_table({"flow": flows["flow"]}, Names(flows, "flow"))
     for k in keys:
@@ -264,8 +284,10 @@ class Names:
 
     def arrays(self, ids: np.ndarray) -> list[tuple[str, pa.Array]]:
         """The name columns for rows with these ids."""
-        return [(name, pa.DictionaryArray.from_arrays(_numbers(codes[ids]), categories))
-                for name, _, categories, codes in self.columns]
+        return [
+            (name, pa.DictionaryArray.from_arrays(_numbers(codes[ids]), categories))
+            for name, _, categories, codes in self.columns
+        ]
 
 
 def arrow_table(cols: Mapping[str, Any], names: Names | None) -> pa.Table:
@@ -287,8 +309,10 @@ def _encoding(schema: pa.Schema) -> dict[str, Any]:
     """Parquet dictionary encoding for the name columns only: on a numeric column of 128 Ki distinct
     values it would cost ~50 MB of resident memory per file for little gain; statistics for
     :data:`STATISTICS` only."""
-    return {"use_dictionary": [f.name for f in schema if pa.types.is_dictionary(f.type)] or False,
-            "write_statistics": [n for n in schema.names if n in STATISTICS] or False}
+    return {
+        "use_dictionary": [f.name for f in schema if pa.types.is_dictionary(f.type)] or False,
+        "write_statistics": [n for n in schema.names if n in STATISTICS] or False,
+    }
 
 
 def write_table(path: Path, cols: Mapping[str, Any], names: Names | None) -> None:
@@ -300,8 +324,14 @@ def write_table(path: Path, cols: Mapping[str, Any], names: Names | None) -> Non
 class SeriesWriter:
     """The streamed tables of one run, each a Parquet file in ``folder`` written chunk by chunk."""
 
-    def __init__(self, folder: Path, statics: Mapping[str, Mapping[str, Any]], sample_interval_ps: int,
-                 ideal: Any = None, node_names: list[str] | None = None):
+    def __init__(
+        self,
+        folder: Path,
+        statics: Mapping[str, Mapping[str, Any]],
+        sample_interval_ps: int,
+        ideal: Any = None,
+        node_names: list[str] | None = None,
+    ):
         self.folder = folder
         self.interval = sample_interval_ps
         self.ideal = ideal  # slowdown.Ideal of the run: the fct rows get fct_s, ideal_s, slowdown
@@ -378,7 +408,12 @@ class SeriesWriter:
             [(_, dst)] = dst_names.arrays(column(cols["dst_node"]))
             table = table.set_column(table.column_names.index("dst"), "dst", dst)
         if name == "fct" and self.ideal is not None:
-            extra = self.ideal.columns(*(column(cols[c]) for c in ("flow", "dst_node", "frames", "bytes", "completed", "bad", "start_s", "end_s")))
+            extra = self.ideal.columns(
+                *(
+                    column(cols[c])
+                    for c in ("flow", "dst_node", "frames", "bytes", "completed", "bad", "start_s", "end_s")
+                )
+            )
             for c, values in extra.items():
                 table = table.append_column(c, _numbers(values))
         writer = self.writers.get(name)
@@ -414,8 +449,9 @@ class SeriesWriter:
             if writer.is_open:
                 writer.close()
 
-    def _fill(self, name: str, chunks: list[tuple[int, int, np.ndarray]], final: np.ndarray,
-              keep_open: bool = False) -> Any:
+    def _fill(
+        self, name: str, chunks: list[tuple[int, int, np.ndarray]], final: np.ndarray, keep_open: bool = False
+    ) -> Any:
         """Rewrite a sparse series' file with every chunk's rows widened to the ids ``final`` (zeros
         for the ids a chunk lacks); with ``keep_open``, return the new file's writer, open."""
         _, key, value = SERIES[name]
@@ -573,8 +609,14 @@ PROGRESS_S = 0.1
 """Wall seconds between two looks of the caller at the run (progress, Ctrl-C) when no batch fills."""
 
 
-def run(engine: Any, ir_json: str, folder: Path, progress: Callable[[float], None] | None = None,
-        chunk_rows: int | None = None, ir: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Mapping[str, Any]]]:
+def run(
+    engine: Any,
+    ir_json: str,
+    folder: Path,
+    progress: Callable[[float], None] | None = None,
+    chunk_rows: int | None = None,
+    ir: Mapping[str, Any] | None = None,
+) -> tuple[str, dict[str, Mapping[str, Any]]]:
     """Run the IR, streaming the series and FCT rows into ``folder``; ``(summary JSON, the other
     tables)``.
 
