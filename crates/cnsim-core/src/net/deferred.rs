@@ -171,63 +171,32 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use crate::ir::*;
+    use crate::net::paced::tests::{qcn_fan_in_of, US};
     use crate::Simulation;
-    use serde_json::json;
 
     thread_local! {
         /// No firing is deferred, to compare with.
         pub(super) static NEVER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 
-    const US: u64 = 1_000_000;
-
-    /// Eight senders into one 10-Gb/s port under QCN, each offering more than its share, with
-    /// every deferrable kind of source — CBR with a random phase, Poisson, a gated CBR, one that
-    /// stops midway — and a Bernoulli source, never deferred; with 802.3x PAUSE at the switch
-    /// (`pause`), or without.
+    /// QCN fan-ins ([`qcn_fan_in_of`]) with every deferrable kind of source — CBR with a random
+    /// phase, Poisson, a gated CBR, one that stops midway — and a Bernoulli source, never deferred;
+    /// with 802.3x PAUSE at the switch (`pause`), or without.
     fn qcn_mixed(pause: bool) -> Ir {
-        let host = |n: &str| NodeIr::Host { name: n.into(), response_delay_ps: US };
-        let mut nodes = vec![
-            NodeIr::Switch {
-                name: "sw".into(),
-                latency_ps: 0,
-                buffer: BufferIr::Egress { egress_bytes: 150_000 },
-                pause: if pause {
-                    PauseIr::Global { high_bytes: 100_000, low_bytes: 50_000, quanta: 65535, refresh_fraction: 0.8 }
-                } else {
-                    PauseIr::None
-                },
-                ecn_threshold_bytes: None,
-            },
-            host("rx"),
-        ];
-        let link = |a, b| LinkIr { a, b, rate_bps: 10_000_000_000, prop_ps: US / 2 };
-        let (mut links, mut flows, mut sources) = (vec![link(0, 1)], vec![], vec![]);
-        for i in 0..8u32 {
-            nodes.push(host(&format!("s{i}")));
-            links.push(link(2 + i, 0));
-            flows.push(FlowIr { src: 2 + i, dst: Some(1), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
-            let (process, gate, stop_ps) = match i % 4 {
-                0 => (ProcessIr::Cbr { interval_ps: 2_400_000, phase_ps: 0, random_phase: true }, None, u64::MAX),
-                1 => (ProcessIr::Poisson { mean_gap_ps: 2_400_000, sizes: None }, None, 9_000 * US),
-                2 => (ProcessIr::Bernoulli { slot_ps: 1_200_000, p: 0.5 }, None, u64::MAX),
-                _ => (
-                    ProcessIr::Cbr { interval_ps: 2_000_000, phase_ps: 0, random_phase: true },
-                    Some(GateIr { on_ps: 3_000 * US, off_ps: 1_000 * US, start_on: true }),
-                    u64::MAX,
-                ),
-            };
-            sources.push(SourceIr { stream_id: i as u64, flows: vec![i], start_ps: i as u64 * US, stop_ps, gate, process, dst_set: None });
-        }
-        let params = json!({
-            "qeq_bytes": 26_000, "w": 2.0, "fb_bits": 6, "sample_jitter": 0.15, "rp_jitter": 0.15,
-            "mark_table_bytes": [150_000.0, 75_000.0, 50_000.0, 37_500.0, 30_000.0, 25_000.0, 21_500.0, 18_500.0],
-            "gd": 0.0078125, "min_dec_factor": 0.5, "min_rate_bps": 1e7, "bc_limit_bytes": 150_000.0,
-            "fast_recovery_th": 5, "r_ai_bps": 5e6, "r_hai_bps": 5e7, "timer_period_ps": 15_000_000_000u64,
-            "stage_boundary": "gt"
-        });
-        let cm = CmIr { scheme: "qcn".into(), params };
-        Ir { seed: 9, cm, observe: ObserveIr::sampled(10 * US, 100 * US), ..Ir::new("qcn-mixed", 20_000 * US, nodes, links, flows, sources) }
+        let source = |i: u32| match i % 4 {
+            0 => (ProcessIr::Cbr { interval_ps: 2_400_000, phase_ps: 0, random_phase: true }, None, i as u64 * US, u64::MAX),
+            1 => (ProcessIr::Poisson { mean_gap_ps: 2_400_000, sizes: None }, None, i as u64 * US, 9_000 * US),
+            2 => (ProcessIr::Bernoulli { slot_ps: 1_200_000, p: 0.5 }, None, i as u64 * US, u64::MAX),
+            _ => (
+                ProcessIr::Cbr { interval_ps: 2_000_000, phase_ps: 0, random_phase: true },
+                Some(GateIr { on_ps: 3_000 * US, off_ps: 1_000 * US, start_on: true }),
+                i as u64 * US,
+                u64::MAX,
+            ),
+        };
+        let pause =
+            if pause { PauseIr::Global { high_bytes: 100_000, low_bytes: 50_000, quanta: 65535, refresh_fraction: 0.8 } } else { PauseIr::None };
+        qcn_fan_in_of(source, pause, 9)
     }
 
     /// A run in steps of `step` ps (the end of each catches up the deferred firings), its event

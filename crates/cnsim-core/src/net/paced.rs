@@ -101,7 +101,7 @@ impl Network {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::ir::*;
     use crate::Simulation;
     use serde_json::json;
@@ -111,19 +111,15 @@ mod tests {
         pub(super) static GENERAL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 
-    /// Eight 5-Gb/s CBR senders into one 10-Gb/s port under QCN: the limiters hold most frames,
-    /// sent at the hosts' wake-ups.
-    fn qcn_fan_in() -> Ir {
-        const US: u64 = 1_000_000;
+    pub(crate) const US: u64 = 1_000_000;
+
+    /// Eight senders, each on its own 10-Gb/s link into one 10-Gb/s port under QCN (150-KB egress
+    /// buffer, the switch's PAUSE `pause`), 20 ms: sender `i`'s source has the process, gate, start
+    /// and stop `source(i)` gives.
+    pub(crate) fn qcn_fan_in_of(source: impl Fn(u32) -> (ProcessIr, Option<GateIr>, u64, u64), pause: PauseIr, seed: u64) -> Ir {
         let host = |n: &str| NodeIr::Host { name: n.into(), response_delay_ps: US };
         let mut nodes = vec![
-            NodeIr::Switch {
-                name: "sw".into(),
-                latency_ps: 0,
-                buffer: BufferIr::Egress { egress_bytes: 150_000 },
-                pause: PauseIr::None,
-                ecn_threshold_bytes: None,
-            },
+            NodeIr::Switch { name: "sw".into(), latency_ps: 0, buffer: BufferIr::Egress { egress_bytes: 150_000 }, pause, ecn_threshold_bytes: None },
             host("rx"),
         ];
         let link = |a, b| LinkIr { a, b, rate_bps: 10_000_000_000, prop_ps: US / 2 };
@@ -132,15 +128,8 @@ mod tests {
             nodes.push(host(&format!("s{i}")));
             links.push(link(2 + i, 0));
             flows.push(FlowIr { src: 2 + i, dst: Some(1), frame_bytes: 1500, transport: TransportIr::Udp, priority: 0 });
-            sources.push(SourceIr {
-                stream_id: i as u64,
-                flows: vec![i],
-                start_ps: 0,
-                stop_ps: u64::MAX,
-                gate: None,
-                process: ProcessIr::Cbr { interval_ps: 2_400_000, phase_ps: 0, random_phase: true },
-                dst_set: None,
-            });
+            let (process, gate, start_ps, stop_ps) = source(i);
+            sources.push(SourceIr { stream_id: i as u64, flows: vec![i], start_ps, stop_ps, gate, process, dst_set: None });
         }
         let params = json!({
             "qeq_bytes": 26_000, "w": 2.0, "fb_bits": 6, "sample_jitter": 0.15, "rp_jitter": 0.15,
@@ -150,7 +139,14 @@ mod tests {
             "stage_boundary": "gt"
         });
         let cm = CmIr { scheme: "qcn".into(), params };
-        Ir { seed: 5, cm, observe: ObserveIr::sampled(10 * US, 100 * US), ..Ir::new("qcn-fan-in", 20_000 * US, nodes, links, flows, sources) }
+        Ir { seed, cm, observe: ObserveIr::sampled(10 * US, 100 * US), ..Ir::new("qcn-fan-in", 20_000 * US, nodes, links, flows, sources) }
+    }
+
+    /// Eight 5-Gb/s CBR senders into one 10-Gb/s port under QCN: the limiters hold most frames,
+    /// sent at the hosts' wake-ups.
+    fn qcn_fan_in() -> Ir {
+        let cbr = ProcessIr::Cbr { interval_ps: 2_400_000, phase_ps: 0, random_phase: true };
+        qcn_fan_in_of(|_| (cbr.clone(), None, 0, u64::MAX), PauseIr::None, 5)
     }
 
     #[test]
