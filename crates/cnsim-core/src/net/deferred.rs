@@ -75,24 +75,23 @@ pub(crate) fn deferrable_sources(ir: &Ir, host_of: &[u32], n_hosts: usize) -> Ve
 }
 
 impl Network {
-    /// Deferrable source `si`'s frame joined frames waiting at its host, whose NIC does nothing now
-    /// (`enqueue_at_host`): its next firing, due at `next`, is deferred if the NIC waits for the
-    /// flow's rate limiter and the firing falls due first. Else it is scheduled: a queue drained
-    /// at the NIC's next look would bring it back to the event queue, out of its order, at more
-    /// cost than its event (a pause ends early at an XON, and a global PAUSE on fan-in-100
-    /// holds a host's frames for less than its source's interval).
-    #[inline(always)]
-    pub(crate) fn defer_firing(&mut self, si: usize, fid: FlowId, next: Option<SimTime>) {
+    /// Deferrable source `si`'s frame joined frames waiting for flow `fid`'s rate limiter, the
+    /// host's NIC doing nothing now (`enqueue_at_host`): its next firing, due at `next`, is deferred
+    /// if the NIC waits for the limiter past it (true returned). Else it is scheduled: a queue
+    /// drained at the NIC's next look would bring it back to the event queue at more cost than its
+    /// event (a pause ends early at an XON, and a global PAUSE on fan-in-100 holds a host's frames
+    /// for less than a source's interval).
+    #[inline(never)]
+    pub(crate) fn defer_firing(&mut self, si: usize, fid: FlowId, next: Option<SimTime>) -> bool {
         let h = self.sources[si].defer_host as usize;
         debug_assert_eq!(self.deferrable[h], si as u32);
         let wake = self.hosts[h].wake_at;
-        match next {
-            Some(t) if t >= wake || wake != self.flows[fid.idx()].next_allowed => self.schedule_fire(t, si),
-            _ => {
-                self.deferred[h] = next.unwrap_or(NO_FIRING);
-                self.deferring = true;
-            }
+        if wake != self.flows[fid.idx()].next_allowed || next.is_some_and(|t| t >= wake) {
+            return false;
         }
+        self.deferred[h] = next.unwrap_or(NO_FIRING);
+        self.deferring = true;
+        true
     }
 
     /// A deferred firing's frame joins flow `fid`'s queue (as `enqueue_at_host` queues a frame

@@ -9,6 +9,7 @@
 
 use super::tcp::TcpFlow;
 use super::{rate_gap_ps, Network, NONE_U32};
+use crate::event::Event;
 use crate::ids::{FlowId, NodeId};
 use crate::time::SimTime;
 use crate::traffic::{flow_bytes, pareto_frames, sized_frames, Action};
@@ -276,15 +277,18 @@ impl Network {
     pub(crate) fn source_fire(&mut self, si: usize) {
         let now = self.now;
         let (act, next) = self.sources[si].fire(now);
+        // the next firing's key taken first, before the frame's events are scheduled
+        let fire = Event::SourceFire { source: si as u32 };
+        let key = next.map(|t| self.q.reserve(t, &fire));
         if let Action::Frame { flow, size } = act {
-            // (the next firing's key does not depend on when it is scheduled: after the frame)
             let fid = self.sources[si].flow(flow);
-            if self.enqueue_at_host(fid, 1, NONE_U32, size) && self.sources[si].defer_host != NONE_U32 {
-                return self.defer_firing(si, fid, next);
+            // a deferrable source's frame behind others: its next firing perhaps deferred
+            if self.enqueue_at_host(fid, 1, NONE_U32, size) && self.sources[si].defer_host != NONE_U32 && self.defer_firing(si, fid, next) {
+                return;
             }
         }
-        if let Some(t) = next {
-            self.schedule_fire(t, si);
+        if let Some(key) = key {
+            self.q.push_key(key, fire);
         }
         match act {
             Action::Nothing | Action::Frame { .. } => {}
