@@ -13,11 +13,11 @@
 //! firing put back in the event queue is scheduled then, not when its source last fired, so a firing
 //! of another source in the same picosecond, scheduled in between, would go first. Sources on a
 //! common grid (Bernoulli slots, CBR without a random phase), which fire together, are not
-//! deferred; the others share a picosecond with probability nil. QCN on the bench's fan-in-100
-//! holds every frame at the hosts: a third of its events were such firings.
+//! deferred; the others fall in one picosecond only by chance (phases and gaps are drawn in
+//! picoseconds). QCN on the bench's fan-in-100 holds every frame at the hosts: a third of its
+//! events were such firings.
 
-use super::Network;
-use super::NONE_U32;
+use super::{Network, NONE_U32};
 use crate::event::Event;
 use crate::ids::FlowId;
 use crate::ir::{Ir, ProcessIr, TransportIr};
