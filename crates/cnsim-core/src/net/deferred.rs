@@ -94,15 +94,6 @@ impl Network {
         true
     }
 
-    /// A deferred firing's frame joins flow `fid`'s queue (as `enqueue_at_host` queues a frame
-    /// behind others: counted as generated).
-    #[inline(always)]
-    fn queue_deferred(&mut self, fid: FlowId, size: u32) {
-        let bytes = self.flows[fid.idx()].queue(1, NONE_U32, size, &self.transfers);
-        self.c.data_generated.0 += 1;
-        self.c.data_generated.1 += bytes;
-    }
-
     /// Host `h` has an event now: its deferred firings due before now happen first.
     #[inline(always)]
     pub(crate) fn catch_up(&mut self, h: usize) {
@@ -123,7 +114,7 @@ impl Network {
             let (act, next) = self.sources[si].fire(at);
             self.deferred[h] = next.unwrap_or(NO_FIRING);
             match act {
-                Action::Frame { size, .. } => self.queue_deferred(fid, size),
+                Action::Frame { size, .. } => self.queue_generated(fid, 1, NONE_U32, size),
                 Action::Nothing => {}
                 _ => unreachable!("a deferrable source sends frames"),
             }

@@ -428,17 +428,23 @@ impl Network {
                 return false;
             }
         }
-        let f = &mut self.flows[fid.idx()];
-        let bytes = f.queue(frames, transfer, size, &self.transfers);
-        self.c.data_generated.0 += frames;
-        self.c.data_generated.1 += bytes;
-        let h = self.host_of[f.src.idx()] as usize;
+        self.queue_generated(fid, frames, transfer, size);
+        let h = self.host_of[self.flows[fid.idx()].src.idx()] as usize;
         if had && self.host_try_send_idle(h, fid) {
             return true; // more frames for a flow that already waits: host_try_send would change nothing
         }
         self.adjust_backlogged(h, fid, had, true);
         self.host_try_send(h);
         false
+    }
+
+    /// `frames` frames (of `transfer`, or none) of `size` bytes each join flow `fid`'s FIFO, counted
+    /// as generated (by `enqueue_at_host`, and by a deferred firing: [`super::deferred`]).
+    #[inline(always)]
+    pub(crate) fn queue_generated(&mut self, fid: FlowId, frames: u64, transfer: u32, size: u32) {
+        let bytes = self.flows[fid.idx()].queue(frames, transfer, size, &self.transfers);
+        self.c.data_generated.0 += frames;
+        self.c.data_generated.1 += bytes;
     }
 
     /// Whether `host_try_send(h)` would do nothing now, for a host whose only flow with a frame is
