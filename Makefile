@@ -38,12 +38,13 @@ browser:
 # Release build of the extension into the venv (editable: python/ is used in place).
 # The package is installed editable (python/ in place), so nothing byte-compiles it: where
 # PYTHONDONTWRITEBYTECODE is set every command would compile cnsim's modules again (~0.1 s of a
-# 1-ms run), hence compileall.
+# 1-ms run), hence compileall; `-f` rewrites them all, since its check (the source's mtime to the
+# second, and its size) misses an edit of the same size within the second of the last build.
 # (`+`: cargo takes its jobs from make's jobserver, so `make test`'s two builds share the two cores.)
 build: $(STAMP)
 	+VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 	  $(VENV)/bin/maturin develop --release --quiet
-	$(PY) -m compileall -q python/cnsim
+	$(PY) -m compileall -q -f python/cnsim
 
 # The Rust tests run in the debug profile: with overflow checks on, an arithmetic overflow on a
 # hand-made IR (the random-IR test) panics there instead of wrapping silently as in release, and the
