@@ -72,6 +72,14 @@ pub struct Port {
     pub lazy_ok: bool,
     /// The frame being sent ends at `busy_until` without an event ([`Network::port_release_lazy`]).
     pub lazy_end: bool,
+    /// The frame being sent is a PAUSE frame of a global XOFF/XON handed to the link at its start
+    /// (`Network::send_pause_all`): its end at `busy_until` is no event, and the port is free from
+    /// then on (`Network::port_handed_free`).
+    pub ctrl_handed: bool,
+    /// The frame being sent is a PAUSE frame of a global XOFF/XON whose arrival was scheduled at
+    /// its start, and whose end is an event (the port has a frame queued, or a pause running):
+    /// that end only frees the port.
+    pub ctrl_arrival_due: bool,
     /// Link-level flow control state of this port (both directions' roles). Under PFC it only
     /// aggregates "some priority paused" (paused time, pause series). Its `paused_until` ends
     /// the first line.
@@ -159,6 +167,8 @@ impl Port {
             hooks: 0,
             lazy_ok: false,
             lazy_end: false,
+            ctrl_handed: false,
+            ctrl_arrival_due: false,
             peer_latency_ps: 0,
             busy_until: 0,
             busy: false,
@@ -240,9 +250,10 @@ impl Network {
     #[inline]
     pub(crate) fn port_try_send(&mut self, pid: PortId) {
         let p = &self.ports[pid.idx()];
-        if p.busy {
+        if p.busy && !(p.ctrl_handed && self.port_handed_free(pid)) {
             return;
         }
+        let p = &self.ports[pid.idx()];
         if p.hooks & port_hooks::PFC != 0 {
             return self.pfc_try_send(pid);
         }
@@ -257,6 +268,28 @@ impl Network {
         }
         let head = *self.ports[pid.idx()].queue.front().expect("non-empty");
         self.port_start_data(pid, head);
+    }
+
+    /// Port `pid`, sending a PAUSE frame handed to the link at its start ([`Port::ctrl_handed`]):
+    /// whether that frame has ended, and the port is free (noted here); if not, a wake-up at its
+    /// end, when the port looks for work again (as the frame's end would have).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn port_handed_free(&mut self, pid: PortId) -> bool {
+        let p = &mut self.ports[pid.idx()];
+        if p.busy_until <= self.now {
+            p.busy = false;
+            p.ctrl_handed = false;
+            return true;
+        }
+        #[cfg(test)]
+        crate::net::flowctl::pause::tests::LOOKED_EARLY.with(|n| n.set(n.get() + 1));
+        if p.wake_at != p.busy_until {
+            p.wake_at = p.busy_until;
+            let t = p.wake_at;
+            self.schedule(t, Event::PortWake { port: pid });
+        }
+        false
     }
 
     /// PAUSE at idle port `pid` before a data frame's start: a pending PAUSE frame is sent; a pause
@@ -618,10 +651,15 @@ impl Network {
     #[inline]
     pub(crate) fn control_frame_sent(&mut self, pid: PortId, fr: FrameId, cev: u8) {
         let now = self.now;
-        let (peer, prop) = {
-            let p = &self.ports[pid.idx()];
-            (p.peer, p.prop_ps)
+        let (peer, prop, due) = {
+            let p = &mut self.ports[pid.idx()];
+            (p.peer, p.prop_ps, std::mem::take(&mut p.ctrl_arrival_due))
         };
+        if due {
+            // handed to the link at its start ([`Network::send_pause_all`]): its arrival is
+            // scheduled
+            return self.port_try_send(pid);
+        }
         let response = if cev != 0 { self.pfc_response_ps(pid) } else { 0 };
         if self.dynamics.is_some() && self.lost_on_link(pid, fr, now + prop) {
             return self.port_try_send(pid); // the link failed (crate::net::dynamics)

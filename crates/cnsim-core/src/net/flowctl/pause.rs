@@ -274,19 +274,50 @@ impl Network {
             // the list of the switch's ports held here while it is walked (nothing called below
             // reads it), so that it is not looked up again after each port's writes
             let ports = std::mem::take(&mut self.switches[s].ports);
+            // (the frames' ends that remain events, and their instant; the arrivals, and theirs)
             let (mut id, mut ends) = self.q.batch_storage();
-            let mut t = 0;
+            let (mut aid, mut arrivals) = self.q.batch_storage();
+            let (now, mut t, mut ta) = (self.now, 0, 0);
+            // a frame on a link that may fail is handed over at its end (crate::net::dynamics)
+            let hand_over = self.dynamics.is_none();
+            #[cfg(test)]
+            let hand_over = hand_over && !tests::NO_HAND_OVER.with(|n| n.get());
             for &port in &ports {
                 // queue_pause, then what port_try_send does first (on a busy port it would find
                 // nothing else to do: the PAUSE waits for the end of its frame)
                 let p = &mut self.ports[port.idx()];
                 p.pause.gen = p.pause.gen.wrapping_add(1);
-                if p.busy {
+                if p.busy && !(p.ctrl_handed && p.busy_until <= now) {
                     p.pause.pending = Some(q);
+                    if p.ctrl_handed {
+                        // (the end of its frame handed over is no event: a look then)
+                        self.port_handed_free(port);
+                    }
                     continue;
                 }
+                p.ctrl_handed = false;
                 p.pause.pending = None;
                 let t_end = self.start_pause_frame(port, q, 0);
+                if hand_over {
+                    let p = &mut self.ports[port.idx()];
+                    let (t_arr, arrive) = (t_end + p.prop_ps, Event::Arrive { port: p.peer, frame: p.tx_frame });
+                    if t_arr != ta && !arrivals.is_empty() {
+                        self.q.push_batch(aid, ta, arrivals);
+                        (aid, arrivals) = self.q.batch_storage();
+                    }
+                    ta = t_arr;
+                    arrivals.push(arrive);
+                    if p.queue.is_empty() && p.pause.paused_until <= t_end {
+                        // nothing for the port to look at when the frame ends: no event then
+                        // (it counts as the one it replaces)
+                        p.ctrl_handed = true;
+                        self.folded_events += 1;
+                        #[cfg(test)]
+                        tests::HANDED.with(|n| n.set(n.get() + 1));
+                        continue;
+                    }
+                    p.ctrl_arrival_due = true;
+                }
                 if t_end != t && !ends.is_empty() {
                     self.q.push_batch(id, t, ends);
                     (id, ends) = self.q.batch_storage();
@@ -295,6 +326,7 @@ impl Network {
                 ends.push(Event::PortTxDone { port });
             }
             self.q.push_batch(id, t, ends);
+            self.q.push_batch(aid, ta, arrivals);
             if xoff {
                 self.schedule_refreshes(&ports, quanta, frac);
             }
@@ -403,12 +435,21 @@ impl Network {
     /// queues are elsewhere): a switch's ports toward its hosts, which a global XOFF/XON reaches
     /// with the others, have none, and the call and its look at the port's queue are saved (the
     /// caller calls it after the arrival is scheduled, which changes none of these). None: the
-    /// link lost the frame ([`crate::net::dynamics`]), and the port has looked for work.
+    /// link lost the frame ([`crate::net::dynamics`]), or its arrival was scheduled at its start
+    /// ([`Port::ctrl_arrival_due`]), and the port has looked for work.
+    ///
+    /// [`Port::ctrl_arrival_due`]: crate::net::Port::ctrl_arrival_due
     #[inline(always)]
     fn control_frame_done(&mut self, port: PortId) -> Option<(SimTime, Event, bool)> {
         let now = self.now;
         let p = &mut self.ports[port.idx()];
         p.busy = false;
+        if p.ctrl_arrival_due {
+            // its arrival was scheduled at its start: the port looks for work
+            p.ctrl_arrival_due = false;
+            self.port_try_send(port);
+            return None;
+        }
         let (fr, peer, prop) = (p.tx_frame, p.peer, p.prop_ps);
         let work = self.pfc_enabled || p.pause.pending.is_some() || p.pause.paused_until > now || !p.queue.is_empty();
         debug_assert_eq!(self.frames.get(fr).kind, FrameKind::Pause);
@@ -599,5 +640,70 @@ impl Network {
             self.switches[s].pause.xoff_global = x;
             self.send_pause_all(s, x);
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::ir::*;
+    use crate::net::paced::tests::{qcn_fan_in_of, US};
+    use crate::Simulation;
+
+    thread_local! {
+        /// A global XOFF/XON hands no PAUSE frame over at its start, to compare with.
+        pub(super) static NO_HAND_OVER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// PAUSE frames handed over with no end event, and the looks at such a port before its
+        /// frame ended (`Network::port_handed_free`).
+        pub(super) static HANDED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+        pub(crate) static LOOKED_EARLY: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// QCN fan-ins ([`qcn_fan_in_of`]) of CBR sources with random phases and Poisson sources (no
+    /// two events of theirs in one picosecond but by chance) under a global PAUSE of `high` / `low`
+    /// bytes: the switch sends its congestion messages to the senders through the ports its
+    /// XOFFs and XONs go out on.
+    fn qcn_paused(high: u64, low: u64, seed: u64) -> Ir {
+        let source = |i: u32| match i % 2 {
+            0 => (ProcessIr::Cbr { interval_ps: 2_000_000, phase_ps: 0, random_phase: true }, None, i as u64 * US, u64::MAX),
+            _ => (ProcessIr::Poisson { mean_gap_ps: 1_800_000, sizes: None }, None, i as u64 * US, u64::MAX),
+        };
+        let pause = PauseIr::Global { high_bytes: high, low_bytes: low, quanta: 65535, refresh_fraction: 0.8 };
+        qcn_fan_in_of(source, pause, seed)
+    }
+
+    fn run(ir: Ir, step: u64) -> crate::Results {
+        let mut sim = Simulation::new(ir).unwrap();
+        let mut t = step;
+        while !sim.run_until(t) {
+            t += step;
+        }
+        sim.finish().unwrap()
+    }
+
+    #[test]
+    fn pause_frames_handed_over_at_their_start_give_the_same_runs() {
+        let (mut handed, mut early) = (0, 0);
+        for (high, low, seed, step) in [(100_000, 50_000, 3, u64::MAX), (30_000, 20_000, 4, 900 * US + 7), (60_000, 10_000, 5, u64::MAX)] {
+            HANDED.with(|n| n.set(0));
+            LOOKED_EARLY.with(|n| n.set(0));
+            let with = run(qcn_paused(high, low, seed), step);
+            handed += HANDED.with(|n| n.get());
+            early += LOOKED_EARLY.with(|n| n.get());
+            NO_HAND_OVER.with(|n| n.set(true));
+            let without = run(qcn_paused(high, low, seed), step);
+            NO_HAND_OVER.with(|n| n.set(false));
+            assert!(with.summary["pause"]["frames_sent"].as_u64().unwrap() > 1_000, "the switch pauses the hosts");
+            let strip = |mut s: serde_json::Value| {
+                // (a look at a port before its frame handed over ends is a wake-up of its own)
+                let o = s.as_object_mut().unwrap();
+                o.remove("wall_s");
+                o.remove("events");
+                s
+            };
+            assert_eq!(strip(with.summary), strip(without.summary));
+            assert_eq!(format!("{:?}", with.tables), format!("{:?}", without.tables));
+        }
+        assert!(handed > 10_000, "{handed} PAUSE frames handed over");
+        assert!(early > 0, "no port looked at before its frame handed over ended");
     }
 }
