@@ -153,6 +153,10 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
             }
         }
     }
+    for h in 0..net.hosts.len() {
+        let pid = net.hosts[h].port;
+        net.ports[pid.idx()].pause_guarded = net.pause_guarded(pid, ir);
+    }
     schedule_initial(&mut net);
     Ok(net)
 }

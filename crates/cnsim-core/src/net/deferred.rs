@@ -80,13 +80,18 @@ impl Network {
     /// if the NIC waits for the limiter past it (true returned). Else it is scheduled: a queue
     /// drained at the NIC's next look would bring it back to the event queue at more cost than its
     /// event (a pause ends early at an XON, and a global PAUSE on fan-in-100 holds a host's frames
-    /// for less than a source's interval).
+    /// for less than a source's interval). A NIC a pause holds is not waiting for its limiter,
+    /// whatever its wake-up (one held by a pause that an XON or a refresh ends asks for none:
+    /// `Port::pause_guarded`).
     #[inline(never)]
     pub(crate) fn defer_firing(&mut self, si: usize, fid: FlowId, next: Option<SimTime>) -> bool {
         let h = self.sources[si].defer_host as usize;
         debug_assert_eq!(self.deferrable[h], si as u32);
         let wake = self.hosts[h].wake_at;
-        if wake != self.flows[fid.idx()].next_allowed || next.is_some_and(|t| t >= wake) {
+        if wake != self.flows[fid.idx()].next_allowed
+            || next.is_some_and(|t| t >= wake)
+            || self.ports[self.hosts[h].port.idx()].pause.paused_until > self.now
+        {
             return false;
         }
         self.deferred[h] = next.unwrap_or(NO_FIRING);

@@ -471,6 +471,9 @@ impl Network {
         let t = if p.busy_until > now {
             self.host_next_look(h, p.busy_until).0
         } else if p.pause.paused_until > now {
+            if p.pause_guarded {
+                return true; // held until an XON or a refresh reaches it: no wake-up
+            }
             p.pause.paused_until
         } else if f.sent_bytes >= f.send_limit {
             return true; // held by its window: no wake-up
@@ -526,11 +529,12 @@ impl Network {
     #[inline(never)]
     fn host_lone_waits(&mut self, h: usize, fid: FlowId, size: u32) -> bool {
         let p = &self.ports[self.hosts[h].port.idx()];
-        // (host_next_look reads the flow's limiter and window, which queueing does not change)
-        let (t, wait) = if p.busy_until > self.now {
-            self.host_next_look(h, p.busy_until)
+        // (host_next_look reads the flow's limiter and window, which queueing does not change;
+        // `paused`: the NIC waits for a pause's end)
+        let ((t, wait), paused) = if p.busy_until > self.now {
+            (self.host_next_look(h, p.busy_until), false)
         } else if p.pause.paused_until > self.now && !self.pfc_enabled {
-            (p.pause.paused_until, true)
+            ((p.pause.paused_until, true), true)
         } else {
             return false;
         };
@@ -538,7 +542,11 @@ impl Network {
         self.c.data_generated.0 += 1;
         self.c.data_generated.1 += bytes;
         self.adjust_backlogged(h, fid, false, true);
-        self.ensure_host_wake(h, t, wait);
+        if paused {
+            self.ensure_host_pause_wake(h, t);
+        } else {
+            self.ensure_host_wake(h, t, wait);
+        }
         true
     }
 

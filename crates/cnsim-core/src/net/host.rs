@@ -159,6 +159,18 @@ impl Network {
         }
     }
 
+    /// [`Network::ensure_host_wake`] at the end `t` of the 802.3x pause that holds host `h`'s NIC,
+    /// unless an XON or a refresh is sure to come before it ([`crate::net::Port::pause_guarded`]).
+    #[inline]
+    pub(crate) fn ensure_host_pause_wake(&mut self, h: usize, t: SimTime) {
+        if self.ports[self.hosts[h].port.idx()].pause_guarded {
+            #[cfg(test)]
+            crate::net::flowctl::pause::tests::GUARDED.with(|n| n.set(n.get() + 1));
+            return;
+        }
+        self.ensure_host_wake(h, t, true);
+    }
+
     /// A scheduled HostWake event (stale ones are ignored).
     pub(crate) fn host_wake(&mut self, host: NodeId) {
         let h = self.host_of[host.idx()] as usize;
@@ -197,7 +209,7 @@ impl Network {
             }
         } else if paused_until > now {
             if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
-                self.ensure_host_wake(h, paused_until, true);
+                self.ensure_host_pause_wake(h, paused_until);
             }
             return;
         }

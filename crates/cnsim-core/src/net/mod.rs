@@ -320,6 +320,7 @@ mod tests {
         first_line("Port::lazy_end", offset_of!(Port, lazy_end), 1);
         first_line("Port::ctrl_handed", offset_of!(Port, ctrl_handed), 1);
         first_line("Port::ctrl_arrival_due", offset_of!(Port, ctrl_arrival_due), 1);
+        first_line("Port::pause_guarded", offset_of!(Port, pause_guarded), 1);
         use crate::traffic::Source;
         assert_eq!(align_of::<Source>(), 64);
         first_line("Source::first_flow", offset_of!(Source, first_flow), 4);

@@ -80,6 +80,10 @@ pub struct Port {
     /// its start, and whose end is an event (the port has a frame queued, or a pause running):
     /// that end only frees the port.
     pub ctrl_arrival_due: bool,
+    /// A host's NIC: every 802.3x pause it receives ends with an XON, or is extended by a refresh,
+    /// before it runs out (set at build, [`Network::pause_guarded`]), so a NIC held by one looks for
+    /// work when the XON or the refresh arrives and asks for no wake-up at its end.
+    pub pause_guarded: bool,
     /// Link-level flow control state of this port (both directions' roles). Under PFC it only
     /// aggregates "some priority paused" (paused time, pause series). Its `paused_until` ends
     /// the first line.
@@ -169,6 +173,7 @@ impl Port {
             lazy_end: false,
             ctrl_handed: false,
             ctrl_arrival_due: false,
+            pause_guarded: false,
             peer_latency_ps: 0,
             busy_until: 0,
             busy: false,

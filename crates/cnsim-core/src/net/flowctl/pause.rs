@@ -512,17 +512,55 @@ impl Network {
     #[inline(always)]
     fn pause_reached_nic(&mut self, h: usize, busy_until: SimTime, until: SimTime) {
         let now = self.now;
+        if self.deferring && until > now {
+            // a source's next firing deferred behind the limiter goes back to the event queue: the
+            // NIC now waits for the pause's end, which may come before the limiter's
+            self.resume_firing(h);
+        }
         if busy_until > now {
             return;
         }
         if until > now && !self.pfc_enabled {
             let host = &self.hosts[h];
             if !host.ctrl_q.is_empty() || host.backlogged > 0 {
-                self.ensure_host_wake(h, until, true);
+                self.ensure_host_pause_wake(h, until);
             }
             return;
         }
         self.host_try_send(h);
+    }
+
+    /// Whether every 802.3x pause host NIC `pid` receives ends with an XON, or is extended by a
+    /// refresh, before it runs out ([`crate::net::Port::pause_guarded`]). Its peer is a switch port
+    /// that sends global or selective PAUSE, which sends XON when it de-asserts and re-sends XOFF
+    /// `refresh_fraction` of the pause time after each while asserted; either waits at most for the
+    /// end of the frame on the wire (the longest, data or control), and arrives over the link an
+    /// XOFF takes: before the pause runs out if the refresh's delay and that frame's time are
+    /// shorter than the pause. Not where a frame may be lost (link events), nor under PFC (its own
+    /// scheme), nor with INT (headers lengthen frames). A pause that may run out is woken at its end.
+    pub(crate) fn pause_guarded(&self, pid: PortId, ir: &crate::ir::Ir) -> bool {
+        if self.dynamics.is_some() || self.pfc_enabled || self.int.is_some() {
+            return false;
+        }
+        #[cfg(test)]
+        if tests::UNGUARDED.with(|n| n.get()) {
+            return false;
+        }
+        let p = &self.ports[pid.idx()];
+        let peer = &self.ports[p.peer.idx()];
+        let s = self.switch_of[peer.node.idx()];
+        if s == NONE_U32 {
+            return false;
+        }
+        let (PauseIr::Global { quanta, refresh_fraction, .. } | PauseIr::Selective { quanta, refresh_fraction, .. }) =
+            self.switches[s as usize].pause.cfg
+        else {
+            return false;
+        };
+        let wire = ir.wire_overhead_bytes as u64;
+        let frame = ir.flows.iter().map(|f| f.frame_bytes).max().unwrap_or(0).max(ir.control_frame_bytes) as u64;
+        let pause = p.tx_ps(quanta as u64 * 64);
+        refresh_delay(peer, quanta, refresh_fraction) + peer.tx_ps(frame + wire) < pause
     }
 
     /// Re-send XOFF on `port` if it is still asserted and `gen` is the latest PAUSE sent there.
@@ -656,6 +694,10 @@ pub(crate) mod tests {
         /// frame ended (`Network::port_handed_free`).
         pub(super) static HANDED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
         pub(crate) static LOOKED_EARLY: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+        /// Every host NIC held by a pause asks for a wake-up at its end, to compare with; the
+        /// wake-ups not asked for (`Network::ensure_host_pause_wake`).
+        pub(crate) static UNGUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        pub(crate) static GUARDED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
 
     /// QCN fan-ins ([`qcn_fan_in_of`]) of CBR sources with random phases and Poisson sources (no
@@ -663,12 +705,53 @@ pub(crate) mod tests {
     /// bytes: the switch sends its congestion messages to the senders through the ports its
     /// XOFFs and XONs go out on.
     fn qcn_paused(high: u64, low: u64, seed: u64) -> Ir {
+        let pause = PauseIr::Global { high_bytes: high, low_bytes: low, quanta: 65535, refresh_fraction: 0.8 };
+        qcn_fan_in_with(pause, seed)
+    }
+
+    /// [`qcn_paused`] under PAUSE `pause`.
+    fn qcn_fan_in_with(pause: PauseIr, seed: u64) -> Ir {
         let source = |i: u32| match i % 2 {
             0 => (ProcessIr::Cbr { interval_ps: 2_000_000, phase_ps: 0, random_phase: true }, None, i as u64 * US, u64::MAX),
             _ => (ProcessIr::Poisson { mean_gap_ps: 1_800_000, sizes: None }, None, i as u64 * US, u64::MAX),
         };
-        let pause = PauseIr::Global { high_bytes: high, low_bytes: low, quanta: 65535, refresh_fraction: 0.8 };
         qcn_fan_in_of(source, pause, seed)
+    }
+
+    /// The results of `ir`, run in steps of `step` ps, with no wall time or event count (which
+    /// the compared runs may differ in).
+    fn results(ir: Ir, step: u64) -> (serde_json::Value, String) {
+        let r = run(ir, step);
+        let mut s = r.summary;
+        let o = s.as_object_mut().unwrap();
+        o.remove("wall_s");
+        o.remove("events");
+        (s, format!("{:?}", r.tables))
+    }
+
+    #[test]
+    fn a_pause_that_an_xon_or_a_refresh_ends_asks_for_no_wake_up_and_gives_the_same_runs() {
+        // global and selective PAUSE; long pauses (guarded) and 4-quanta ones (205 ns: a frame
+        // on the wire outlasts them, so their ends are woken); a refresh that comes late (0.9995
+        // of 3.4 ms: 1.7 µs before the end, more than a frame's 1.2 µs: guarded) and one too late
+        let cases = [
+            (PauseIr::Global { high_bytes: 60_000, low_bytes: 20_000, quanta: 65535, refresh_fraction: 0.8 }, true),
+            (PauseIr::Selective { high_bytes: 20_000, low_bytes: 5_000, quanta: 65535, refresh_fraction: 0.9995 }, true),
+            (PauseIr::Global { high_bytes: 60_000, low_bytes: 20_000, quanta: 65535, refresh_fraction: 0.99995 }, false),
+            (PauseIr::Global { high_bytes: 30_000, low_bytes: 10_000, quanta: 4, refresh_fraction: 0.8 }, false),
+        ];
+        for (k, (pause, guarded)) in cases.into_iter().enumerate() {
+            let step = if k % 2 == 0 { u64::MAX } else { 700 * US + 3 };
+            GUARDED.with(|n| n.set(0));
+            let with = results(qcn_fan_in_with(pause.clone(), 11 + k as u64), step);
+            let skipped = GUARDED.with(|n| n.get());
+            assert_eq!(skipped > 100, guarded, "case {k}: {skipped} wake-ups not asked for");
+            UNGUARDED.with(|n| n.set(true));
+            let without = results(qcn_fan_in_with(pause, 11 + k as u64), step);
+            UNGUARDED.with(|n| n.set(false));
+            assert!(with.0["pause"]["frames_sent"].as_u64().unwrap() > 100, "case {k}: the switch pauses the hosts");
+            assert_eq!(with, without, "case {k}");
+        }
     }
 
     fn run(ir: Ir, step: u64) -> crate::Results {
