@@ -534,7 +534,8 @@ impl Network {
     /// refresh, before it runs out ([`crate::net::Port::pause_guarded`]). Its peer is a switch port
     /// that sends global or selective PAUSE, which sends XON when it de-asserts and re-sends XOFF
     /// `refresh_fraction` of the pause time after each while asserted; either waits at most for the
-    /// end of the frame on the wire (the longest, data or control), and arrives over the link an
+    /// end of the frame on the wire (the longest that may be: data, control or a congestion
+    /// message), and arrives over the link an
     /// XOFF takes: before the pause runs out if the refresh's delay and that frame's time are
     /// shorter than the pause. Not where a frame may be lost (link events), nor under PFC (its own
     /// scheme), nor with INT (headers lengthen frames). A pause that may run out is woken at its end.
@@ -557,8 +558,10 @@ impl Network {
         else {
             return false;
         };
+        // the longest frame: a flow's, a control frame, or a congestion message of its own size
+        // (BECN's, at most 9 216 B)
         let wire = ir.wire_overhead_bytes as u64;
-        let frame = ir.flows.iter().map(|f| f.frame_bytes).max().unwrap_or(0).max(ir.control_frame_bytes) as u64;
+        let frame = ir.flows.iter().map(|f| f.frame_bytes).max().unwrap_or(0).max(ir.control_frame_bytes).max(9_216) as u64;
         let pause = p.tx_ps(quanta as u64 * 64);
         refresh_delay(peer, quanta, refresh_fraction) + peer.tx_ps(frame + wire) < pause
     }
@@ -732,11 +735,12 @@ pub(crate) mod tests {
     #[test]
     fn a_pause_that_an_xon_or_a_refresh_ends_asks_for_no_wake_up_and_gives_the_same_runs() {
         // global and selective PAUSE; long pauses (guarded) and 4-quanta ones (205 ns: a frame
-        // on the wire outlasts them, so their ends are woken); a refresh that comes late (0.9995
-        // of 3.4 ms: 1.7 µs before the end, more than a frame's 1.2 µs: guarded) and one too late
+        // on the wire outlasts them, so their ends are woken); a refresh that comes late (0.99
+        // of 3.4 ms: 34 µs before the end, more than the longest frame's 7.4 µs: guarded) and
+        // one too late (0.99995: 170 ns)
         let cases = [
             (PauseIr::Global { high_bytes: 60_000, low_bytes: 20_000, quanta: 65535, refresh_fraction: 0.8 }, true),
-            (PauseIr::Selective { high_bytes: 20_000, low_bytes: 5_000, quanta: 65535, refresh_fraction: 0.9995 }, true),
+            (PauseIr::Selective { high_bytes: 20_000, low_bytes: 5_000, quanta: 65535, refresh_fraction: 0.99 }, true),
             (PauseIr::Global { high_bytes: 60_000, low_bytes: 20_000, quanta: 65535, refresh_fraction: 0.99995 }, false),
             (PauseIr::Global { high_bytes: 30_000, low_bytes: 10_000, quanta: 4, refresh_fraction: 0.8 }, false),
         ];
