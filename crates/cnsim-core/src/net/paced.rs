@@ -113,6 +113,27 @@ pub(crate) mod tests {
 
     pub(crate) const US: u64 = 1_000_000;
 
+    /// A run of `ir` in steps of `step` ps (the end of each catches up deferred firings, ...): its
+    /// event count and results.
+    pub(crate) fn run_in_steps(ir: Ir, step: u64) -> (u64, crate::Results) {
+        let mut sim = Simulation::new(ir).unwrap();
+        let mut t = step;
+        while !sim.run_until(t) {
+            t += step;
+        }
+        (sim.events(), sim.finish().unwrap())
+    }
+
+    /// What two ways of running one scenario must agree on: the summary but for its wall time and
+    /// event count, and the tables.
+    pub(crate) fn comparable(r: crate::Results) -> (serde_json::Value, String) {
+        let mut s = r.summary;
+        let o = s.as_object_mut().unwrap();
+        o.remove("wall_s");
+        o.remove("events");
+        (s, format!("{:?}", r.tables))
+    }
+
     /// Eight senders, each on its own 10-Gb/s link into one 10-Gb/s port under QCN (150-KB egress
     /// buffer, the switch's PAUSE `pause`), 20 ms: sender `i`'s source has the process, gate, start
     /// and stop `source(i)` gives.

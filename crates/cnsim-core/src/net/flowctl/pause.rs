@@ -687,8 +687,7 @@ impl Network {
 #[cfg(test)]
 pub(crate) mod tests {
     use crate::ir::*;
-    use crate::net::paced::tests::{qcn_fan_in_of, US};
-    use crate::Simulation;
+    use crate::net::paced::tests::{comparable, qcn_fan_in_of, run_in_steps, US};
 
     thread_local! {
         /// A global XOFF/XON hands no PAUSE frame over at its start, to compare with.
@@ -721,15 +720,10 @@ pub(crate) mod tests {
         qcn_fan_in_of(source, pause, seed)
     }
 
-    /// The results of `ir`, run in steps of `step` ps, with no wall time or event count (which
-    /// the compared runs may differ in).
+    /// The results of `ir`, run in steps of `step` ps, as compared ([`comparable`]: a look at a
+    /// port before its frame handed over ends, or a wake-up at a pause's end, is an event of its own).
     fn results(ir: Ir, step: u64) -> (serde_json::Value, String) {
-        let r = run(ir, step);
-        let mut s = r.summary;
-        let o = s.as_object_mut().unwrap();
-        o.remove("wall_s");
-        o.remove("events");
-        (s, format!("{:?}", r.tables))
+        comparable(run_in_steps(ir, step).1)
     }
 
     #[test]
@@ -758,37 +752,20 @@ pub(crate) mod tests {
         }
     }
 
-    fn run(ir: Ir, step: u64) -> crate::Results {
-        let mut sim = Simulation::new(ir).unwrap();
-        let mut t = step;
-        while !sim.run_until(t) {
-            t += step;
-        }
-        sim.finish().unwrap()
-    }
-
     #[test]
     fn pause_frames_handed_over_at_their_start_give_the_same_runs() {
         let (mut handed, mut early) = (0, 0);
         for (high, low, seed, step) in [(100_000, 50_000, 3, u64::MAX), (30_000, 20_000, 4, 900 * US + 7), (60_000, 10_000, 5, u64::MAX)] {
             HANDED.with(|n| n.set(0));
             LOOKED_EARLY.with(|n| n.set(0));
-            let with = run(qcn_paused(high, low, seed), step);
+            let with = results(qcn_paused(high, low, seed), step);
             handed += HANDED.with(|n| n.get());
             early += LOOKED_EARLY.with(|n| n.get());
             NO_HAND_OVER.with(|n| n.set(true));
-            let without = run(qcn_paused(high, low, seed), step);
+            let without = results(qcn_paused(high, low, seed), step);
             NO_HAND_OVER.with(|n| n.set(false));
-            assert!(with.summary["pause"]["frames_sent"].as_u64().unwrap() > 1_000, "the switch pauses the hosts");
-            let strip = |mut s: serde_json::Value| {
-                // (a look at a port before its frame handed over ends is a wake-up of its own)
-                let o = s.as_object_mut().unwrap();
-                o.remove("wall_s");
-                o.remove("events");
-                s
-            };
-            assert_eq!(strip(with.summary), strip(without.summary));
-            assert_eq!(format!("{:?}", with.tables), format!("{:?}", without.tables));
+            assert!(with.0["pause"]["frames_sent"].as_u64().unwrap() > 1_000, "the switch pauses the hosts");
+            assert_eq!(with, without);
         }
         assert!(handed > 10_000, "{handed} PAUSE frames handed over");
         assert!(early > 0, "no port looked at before its frame handed over ended");
