@@ -81,7 +81,7 @@ pub struct Port {
     /// that end only frees the port.
     pub ctrl_arrival_due: bool,
     /// A host's NIC: every 802.3x pause it receives ends with an XON, or is extended by a refresh,
-    /// before it runs out (set at build, [`Network::pause_guarded`]), so a NIC held by one looks for
+    /// before it runs out (set at build, `Network::pause_guarded`), so a NIC held by one looks for
     /// work when the XON or the refresh arrives and asks for no wake-up at its end.
     pub pause_guarded: bool,
     /// Link-level flow control state of this port (both directions' roles). Under PFC it only
