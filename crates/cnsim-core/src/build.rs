@@ -153,9 +153,14 @@ pub fn build(ir: &Ir) -> Result<Network, ScenarioError> {
             }
         }
     }
+    // whether a host's pauses end by an XON or a refresh (Network::pause_guarded), by the longest
+    // frame on a wire: a flow's, a control frame, or a congestion message of its own size (BECN's,
+    // at most 9 216 B)
+    let longest =
+        ir.flows.iter().map(|f| f.frame_bytes).max().unwrap_or(0).max(ir.control_frame_bytes).max(9_216) as u64 + ir.wire_overhead_bytes as u64;
     for h in 0..net.hosts.len() {
         let pid = net.hosts[h].port;
-        net.ports[pid.idx()].pause_guarded = net.pause_guarded(pid, ir);
+        net.ports[pid.idx()].pause_guarded = net.pause_guarded(pid, longest);
     }
     schedule_initial(&mut net);
     Ok(net)

@@ -246,13 +246,17 @@ impl Network {
     }
 
     /// Global PAUSE: switch `s` sends XOFF (`xoff`) or XON on every port. The frames start (on
-    /// the idle ports) one after another with no other event scheduled between them, so their
-    /// ends are gathered here in one batch ([`crate::event::EventQueue::push_batch`]; one per
-    /// instant, should the ports' rates differ), in port order, as as many pushes one right after
-    /// another would have them; their arrivals are a batch too ([`Network::run_batch`]). The
-    /// XOFFs' refreshes are scheduled after them all, in the same port order (a refresh is of
-    /// another class than a frame's end: which of the two takes its key first changes no order).
-    /// Out of line: [`Network::pause_check`] runs on every enqueue and dequeue, this on few.
+    /// the idle ports) one after another with no other event scheduled between them. Without link
+    /// events each is handed to the link as it starts: the arrivals are gathered in one batch
+    /// ([`crate::event::EventQueue::push_batch`]; one per instant, should the ports' rates differ),
+    /// in port order, as as many pushes one right after another would have them, and a frame's end
+    /// is an event only where the port will have something to look at then (a frame queued, a
+    /// pause running: `Port::ctrl_arrival_due`; else `Port::ctrl_handed`). The ends that are events
+    /// are a batch too; with link events (a frame may be lost at its end) every end is, and
+    /// schedules its arrival ([`Network::run_batch`]). The XOFFs' refreshes are scheduled after them
+    /// all, in the same port order (a refresh is of another class than a frame's end or arrival:
+    /// which takes its key first changes no order). Out of line: [`Network::pause_check`] runs on
+    /// every enqueue and dequeue, this on few.
     #[inline(never)]
     fn send_pause_all(&mut self, s: usize, xoff: bool) {
         let Some((quanta, frac)) = self.pause_params(s) else { return };
@@ -539,7 +543,10 @@ impl Network {
     /// XOFF takes: before the pause runs out if the refresh's delay and that frame's time are
     /// shorter than the pause. Not where a frame may be lost (link events), nor under PFC (its own
     /// scheme), nor with INT (headers lengthen frames). A pause that may run out is woken at its end.
-    pub(crate) fn pause_guarded(&self, pid: PortId, ir: &crate::ir::Ir) -> bool {
+    /// `longest` is the longest frame that may be on a wire, with its wire overhead, bytes
+    /// ([`crate::build`]: a flow's, a control frame, or a congestion message of its own size —
+    /// BECN's, at most 9 216 B).
+    pub(crate) fn pause_guarded(&self, pid: PortId, longest: u64) -> bool {
         if self.dynamics.is_some() || self.pfc_enabled || self.int.is_some() {
             return false;
         }
@@ -558,12 +565,8 @@ impl Network {
         else {
             return false;
         };
-        // the longest frame: a flow's, a control frame, or a congestion message of its own size
-        // (BECN's, at most 9 216 B)
-        let wire = ir.wire_overhead_bytes as u64;
-        let frame = ir.flows.iter().map(|f| f.frame_bytes).max().unwrap_or(0).max(ir.control_frame_bytes).max(9_216) as u64;
         let pause = p.tx_ps(quanta as u64 * 64);
-        refresh_delay(peer, quanta, refresh_fraction) + peer.tx_ps(frame + wire) < pause
+        refresh_delay(peer, quanta, refresh_fraction) + peer.tx_ps(longest) < pause
     }
 
     /// Re-send XOFF on `port` if it is still asserted and `gen` is the latest PAUSE sent there.
