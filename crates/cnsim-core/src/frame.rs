@@ -11,8 +11,6 @@ pub enum FrameKind {
     Data,
     /// Congestion-management control frame (BCN, CNM, FECN reply, BECN, CNP...).
     Control,
-    /// 802.3x MAC-control PAUSE (never queued, never sampled).
-    Pause,
     /// A TCP acknowledgement (queued like any frame; not data, not congestion management).
     Ack,
 }
@@ -75,10 +73,7 @@ pub struct Frame {
     /// Time the frame started transmission at its source.
     pub born: SimTime,
     pub tag: Tag,
-    /// PAUSE frames: pause time in quanta (0 = XON); for a PFC frame, of every class it enables.
-    pub quanta: u16,
-    /// 802.1p priority (0–7) of a data, ACK or control frame (its flow's). PFC frames (802.1Qbb):
-    /// the class-enable vector (bit p = the time applies to priority p); 0 on an 802.3x PAUSE.
+    /// 802.1p priority (0–7) of a data, ACK or control frame (its flow's).
     pub prio: u8,
     /// TCP: sequence number of a data segment's first payload byte, or an ACK's cumulative
     /// acknowledgement. 0 otherwise.
@@ -93,29 +88,50 @@ impl Frame {
     /// `now`: what a host's lean starts send (`host_start_plain`, the paced send).
     #[inline(always)]
     pub fn lone_data(src: NodeId, dst: NodeId, flow: FlowId, prio: u8, size: u32, now: SimTime) -> Frame {
-        Frame {
-            kind: FrameKind::Data,
-            size,
-            src,
-            dst,
-            flow,
-            transfer: NONE_U32,
-            ingress: PortId::NONE,
-            born: now,
-            tag: Tag::default(),
-            quanta: 0,
-            prio,
-            seq: 0,
-        }
+        Frame { kind: FrameKind::Data, size, src, dst, flow, transfer: NONE_U32, ingress: PortId::NONE, born: now, tag: Tag::default(), prio, seq: 0 }
     }
     pub fn is_data(&self) -> bool {
         self.kind == FrameKind::Data
     }
 }
 
-/// Typed index into the frame arena.
+/// Typed index into the frame arena, or a MAC-control frame, which has no slot.
+///
+/// An 802.3x PAUSE or an 802.1Qbb PFC frame is never queued, never sampled and carries only its
+/// pause time and class-enable vector: its id holds them ([`FrameId::mac_control`]), so that a
+/// switch's global XOFF/XON, which sends one on each of its ports at once, writes and reads no
+/// frame record (fan-in-100 under global PAUSE: a cache miss per frame each way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FrameId(pub u32);
+
+impl FrameId {
+    /// The bit of a MAC-control frame's id (no arena slot has it).
+    const MAC_CONTROL: u32 = 1 << 31;
+
+    /// A MAC-control frame: pause time `quanta` (0 = XON) of an 802.3x PAUSE (`cev` = 0), or of
+    /// each class a PFC frame enables (`cev` bit p: priority p).
+    #[inline(always)]
+    pub fn mac_control(quanta: u16, cev: u8) -> FrameId {
+        FrameId(Self::MAC_CONTROL | (cev as u32) << 16 | quanta as u32)
+    }
+    /// Whether this is a MAC-control frame ([`FrameId::mac_control`]), not a slot of the arena.
+    #[inline(always)]
+    pub fn is_mac_control(self) -> bool {
+        self.0 & Self::MAC_CONTROL != 0
+    }
+    /// A MAC-control frame's pause time, quanta (0 = XON).
+    #[inline(always)]
+    pub fn quanta(self) -> u16 {
+        debug_assert!(self.is_mac_control());
+        self.0 as u16
+    }
+    /// A MAC-control frame's class-enable vector (0: an 802.3x PAUSE).
+    #[inline(always)]
+    pub fn cev(self) -> u8 {
+        debug_assert!(self.is_mac_control());
+        (self.0 >> 16) as u8
+    }
+}
 
 /// Arena of frames with a free list: slots are reused, so the steady state allocates nothing.
 #[derive(Default)]
@@ -159,6 +175,7 @@ impl FramePool {
     /// [`FramePool::alloc`] with no free slot.
     #[inline(never)]
     fn grow(&mut self, f: Frame) -> FrameId {
+        debug_assert!(self.slots.len() < FrameId::MAC_CONTROL as usize, "the arena's ids reach the MAC-control bit");
         self.slots.push(f);
         self.msgs.push(CmMsg::default());
         self.alive.push(true);

@@ -31,6 +31,11 @@ fn golden_dir() -> PathBuf {
 /// One line per event: `time kind ids…`.
 fn line(out: &mut String, t: u64, ev: &Event) {
     let _ = match *ev {
+        // (a MAC-control frame has no slot: its pause time, and class-enable vector if PFC)
+        Event::Arrive { port, frame } if frame.is_mac_control() => match frame.cev() {
+            0 => writeln!(out, "{t} A {} p{}", port.0, frame.quanta()),
+            cev => writeln!(out, "{t} A {} p{}/{cev}", port.0, frame.quanta()),
+        },
         Event::Arrive { port, frame } => writeln!(out, "{t} A {} {}", port.0, frame.0),
         Event::PortTxDone { port } => writeln!(out, "{t} T {}", port.0),
         Event::PortWake { port } => writeln!(out, "{t} W {}", port.0),

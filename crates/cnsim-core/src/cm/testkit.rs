@@ -153,7 +153,6 @@ pub fn data_frame(src: u32, dst: u32, flow: u32, size: u32) -> Frame {
         ingress: PortId::NONE,
         born: 0,
         tag: Tag::default(),
-        quanta: 0,
         prio: 0,
         seq: 0,
     }

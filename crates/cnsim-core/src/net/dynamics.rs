@@ -311,7 +311,8 @@ impl Network {
     pub(crate) fn lost_on_link(&mut self, pid: PortId, fr: FrameId, to: SimTime) -> bool {
         let wire = self.cfg.wire_overhead_bytes as u64;
         let p = &self.ports[pid.idx()];
-        let from = self.now.saturating_sub(p.tx_ps(self.frames.get(fr).size as u64 + wire));
+        let size = if fr.is_mac_control() { self.cfg.control_frame_bytes } else { self.frames.get(fr).size };
+        let from = self.now.saturating_sub(p.tx_ps(size as u64 + wire));
         let d = self.dynamics.as_ref().expect("dynamics");
         if !d.lost(pid.idx() / 2, from, to) {
             return false;

@@ -394,7 +394,6 @@ impl Network {
             ingress: PortId::NONE,
             born: now,
             tag: Tag { flags, ..Tag::default() },
-            quanta: 0,
             prio,
             seq,
         });
@@ -470,9 +469,18 @@ impl Network {
     pub(crate) fn host_arrive(&mut self, h: usize, port: PortId, fr: FrameId) {
         self.catch_up(h);
         let now = self.now;
-        let (kind, size, flow, transfer, quanta, seq, flags) = {
+        if fr.is_mac_control() {
+            let (quanta, cev) = (fr.quanta(), fr.cev());
+            if cev != 0 {
+                self.pfc_receive(port, cev, quanta);
+            } else {
+                self.pause_receive(port, quanta);
+            }
+            return self.pause_reached_host(h, port);
+        }
+        let (kind, size, flow, transfer, seq, flags) = {
             let f = self.frames.get(fr);
-            (f.kind, f.size, f.flow, f.transfer, f.quanta, f.seq, f.tag.flags)
+            (f.kind, f.size, f.flow, f.transfer, f.seq, f.tag.flags)
         };
         match kind {
             FrameKind::Ack if self.flows[flow.idx()].tcp.is_none() => {
@@ -487,16 +495,6 @@ impl Network {
                 if self.is_transfer_queue(flow) {
                     self.queue_frame_gone(flow);
                 }
-            }
-            FrameKind::Pause => {
-                let cev = self.frames.get(fr).prio;
-                self.frames.free(fr);
-                if cev != 0 {
-                    self.pfc_receive(port, cev, quanta);
-                } else {
-                    self.pause_receive(port, quanta);
-                }
-                self.pause_reached_host(h, port);
             }
             FrameKind::Control => {
                 let d = self.hosts[h].response_delay_ps;
@@ -736,7 +734,6 @@ impl Network {
             ingress: PortId::NONE,
             born: self.now,
             tag: Tag::default(),
-            quanta: 0,
             prio,
             seq: 0,
         };

@@ -267,7 +267,8 @@ impl Network {
         let id = set.caps[c as usize].ip_id;
         let mut scratch = std::mem::take(&mut set.scratch);
         scratch.clear();
-        let len = encode(self, fr, size, id, &mut scratch);
+        let len =
+            if fr.is_mac_control() { mac_control(self.ports[pid.idx()].node, fr, &mut scratch) } else { encode(self, fr, size, id, &mut scratch) };
         let set = self.pcap.as_mut().expect("captures");
         set.scratch = scratch;
         record_all(set, c, now, len);
@@ -303,13 +304,11 @@ fn record_all(set: &mut PcapSet, first: u32, now: SimTime, wire_len: u32) {
 }
 
 /// Write frame `fr` of `size` bytes as it goes on the wire into `b` (headers, then zero padding up to
-/// 128 bytes at most); returns its full captured length (`size` + 18, or 60 for MAC control).
+/// 128 bytes at most); returns its full captured length (`size` + 18). Not a MAC-control frame
+/// ([`mac_control`]).
 fn encode(net: &Network, fr: FrameId, size: u32, ip_id: u16, b: &mut Vec<u8>) -> u32 {
     let f = net.frames.get(fr);
     let set = net.pcap.as_ref().expect("captures");
-    if f.kind == FrameKind::Pause {
-        return mac_control(f, b);
-    }
     let total = size + L2;
     let (src, dst) = (f.src, f.dst);
     match f.kind {
@@ -361,7 +360,6 @@ fn encode(net: &Network, fr: FrameId, size: u32, ip_id: u16, b: &mut Vec<u8>) ->
             tcp_header(b, 5001, port_of(f.flow.0), 0, f.seq as u32, 0x10 | if ece { 0x40 } else { 0 }, &blocks.blocks[..n]);
         }
         FrameKind::Control => control(net, set, fr, f, size, ip_id, b),
-        FrameKind::Pause => unreachable!("handled above"),
     }
     pad(b, total);
     total
@@ -447,19 +445,21 @@ fn control(net: &Network, set: &PcapSet, fr: FrameId, f: &Frame, size: u32, ip_i
     }
 }
 
-/// An 802.3x PAUSE (`prio` = 0) or an 802.1Qbb PFC frame (`prio` = class-enable vector): 60 bytes.
-fn mac_control(f: &Frame, b: &mut Vec<u8>) -> u32 {
+/// MAC-control frame `fr` sent by node `src`: an 802.3x PAUSE (class-enable vector 0) or an 802.1Qbb
+/// PFC frame: 60 bytes.
+fn mac_control(src: NodeId, fr: FrameId, b: &mut Vec<u8>) -> u32 {
+    let (quanta, cev) = (fr.quanta(), fr.cev());
     b.extend_from_slice(&[0x01, 0x80, 0xC2, 0x00, 0x00, 0x01]);
-    b.extend_from_slice(&mac(f.src));
+    b.extend_from_slice(&mac(src));
     put16(b, ETH_P_MACCTL);
-    if f.prio == 0 {
+    if cev == 0 {
         put16(b, 0x0001);
-        put16(b, f.quanta);
+        put16(b, quanta);
     } else {
         put16(b, 0x0101);
-        put16(b, f.prio as u16);
+        put16(b, cev as u16);
         for k in 0..8 {
-            put16(b, if f.prio >> k & 1 == 1 { f.quanta } else { 0 });
+            put16(b, if cev >> k & 1 == 1 { quanta } else { 0 });
         }
     }
     b.resize(60, 0);

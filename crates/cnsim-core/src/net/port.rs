@@ -9,8 +9,8 @@
 use super::{Network, NONE_U32};
 use crate::cm::cp_hooks;
 use crate::event::Event;
-use crate::frame::{Frame, FrameId, FrameKind, Tag};
-use crate::ids::{FlowId, NodeId, PortId};
+use crate::frame::FrameId;
+use crate::ids::{NodeId, PortId};
 use crate::net::flowctl::{PfcPort, PortPause};
 use crate::time::{tx_time_ps, SimTime, PS_PER_S};
 use std::collections::VecDeque;
@@ -360,30 +360,15 @@ impl Network {
     #[inline(always)]
     pub(crate) fn start_pause_frame(&mut self, pid: PortId, quanta: u16, cev: u8) -> SimTime {
         let now = self.now;
-        // (the network's fields borrowed apart: the port is looked up once)
-        let Network { ports, frames, cfg, c, .. } = self;
-        let ctrl = cfg.control_frame_bytes;
-        let p = &mut ports[pid.idx()];
-        let (src, dst) = (p.node, p.peer_node);
-        let t_end = now + p.tx_ps(ctrl as u64 + cfg.wire_overhead_bytes as u64);
+        let ctrl = self.cfg.control_frame_bytes;
+        let p = &mut self.ports[pid.idx()];
+        let t_end = now + p.tx_ps(ctrl as u64 + self.cfg.wire_overhead_bytes as u64);
         p.busy = true;
         p.busy_until = t_end;
-        let fr = frames.alloc_made(|| Frame {
-            kind: FrameKind::Pause,
-            size: ctrl,
-            src,
-            dst,
-            flow: FlowId::NONE,
-            transfer: NONE_U32,
-            ingress: PortId::NONE,
-            born: now,
-            tag: Tag::default(),
-            quanta,
-            prio: cev,
-            seq: 0,
-        });
+        // (no record: the id carries the frame)
+        let fr = FrameId::mac_control(quanta, cev);
         p.tx_frame = fr;
-        c.pause_sent += 1;
+        self.c.pause_sent += 1;
         if self.pcap.is_some() {
             self.pcap_capture(pid, fr, ctrl);
         }
@@ -562,12 +547,12 @@ impl Network {
         let p = &mut ports[pid.idx()];
         p.busy = false;
         let (fr, hooks) = (p.tx_frame, p.hooks);
+        if fr.is_mac_control() {
+            debug_assert!(hooks & (port_hooks::PAUSE | port_hooks::PFC) != 0, "no MAC-control frame without PAUSE or PFC");
+            return self.control_frame_sent(pid, fr);
+        }
         let f = frames.get(fr);
         let (size, ingress, prio) = (f.size as u64, f.ingress, f.prio as usize);
-        if hooks & (port_hooks::PAUSE | port_hooks::PFC) != 0 && f.kind == FrameKind::Pause {
-            return self.control_frame_sent(pid, fr, prio as u8);
-        }
-        debug_assert_ne!(f.kind, FrameKind::Pause, "no MAC-control frame without PAUSE or PFC");
         let (peer, prop, arrive, node) = (p.peer, p.prop_ps, now + p.prop_ps + p.peer_latency_ps, p.node);
         p.account_queue(now, cfg.warmup_ps);
         let h = if hooks & port_hooks::PFC != 0 { p.pfc.as_mut().expect("PFC port").pop(prio, size) } else { p.queue.pop_front() };
@@ -649,12 +634,13 @@ impl Network {
         }
     }
 
-    /// The last bit of MAC-control frame `fr` (a PAUSE, or a PFC frame of class-enable vector
-    /// `cev`) left port `pid`, whose transmitter is free: the frame goes to the peer (a PFC frame
-    /// takes effect after the peer's response time), the port looks for work. (The ends of a
-    /// batch: [`Network::run_batch`], their arrivals a batch.)
+    /// The last bit of MAC-control frame `fr` (a PAUSE, or a PFC frame) left port `pid`, whose
+    /// transmitter is free: the frame goes to the peer (a PFC frame takes effect after the peer's
+    /// response time), the port looks for work. (The ends of a batch: [`Network::run_batch`],
+    /// their arrivals a batch.)
     #[inline]
-    pub(crate) fn control_frame_sent(&mut self, pid: PortId, fr: FrameId, cev: u8) {
+    pub(crate) fn control_frame_sent(&mut self, pid: PortId, fr: FrameId) {
+        let cev = fr.cev();
         let now = self.now;
         let (peer, prop, due) = {
             let p = &mut self.ports[pid.idx()];

@@ -244,7 +244,6 @@ impl Network {
             ingress: PortId::NONE,
             born: self.now,
             tag: Tag { flags: if nack { NACK } else { 0 }, ..Tag::default() },
-            quanta: 0,
             prio,
             seq: psn,
         });

@@ -69,10 +69,8 @@ impl Network {
 
     /// A frame is available at switch `s` on input `in_port` (last bit + switch latency).
     pub(crate) fn switch_arrive(&mut self, s: usize, in_port: PortId, fr: FrameId) {
-        let frame = self.frames.get(fr);
-        if frame.kind == FrameKind::Pause {
-            let (q, cev) = (frame.quanta, frame.prio);
-            self.frames.free(fr);
+        if fr.is_mac_control() {
+            let (q, cev) = (fr.quanta(), fr.cev());
             if cev != 0 {
                 self.pfc_receive(in_port, cev, q);
             } else {
@@ -81,6 +79,7 @@ impl Network {
             self.port_try_send(in_port);
             return;
         }
+        let frame = self.frames.get(fr);
         if frame.dst.is_none() {
             return self.flood(s, fr, in_port);
         }
@@ -141,6 +140,10 @@ impl Network {
     /// Count and free frame `fr`, lost in the network (dropped by a switch or on a dead link): its
     /// flow's, transfer's and send queue's counters.
     pub(crate) fn frame_lost(&mut self, fr: FrameId) {
+        if fr.is_mac_control() {
+            // (no record, no counter of its own: the link's drop counts it)
+            return;
+        }
         let (kind, size, flow, transfer) = {
             let f = self.frames.get(fr);
             (f.kind, f.size as u64, f.flow, f.transfer)
@@ -175,7 +178,6 @@ impl Network {
                     self.queue_frame_gone(flow);
                 }
             }
-            FrameKind::Pause => {}
         }
     }
 

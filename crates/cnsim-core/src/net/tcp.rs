@@ -204,7 +204,6 @@ impl Network {
             ingress: PortId::NONE,
             born: self.now,
             tag: Tag { flags: if ece { tag::ECE } else { 0 }, ..Tag::default() },
-            quanta: 0,
             prio,
             seq: ack,
         });

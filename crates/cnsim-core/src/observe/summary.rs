@@ -116,7 +116,6 @@ fn live_frames(net: &Network) -> Live {
             }
             FrameKind::Control => live_ctrl += 1,
             FrameKind::Ack => live_ack += 1,
-            FrameKind::Pause => {}
         }
     }
     // the INT header bytes of the data frames in flight are not data

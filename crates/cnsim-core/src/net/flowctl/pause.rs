@@ -8,7 +8,7 @@
 
 use super::PfcSwitch;
 use crate::event::Event;
-use crate::frame::{FrameId, FrameKind};
+use crate::frame::FrameId;
 use crate::ids::{NodeId, PortId};
 use crate::ir::PauseIr;
 use crate::net::{Network, NONE_U32};
@@ -456,9 +456,7 @@ impl Network {
         }
         let (fr, peer, prop) = (p.tx_frame, p.peer, p.prop_ps);
         let work = self.pfc_enabled || p.pause.pending.is_some() || p.pause.paused_until > now || !p.queue.is_empty();
-        debug_assert_eq!(self.frames.get(fr).kind, FrameKind::Pause);
-        // without PFC an 802.3x PAUSE, whose class-enable vector is 0: its record is not read
-        let cev = if self.pfc_enabled { self.frames.get(fr).prio } else { 0 };
+        let cev = fr.cev();
         let response = if cev != 0 { self.pfc_response_ps(port) } else { 0 };
         if self.dynamics.is_some() && self.lost_on_link(port, fr, now + prop) {
             self.port_try_send(port);
@@ -478,10 +476,7 @@ impl Network {
                 self.catch_up(h as usize);
             }
         }
-        let f = self.frames.get(fr);
-        debug_assert_eq!(f.kind, FrameKind::Pause);
-        let (quanta, cev) = (f.quanta, f.prio);
-        self.frames.free(fr);
+        let (quanta, cev) = (fr.quanta(), fr.cev());
         let (busy_until, until, node) = if cev != 0 {
             self.pfc_receive(port, cev, quanta);
             let p = &self.ports[port.idx()];
