@@ -174,15 +174,15 @@ impl Network {
     }
 
     /// [`Network::pause_receive`], inlined where a batch's arrivals are handled; returns the port's
-    /// end of transmission, end of pause and node, read with it.
+    /// end of transmission, end of pause, node and [`crate::net::Port::pause_guarded`], read with it.
     #[inline(always)]
-    fn pause_receive_inline(&mut self, port: PortId, quanta: u16) -> (SimTime, SimTime, NodeId) {
+    fn pause_receive_inline(&mut self, port: PortId, quanta: u16) -> (SimTime, SimTime, NodeId, bool) {
         let (now, w) = (self.now, self.cfg.warmup_ps);
         let p = &mut self.ports[port.idx()];
         // a quantum is 512 bit times: a multiply at the usual rates (`Port::tx_ps`)
         let dur = p.tx_ps(quanta as u64 * 64);
         p.pause.receive(now, w, dur);
-        let nic = (p.busy_until, p.pause.paused_until, p.node);
+        let nic = (p.busy_until, p.pause.paused_until, p.node, p.pause_guarded);
         self.pause_receipts += 1;
         nic
     }
@@ -477,10 +477,10 @@ impl Network {
             }
         }
         let (quanta, cev) = (fr.quanta(), fr.cev());
-        let (busy_until, until, node) = if cev != 0 {
+        let (busy_until, until, node, guarded) = if cev != 0 {
             self.pfc_receive(port, cev, quanta);
             let p = &self.ports[port.idx()];
-            (p.busy_until, p.pause.paused_until, p.node)
+            (p.busy_until, p.pause.paused_until, p.node, p.pause_guarded)
         } else {
             self.pause_receive_inline(port, quanta)
         };
@@ -489,7 +489,7 @@ impl Network {
         if h == NONE_U32 {
             self.port_try_send(port);
         } else {
-            self.pause_reached_nic(h as usize, busy_until, until);
+            self.pause_reached_nic(h as usize, busy_until, until, guarded);
         }
     }
 
@@ -504,12 +504,13 @@ impl Network {
     #[inline]
     pub(crate) fn pause_reached_host(&mut self, h: usize, port: PortId) {
         let p = &self.ports[port.idx()];
-        self.pause_reached_nic(h, p.busy_until, p.pause.paused_until)
+        self.pause_reached_nic(h, p.busy_until, p.pause.paused_until, p.pause_guarded)
     }
 
-    /// [`Network::pause_reached_host`] of a NIC busy until `busy_until` and paused until `until`.
+    /// [`Network::pause_reached_host`] of a NIC busy until `busy_until`, paused until `until`, and
+    /// guarded (`guarded`: [`crate::net::Port::pause_guarded`]).
     #[inline(always)]
-    fn pause_reached_nic(&mut self, h: usize, busy_until: SimTime, until: SimTime) {
+    fn pause_reached_nic(&mut self, h: usize, busy_until: SimTime, until: SimTime, guarded: bool) {
         let now = self.now;
         if self.deferring && until > now {
             // a source's next firing deferred behind the limiter goes back to the event queue: the
@@ -520,9 +521,19 @@ impl Network {
             return;
         }
         if until > now && !self.pfc_enabled {
+            // a guarded NIC asks for no wake-up (Network::ensure_host_pause_wake), whatever its
+            // host has to send: the host's record is not read (under a global PAUSE, each XOFF to
+            // an idle NIC)
+            if guarded {
+                #[cfg(test)]
+                if !self.hosts[h].ctrl_q.is_empty() || self.hosts[h].backlogged > 0 {
+                    tests::GUARDED.with(|n| n.set(n.get() + 1));
+                }
+                return;
+            }
             let host = &self.hosts[h];
             if !host.ctrl_q.is_empty() || host.backlogged > 0 {
-                self.ensure_host_pause_wake(h, until);
+                self.ensure_host_wake(h, until, true);
             }
             return;
         }
