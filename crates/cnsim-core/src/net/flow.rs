@@ -386,7 +386,10 @@ impl Network {
         }
     }
 
-    /// Flow `fid` of host `h` went from having a frame (`had`) to `has`: the host's count and bit set.
+    /// Flow `fid` of host `h` went from having a frame (`had`) to `has`: the host's count and, on a
+    /// host of several flows, its bit set ([`super::Host::active`]: a host of one flow keeps none,
+    /// its count says it, so that each frame queued and sent under a global PAUSE does not read
+    /// the record's third line and the set's own).
     #[inline]
     pub(crate) fn adjust_backlogged(&mut self, h: usize, fid: FlowId, had: bool, has: bool) {
         let local = self.flows[fid.idx()].local as usize;
@@ -394,11 +397,15 @@ impl Network {
         match (had, has) {
             (false, true) => {
                 host.backlogged += 1;
-                host.active[local / 64] |= 1 << (local % 64);
+                if host.flows.len() > 1 {
+                    host.active[local / 64] |= 1 << (local % 64);
+                }
             }
             (true, false) => {
                 host.backlogged -= 1;
-                host.active[local / 64] &= !(1 << (local % 64));
+                if host.flows.len() > 1 {
+                    host.active[local / 64] &= !(1 << (local % 64));
+                }
             }
             _ => {}
         }

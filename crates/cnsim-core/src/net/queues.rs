@@ -177,6 +177,10 @@ impl Network {
             if host.flows.len() > 64 * host.active.len() {
                 host.active.push(0);
             }
+            if host.flows.len() == 2 {
+                // its first flow's bit, which a host of one flow does not keep (its count does)
+                host.active[0] = host.backlogged as u64;
+            }
             (host.flows.len() - 1) as u32
         });
         let q = match self.free_queues.pop_front() {
@@ -249,7 +253,7 @@ impl Network {
         }
         let h = self.host_of[src.idx()] as usize;
         let host = &mut self.hosts[h];
-        debug_assert_eq!(host.active[local as usize / 64] >> (local % 64) & 1, 0, "an idle queue");
+        debug_assert!(host.flows.len() == 1 || host.active[local as usize / 64] >> (local % 64) & 1 == 0, "an idle queue");
         host.flows[local as usize] = FlowId::NONE;
         host.free_locals.push(local);
         let info_idx = host.info_idx;
