@@ -244,13 +244,20 @@ impl QueueSeries {
     /// queue with a series at every sample, 0 before its series began), and forget them.
     pub fn drain(&mut self, t: &[f64]) -> (Vec<f64>, Vec<u32>, Vec<u64>) {
         let kept = self.live.len();
+        // (each sample's row written whole: `extend` of an iterator of known length, or a copy,
+        // not a push per value — k = 8 fat tree: 26 instructions per value, 1.9 % of the run)
         let bytes = if self.late {
             let mut out = Vec::with_capacity(t.len() * kept);
             let mut rows = self.rows.iter();
             for k in 0..t.len() {
-                for &q in &self.live {
-                    out.push(if self.since[q as usize] as usize <= k { *rows.next().expect("a row per queue with a series") } else { 0 });
-                }
+                let since = &self.since;
+                out.extend(self.live.iter().map(|&q| {
+                    if since[q as usize] as usize <= k {
+                        *rows.next().expect("a row per queue with a series")
+                    } else {
+                        0
+                    }
+                }));
             }
             self.rows.clear();
             out
@@ -261,8 +268,11 @@ impl QueueSeries {
             self.since[q as usize] = 0;
         }
         self.late = false;
-        let ids = t.iter().flat_map(|_| self.live.iter().copied()).collect();
-        let ts = t.iter().flat_map(|&x| std::iter::repeat_n(x, kept)).collect();
+        let (mut ids, mut ts) = (Vec::with_capacity(t.len() * kept), Vec::with_capacity(t.len() * kept));
+        for &x in t {
+            ids.extend_from_slice(&self.live);
+            ts.extend(std::iter::repeat_n(x, kept));
+        }
         (ts, ids, bytes)
     }
 }
