@@ -545,12 +545,18 @@ pub fn hist_quantiles(hist: &[u64], q_max: u64) -> Vec<u64> {
     if total == 0 {
         return out;
     }
+    // (each fraction's time computed once, not at every bucket; the scan ends at the last
+    // fraction's bucket: 24 000 instructions per queue of a k = 8 fat tree's summary before)
+    let at = QUEUE_QUANTILES.map(|q| q * total as f64);
     let (mut acc, mut k) = (0u64, 0usize);
     for (b, &v) in hist.iter().enumerate() {
         acc += v;
-        while k < QUEUE_QUANTILES.len() && acc as f64 >= QUEUE_QUANTILES[k] * total as f64 {
+        while k < at.len() && acc as f64 >= at[k] {
             out[k] = ((b as u64 + 1) * HIST_BUCKET).min(q_max);
             k += 1;
+        }
+        if k == at.len() {
+            break;
         }
     }
     for v in out.iter_mut().skip(k) {
