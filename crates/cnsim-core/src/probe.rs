@@ -208,9 +208,7 @@ impl QueueSeries {
     /// queue on the watch list can be.
     pub fn sample(&mut self, k: usize, threshold: u64, queue_ports: &[PortId], watch: &QueueWatch, queue_bytes: impl Fn(PortId) -> u64) {
         let start = self.rows.len();
-        for &qid in &self.live {
-            self.rows.push(queue_bytes(queue_ports[qid as usize]));
-        }
+        self.rows.extend(self.live.iter().map(|&qid| queue_bytes(queue_ports[qid as usize])));
         let ids = watch.crossed[self.seen..].iter().map(|p| queue_ports.binary_search(p).expect("a switch queue") as u32);
         self.waiting.extend(ids);
         self.seen = watch.crossed.len();
