@@ -184,6 +184,7 @@ impl Calendar {
 }
 
 impl Spill for Calendar {
+    const ADAPTIVE: bool = true;
     #[inline(always)]
     fn push(&mut self, e: Entry) {
         let s = self.slice(e.key);

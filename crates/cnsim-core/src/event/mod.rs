@@ -112,16 +112,27 @@ struct Lane<H: Spill = BinaryHeap<Entry>> {
     heap: H,
     /// Key of the lane's next event, or `NO_KEY`.
     min: u128,
+    /// An adaptive lane's events that missed the run since its last judgement, and the sequence
+    /// number then ([`Lane::judge_run`]); `bypass`: the run is given up, every event goes to `heap`.
+    missed: u32,
+    window_seq: u64,
+    bypass: bool,
 }
 
 impl<H: Spill> Default for Lane<H> {
     fn default() -> Self {
-        Lane { run: Vec::new(), head: 0, heap: H::default(), min: NO_KEY }
+        Lane::with(Vec::new(), H::default())
     }
 }
 
+/// Misses of an adaptive lane's run between two judgements ([`Lane::judge_run`]).
+const RUN_WINDOW: u32 = 1 << 14;
+
 /// Where a [`Lane`] keeps the events that do not fit its sorted run: any priority queue of entries.
 trait Spill: Default {
+    /// Whether the lane gives up its sorted run when many of its events miss it
+    /// ([`Lane::judge_run`]).
+    const ADAPTIVE: bool = false;
     fn push(&mut self, e: Entry);
     fn pop(&mut self) -> Option<Entry>;
     /// Key of the smallest entry, or `NO_KEY`.
@@ -152,10 +163,16 @@ impl<H: Spill> Lane<H> {
     /// stack, and the push is inlined where the event is made, so the entry is written straight
     /// into the run: an out-of-line push reloaded the key the caller had just stored as two 8-byte
     /// words with one 16-byte load (a store-forwarding stall on every scheduled event).
+    fn with(run: Vec<Entry>, heap: H) -> Self {
+        Lane { run, head: 0, heap, min: NO_KEY, missed: 0, window_seq: 0, bypass: false }
+    }
     #[inline(always)]
     fn push(&mut self, key: u128, ev: Event) {
         if key < self.min {
             self.min = key;
+        }
+        if H::ADAPTIVE && self.bypass {
+            return self.heap.push(Entry { key, ev });
         }
         if self.run.len() == self.run.capacity() {
             self.compact();
@@ -187,11 +204,47 @@ impl<H: Spill> Lane<H> {
         let (n, head) = (self.run.len(), self.head);
         if n - 1 > head && self.run[n - 2].key > e.key {
             if n - 2 > head && self.run[n - 3].key > e.key {
+                if H::ADAPTIVE {
+                    self.missed_run(e.key);
+                }
                 return self.heap.push(e); // belongs before the last two
             }
             return self.run.insert(n - 2, e);
         }
         self.run.insert(n - 1, e)
+    }
+    /// An event of key `key` missed the run (an adaptive lane; counted here, judged every
+    /// [`RUN_WINDOW`] misses by [`Lane::judge_run`]).
+    #[inline(always)]
+    fn missed_run(&mut self, key: u128) {
+        self.missed += 1;
+        if self.missed == RUN_WINDOW {
+            self.judge_run(key);
+        }
+    }
+    /// The run of an adaptive lane is given up if the last [`RUN_WINDOW`] misses (the last of key
+    /// `key`) were more than two fifths of the events scheduled meanwhile, in all lanes (the keys'
+    /// sequence numbers). A run takes an event in O(1) when it falls due after the run's last two;
+    /// a miss pays three compares before the calendar's own push, and every pop a choice between
+    /// run and calendar. Where one egress port's link events come in order (a fan-in: ≥ 97 % hit)
+    /// the run is the cheaper way; where many ports' interleave it is not (misses / events
+    /// scheduled, and the run given up from the start against kept, in instructions: k = 8 fat tree
+    /// 0.65, −6.4 %; k = 16 0.44, −1.6 %; seed 004's multistage 0.56, −5 %; seed 003's one hop
+    /// with a stopped hotspot 0.32, +3 %; fan-in-100 MD1 +56 %). Once given up, for the rest of the
+    /// run: its events go to the calendar. The order of events is the keys' either way.
+    #[cold]
+    #[inline(never)]
+    fn judge_run(&mut self, key: u128) {
+        let seq = key as u64 & ((1 << 60) - 1);
+        let scheduled = seq.saturating_sub(std::mem::replace(&mut self.window_seq, seq));
+        self.missed = 0;
+        if 5 * RUN_WINDOW as u64 > 2 * scheduled {
+            self.bypass = true;
+            for e in std::mem::take(&mut self.run).drain(self.head..) {
+                self.heap.push(e);
+            }
+            self.head = 0;
+        }
     }
     /// Key of the run's first event, or `NO_KEY`.
     #[inline]
@@ -201,6 +254,11 @@ impl<H: Spill> Lane<H> {
     /// Remove the lane's next event (the lane is not empty).
     #[inline(always)]
     fn pop(&mut self) -> Entry {
+        if H::ADAPTIVE && self.bypass {
+            let e = self.heap.pop().expect("a pending event");
+            self.min = self.heap.min_key();
+            return e;
+        }
         let e = if self.run_key() == self.min {
             let e = Entry { key: self.run[self.head].key, ev: self.run[self.head].ev };
             self.head += 1;
@@ -302,8 +360,8 @@ impl EventQueue {
         Self::with_calendar(n, Calendar::new(Calendar::slices_for(reach_ps, shift), shift))
     }
     fn with_calendar(n: usize, calendar: Calendar) -> Self {
-        let lane = || Lane { run: Vec::with_capacity(n), head: 0, heap: BinaryHeap::with_capacity(n), min: NO_KEY };
-        let near = Lane { run: Vec::with_capacity(n), head: 0, heap: calendar, min: NO_KEY };
+        let lane = || Lane::with(Vec::with_capacity(n), BinaryHeap::with_capacity(n));
+        let near = Lane::with(Vec::with_capacity(n), calendar);
         EventQueue {
             near,
             odd: lane(),
