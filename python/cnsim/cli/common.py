@@ -112,6 +112,19 @@ def os_error_line(exc: OSError) -> str:
     )
 
 
+#: Signals that have interrupted this process (:func:`on_interrupt`).
+INTERRUPTS: list[int] = []
+
+
+def on_interrupt(signum: int, frame: Any) -> None:  # noqa: ARG001 — signal handler signature
+    """Ctrl-C (SIGINT) and SIGTERM unwind as ``KeyboardInterrupt`` (temporaries are removed, exit 130),
+    and are noted: native code that calls back into Python — pydantic-core building a validator or
+    running a serializer — may hand the ``KeyboardInterrupt`` on wrapped in an error of its own
+    (``SchemaError``, ``PydanticSerializationError``), which is still the user's interruption."""
+    INTERRUPTS.append(signum)
+    raise KeyboardInterrupt
+
+
 def guarded_with(interrupted: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator mapping cnsim errors to exit codes; ``interrupted`` is the Ctrl-C message."""
 
@@ -133,6 +146,8 @@ def guarded_with(interrupted: str) -> Callable[[Callable[..., Any]], Callable[..
             except Exception as exc:  # noqa: BLE001 — the last line of defence: never a traceback
                 if _typer_control(exc):
                     raise
+                if INTERRUPTS:  # a KeyboardInterrupt that a library wrapped (on_interrupt)
+                    fail(130, [interrupted])
                 import click
 
                 if isinstance(exc, click.exceptions.ClickException):

@@ -10,7 +10,7 @@ import sys
 import warnings
 from typing import Any, Callable
 
-from cnsim.cli.common import crash_log, err_console, os_error_line
+from cnsim.cli.common import INTERRUPTS, crash_log, err_console, on_interrupt, os_error_line
 from cnsim.exceptions import ConfigWarning
 
 
@@ -28,10 +28,6 @@ def _show_config_warning(message, category, filename, lineno, file=None, line=No
 
 _default_showwarning = warnings.showwarning
 _SHOWN: set[str] = set()
-
-
-def _terminate(signum, frame) -> None:  # noqa: ARG001 — signal handler signature
-    raise KeyboardInterrupt  # SIGTERM unwinds like Ctrl-C: temporaries are removed, exit 130
 
 
 def main(command: Callable[[], Any]) -> None:
@@ -55,7 +51,9 @@ def _run_app(command: Callable[[], Any]) -> None:
 
     set_environment()
     _no_plugin_discovery()
-    signal.signal(signal.SIGTERM, _terminate)
+    # SIGTERM unwinds like Ctrl-C; both are noted (cnsim.cli.common.on_interrupt)
+    signal.signal(signal.SIGTERM, on_interrupt)
+    signal.signal(signal.SIGINT, on_interrupt)
     warnings.showwarning = _show_config_warning
     try:
         command()
@@ -63,6 +61,9 @@ def _run_app(command: Callable[[], Any]) -> None:
         err_console.print("interrupted; no output written")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 — outside a command (option parsing, callbacks): still one line
+        if INTERRUPTS:  # a KeyboardInterrupt that a library wrapped
+            err_console.print("interrupted; no output written")
+            sys.exit(130)
         if isinstance(exc, OSError):
             err_console.print(os_error_line(exc), markup=False, highlight=False, soft_wrap=True)
             sys.exit(1)
