@@ -471,12 +471,7 @@ impl Network {
         self.catch_up(h);
         let now = self.now;
         if fr.is_mac_control() {
-            let (quanta, cev) = (fr.quanta(), fr.cev());
-            if cev != 0 {
-                self.pfc_receive(port, cev, quanta);
-            } else {
-                self.pause_receive(port, quanta);
-            }
+            self.mac_control_receive(port, fr);
             return self.pause_reached_host(h, port);
         }
         let (kind, size, flow, transfer, seq, flags) = {

@@ -70,14 +70,8 @@ impl Network {
     /// A frame is available at switch `s` on input `in_port` (last bit + switch latency).
     pub(crate) fn switch_arrive(&mut self, s: usize, in_port: PortId, fr: FrameId) {
         if fr.is_mac_control() {
-            let (q, cev) = (fr.quanta(), fr.cev());
-            if cev != 0 {
-                self.pfc_receive(in_port, cev, q);
-            } else {
-                self.pause_receive(in_port, q);
-            }
-            self.port_try_send(in_port);
-            return;
+            self.mac_control_receive(in_port, fr);
+            return self.port_try_send(in_port);
         }
         let frame = self.frames.get(fr);
         if frame.dst.is_none() {

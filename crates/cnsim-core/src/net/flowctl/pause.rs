@@ -168,6 +168,15 @@ impl SwitchPause {
 }
 
 impl Network {
+    /// MAC-control frame `fr` arrived on `port` (a switch's or a host's, not in a batch): a PFC
+    /// frame's classes, or an 802.3x PAUSE the whole transmitter, stop for its pause time (XON: go on).
+    pub(crate) fn mac_control_receive(&mut self, port: PortId, fr: FrameId) {
+        match fr.cev() {
+            0 => self.pause_receive(port, fr.quanta()),
+            cev => self.pfc_receive(port, cev, fr.quanta()),
+        }
+    }
+
     /// A PAUSE frame arrived on `port`: its transmitter stops until the pause time expires.
     pub(crate) fn pause_receive(&mut self, port: PortId, quanta: u16) {
         self.pause_receive_inline(port, quanta);
