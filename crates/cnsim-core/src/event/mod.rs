@@ -159,13 +159,14 @@ impl Spill for BinaryHeap<Entry> {
 }
 
 impl<H: Spill> Lane<H> {
+    /// A lane of `run` (empty, its capacity reserved) and `heap`.
+    fn with(run: Vec<Entry>, heap: H) -> Self {
+        Lane { run, head: 0, heap, min: NO_KEY, missed: 0, window_seq: 0, bypass: false }
+    }
     /// The key and the event come apart rather than as one 32-byte `Entry` built on the caller's
     /// stack, and the push is inlined where the event is made, so the entry is written straight
     /// into the run: an out-of-line push reloaded the key the caller had just stored as two 8-byte
     /// words with one 16-byte load (a store-forwarding stall on every scheduled event).
-    fn with(run: Vec<Entry>, heap: H) -> Self {
-        Lane { run, head: 0, heap, min: NO_KEY, missed: 0, window_seq: 0, bypass: false }
-    }
     #[inline(always)]
     fn push(&mut self, key: u128, ev: Event) {
         if key < self.min {
