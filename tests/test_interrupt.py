@@ -121,3 +121,28 @@ def test_a_ctrl_c_that_pydantic_wraps_in_an_error_of_its_own_is_an_interruption(
         signal.signal(signal.SIGINT, previous)
     assert stop.value.code == 130
     assert capsys.readouterr().err.strip() == "interrupted"
+
+
+def test_a_ctrl_c_that_typer_ends_without_a_word_gets_the_one_line(tmp_path):
+    """typer ends a KeyboardInterrupt raised outside a command's guard — while it parses the command
+    line, or while a module the command imports loads (seen 0.14 s into a `cnsim sweep` under load) —
+    with status 130 and nothing on stderr; the process adds the one line (and only one where the
+    guard has said it)."""
+    import sys
+
+    script = tmp_path / "app.py"
+    script.write_text(
+        "import sys, typer\n"
+        "from cnsim.cli import process\n"
+        "from cnsim.cli.common import guarded_with\n"
+        "app = typer.Typer()\n"
+        "@app.command()\n"
+        "def go(guarded: bool = False):\n"
+        "    def body():\n"
+        "        raise KeyboardInterrupt  # a Ctrl-C\n"
+        "    (guarded_with('interrupted; said by the guard')(body) if guarded else body)()\n"
+        "process.main(app)\n"
+    )
+    for extra, said in (([], "interrupted; no output written"), (["--guarded"], "interrupted; said by the guard")):
+        p = subprocess.run([sys.executable, str(script), *extra], capture_output=True, text=True, timeout=60)
+        assert (p.returncode, [x for x in p.stderr.splitlines() if x.strip()]) == (130, [said]), p.stderr

@@ -70,6 +70,8 @@ def fail(code: int, lines: list[str]) -> None:
     on as it does its own ``typer.Exit``: this module works without typer, see :mod:`cnsim.cli.quickrun`)."""
     for line in lines:
         err_console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if code == 130:
+        INTERRUPTIONS_SAID.extend(lines)
     raise SystemExit(code)
 
 
@@ -112,8 +114,10 @@ def os_error_line(exc: OSError) -> str:
     )
 
 
-#: Signals that have interrupted this process (:func:`on_interrupt`).
+#: Signals that have interrupted this process (:func:`on_interrupt`), and the interruption lines said
+#: (:func:`fail` with status 130).
 INTERRUPTS: list[int] = []
+INTERRUPTIONS_SAID: list[str] = []
 
 
 def on_interrupt(signum: int, frame: Any) -> None:  # noqa: ARG001 — signal handler signature

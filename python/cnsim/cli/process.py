@@ -10,7 +10,7 @@ import sys
 import warnings
 from typing import Any, Callable
 
-from cnsim.cli.common import INTERRUPTS, crash_log, err_console, on_interrupt, os_error_line
+from cnsim.cli.common import INTERRUPTIONS_SAID, INTERRUPTS, crash_log, err_console, on_interrupt, os_error_line
 from cnsim.exceptions import ConfigWarning
 
 
@@ -57,6 +57,12 @@ def _run_app(command: Callable[[], Any]) -> None:
     warnings.showwarning = _show_config_warning
     try:
         command()
+    except SystemExit as exc:
+        # typer ends a KeyboardInterrupt raised outside a command's guard (while it parses the command
+        # line, or a module the command imports loads) with status 130 and not a word: the one line
+        if exc.code == 130 and not INTERRUPTIONS_SAID:
+            err_console.print("interrupted; no output written")
+        raise
     except KeyboardInterrupt:
         err_console.print("interrupted; no output written")
         sys.exit(130)
