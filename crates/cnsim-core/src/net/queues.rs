@@ -448,6 +448,32 @@ mod tests {
     }
 
     #[test]
+    fn a_host_of_one_flow_with_a_frame_waiting_keeps_serving_it_beside_a_transfer_queue() {
+        // h0's declared flow carries CBR frames faster than its link (12 Gb/s into 10: a frame always
+        // waits; a host of one flow keeps no active set, its count says it), and from 20 us a
+        // 30-kB transfer opens a queue, the host's second flow: the round robin must find the first
+        // flow's frames (the set takes its bit up), while the transfer goes on
+        let mut ir = pair("dcqcn", PER_TRANSFER, 30_000, 1_000 * US, 100 * US);
+        ir.sources[0].process = ProcessIr::PeriodicFlows { period_ps: 1_000 * US, phase_ps: 20 * US, bytes: 30_000, partial_last: false };
+        let mut cbr = ir.sources[0].clone();
+        cbr.stream_id = 2;
+        cbr.process = ProcessIr::Cbr { interval_ps: 1_000_000, phase_ps: 0, random_phase: false };
+        ir.sources.push(cbr);
+        let mut sim = Simulation::new(ir).unwrap();
+        sim.run_until(22 * US);
+        let net = sim.network();
+        assert_eq!(net.open_transfer_queues(), 1, "the transfer's queue is open");
+        assert!(net.flows[0].backlog > 0, "the declared flow has frames waiting");
+        let before = net.flows[0].sent_frames;
+        sim.run_until(30 * US);
+        let sent = sim.network().flows[0].sent_frames - before;
+        assert!(sent >= 2, "the declared flow is served beside the queue: {sent} frames in 8 us");
+        sim.run_until(u64::MAX);
+        let res = sim.finish().expect("conservation");
+        assert_eq!(res.summary["fct"]["count"], 1, "the transfer completes");
+    }
+
+    #[test]
     fn a_transfer_queue_base_rtt_is_its_flows() {
         // the RTT a queue's reaction point gets (HPCC's T) is the one the build computes for a
         // declared flow on the same path
