@@ -102,6 +102,28 @@ def test_the_legend_and_the_replication_count_sit_beside_the_verdicts(report):
     assert md.index("**Legend.**") < md.index("## seed-000")
 
 
+def test_the_legend_counts_the_replications_the_verdicts_rest_on():
+    """A study whose verdicts all rest on 10 replications is not called a smoke test because its
+    sensitivity rows (never a verdict) ran 3; the legend shows those apart. A sweep a claim reads is a
+    verdict's, whatever its cells."""
+    from cnsim.report.document import verdict_legend
+
+    def sweep(n):
+        return {"replications": n}
+
+    study = {
+        "id": "seed-x",
+        "sweeps": {"main": sweep(10), "rl0": sweep(3), "claimed": sweep(10), "unread": sweep(1)},
+        "cells": [{"sweep": "main", "terms": {}}, {"sweep": "rl0", "terms": {}, "sensitivity": True}],
+        "claims": [{"terms": {"a": {"sweep": "claimed"}, "b": {"sweep": "main"}}}],
+    }
+    text = verdict_legend([study])
+    assert "seed-x 10 replications (sensitivity rows 3)" in text and "fewer than 5" not in text
+    study["sweeps"]["claimed"] = sweep(3)
+    text = verdict_legend([study])
+    assert "seed-x 3–10 replications (sensitivity rows 3)" in text and "fewer than 5 replications (seed-x)" in text
+
+
 def test_overview_counts_structural_cells_apart():
     """Issue 32 (model reference §12 R9, R11): the overview gives the structural cells apart from the discriminating cells'
     verdicts; a published number repeating another cell's measurement counts once; sensitivity rows never; the

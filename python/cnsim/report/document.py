@@ -411,9 +411,35 @@ def load_studies(out: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(out.glob("*/study.json"))]
 
 
-def replications_of(study: dict) -> list[int]:
-    """The replication counts of the sweeps that ran in ``study`` (study.json), ascending."""
-    return sorted({int(e["replications"]) for e in study.get("sweeps", {}).values() if e.get("replications")})
+def replications_of(study: dict, only: set[str] | None = None) -> list[int]:
+    """The replication counts of the sweeps that ran in ``study`` (study.json), ascending; ``only``: of
+    these sweeps only."""
+    return sorted(
+        {
+            int(e["replications"])
+            for name, e in study.get("sweeps", {}).items()
+            if e.get("replications") and (only is None or name in only)
+        }
+    )
+
+
+def _sweeps_read(items: list[dict]) -> set[str]:
+    """The sweeps the cells or claims ``items`` read (their own sweep and their terms')."""
+    names: set[str] = set()
+    for item in items:
+        if item.get("sweep"):
+            names.add(item["sweep"])
+        names.update(t["sweep"] for t in (item.get("terms") or {}).values() if t.get("sweep"))
+    return names
+
+
+def verdict_sweeps(study: dict) -> set[str]:
+    """The sweeps a verdict reads: those of the cells that are not sensitivity rows, and of the claims."""
+    return _sweeps_read([c for c in study.get("cells", []) if not c.get("sensitivity")] + study.get("claims", []))
+
+
+def _span(reps: list[int]) -> str:
+    return str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"
 
 
 def replications_text(study: dict) -> str:
@@ -421,15 +447,28 @@ def replications_text(study: dict) -> str:
     reps = replications_of(study)
     if not reps:
         return "no replication (nothing ran)"
-    span = str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"
-    return f"{span} replication{'s' if reps[-1] > 1 else ''}"
+    return f"{_span(reps)} replication{'s' if reps[-1] > 1 else ''}"
+
+
+def _verdict_replications_text(study: dict) -> str:
+    """As :func:`replications_text`, for the sweeps the verdicts read; the sensitivity rows' counts beside
+    it where they differ."""
+    read = verdict_sweeps(study)
+    verdicts = replications_of(study, read)
+    rows = _sweeps_read([c for c in study.get("cells", []) if c.get("sensitivity")]) - read
+    rest = replications_of(study, rows)
+    if not verdicts or not rest or rest == verdicts:
+        return replications_text(study)
+    return f"{_span(verdicts)} replication{'s' if verdicts[-1] > 1 else ''} (sensitivity rows {_span(rest)})"
 
 
 def verdict_legend(studies: list[dict]) -> str:
     """What the overview's verdicts mean and how many replications each study's means rest on, placed
-    beside the table (a reader of "claims hold 4/8" on 2 replications must see the 2 there)."""
-    few = [s["id"] for s in studies if replications_of(s) and replications_of(s)[0] < 5]
-    reps = "; ".join(f"{s['id']} {replications_text(s)}" for s in studies)
+    beside the table (a reader of "claims hold 4/8" on 2 replications must see the 2 there). A study is
+    named as resting on fewer than 5 replications by the sweeps its verdicts read: sensitivity rows are
+    never a verdict."""
+    few = [s["id"] for s in studies if (r := replications_of(s, verdict_sweeps(s))) and r[0] < 5]
+    reps = "; ".join(f"{s['id']} {_verdict_replications_text(s)}" for s in studies)
     return (
         "**Legend.** A cell is *within band* when cnsim's mean lies within the published value ± its band "
         "(from the study file); *explained* when outside and the study shows the seed's own numbers "
