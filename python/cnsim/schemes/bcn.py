@@ -138,7 +138,8 @@ class Params(BaseModel):
     initial_rate: Rate | None = Field(
         None,
         description="rate of a new rate limiter before its first decrease; "
-        "none = line rate (model reference §2.3); [C]: 5Gbps",
+        "none = line rate (model reference §2.3); [C]: 5Gbps. Above the line rate the limiter does not bind "
+        "until decreases take it below",
     )
     tmax: Duration = Field(100 * 10**6, description="BCN(0,0): Tmax0, restart drawn in U(0, Tmax) ([B] 100us)")
     rmin: Rate = Field(10**9, description="BCN(0,0): Rmin0, restart rate ([B] 1Gbps)")

@@ -99,8 +99,12 @@ impl Rp {
         }
     }
 
+    /// A new RL at `initial_rate` (line rate by default). [C]'s 5 Gb/s on a 1 Gb/s link starts above the
+    /// line rate: the limiter does not bind until decreases take it below the line rate ("it takes long
+    /// time for the sources to decrease their rates to less than 1 Gbps"), and only an increase, drift
+    /// or self-increase releases it (model reference §2.3).
     fn create_rl(&mut self, ctx: &mut HostCtx, local: u32, cpid: u32) {
-        let rate = self.p.initial_rate_bps.unwrap_or(self.line).min(self.line);
+        let rate = self.p.initial_rate_bps.unwrap_or(self.line);
         self.flows[local as usize].rl = Some(Rl { rate, cpid, stopped: false, last_fb: ctx.now });
         self.flows[local as usize].last_tx = ctx.now;
         self.arm_periodic(ctx);
@@ -195,10 +199,10 @@ impl ReactionPoint for Rp {
             rl.cpid = msg.cpid; // the latest congested CP takes ownership (§12 G9)
         } else if fb > 0.0 && (p.fb_at_cp || msg.cpid == rl.cpid) {
             rl.rate = increase(&p, rl.rate, fb, ru);
+            self.release_if_line(local, ctx.now); // an increase to the line rate releases the RL (§2.3)
         } else {
             return;
         }
-        self.release_if_line(local, ctx.now);
         self.push_rate(ctx, local);
     }
 

@@ -84,6 +84,28 @@ fn initial_rate_option() {
     assert!(close(h.rate(0).unwrap(), 2.5e9));
 }
 
+#[test]
+fn an_rl_started_above_the_line_rate_binds_only_once_decreases_take_it_below() {
+    // [C]: "sets 5 Gbps as the initial rate for rate limiter. If congested link capacity (1 Gbps) is
+    // not known at the source, it takes long time for the sources to decrease their rates to less
+    // than 1 Gbps" — here a 5·LINE start: decreases keep the RL (it does not bind yet), and an
+    // increase back to the line rate releases it
+    let mut h = RpH::new(params_with(json!({"initial_rate_bps": 5.0 * LINE})), 1);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0); // ×0.5
+    assert!(close(h.rate(0).unwrap(), 2.5 * LINE), "kept above the line rate after a decrease");
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    h.msg(MSG_NEGATIVE, 0, CPID, -1875.0);
+    assert!(close(h.rate(0).unwrap(), 0.625 * LINE), "three halvings to bind");
+    assert_eq!(h.last_set(0), Some(Some(0.625 * LINE)));
+    for _ in 0..3 {
+        h.msg(MSG_POSITIVE, 0, CPID, 1875.0); // + LINE/10 each
+    }
+    assert!(close(h.rate(0).unwrap(), 0.925 * LINE));
+    h.msg(MSG_POSITIVE, 0, CPID, 1875.0);
+    assert_eq!(h.rate(0), None, "an increase to the line rate releases it");
+    assert_eq!(h.last_set(0), Some(None));
+}
+
 // ---------------------------------------------------------------- BCN(0,0) (§2.5)
 
 #[test]
