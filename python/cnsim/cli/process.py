@@ -95,7 +95,10 @@ def _on_unraisable(unraisable: Any) -> None:
         import threading
 
         signum = signal.Signals(INTERRUPTS[-1]) if INTERRUPTS else signal.SIGINT
-        threading.Thread(target=_interrupt_main_soon, args=(signum,), daemon=True).start()
+        try:
+            threading.Thread(target=_interrupt_main_soon, args=(signum,), daemon=True).start()
+        except RuntimeError:  # no new thread while the interpreter shuts down: the process is ending anyway
+            pass
         return
     sys.__unraisablehook__(unraisable)
 
