@@ -48,6 +48,20 @@ def test_metric_expressions():
         rp.metric_value("__import__('os')", {"x": 1})
 
 
+@pytest.mark.parametrize("sid", STUDIES)
+def test_every_sweep_a_verdict_reads_runs_at_least_10_replications(sid):
+    """Issue 32 (2026-12-06): a claim holds only by the 95 % CI of its difference, and with 3 replications
+    Student's t is 4.30, so every sweep a cell or claim reads runs at least 10; sensitivity rows, never a
+    verdict, may run fewer. A sweep added with the study's old default, or a claim put on a sensitivity
+    sweep, fails here."""
+    from cnsim.report.document import verdict_sweeps
+
+    study = rp.load_study(sid)
+    read = verdict_sweeps(study.model_dump())
+    few = {s.name: s.replications or study.replications for s in study.sweeps if s.name in read}
+    assert read and {n: r for n, r in few.items() if r < 10} == {}
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     out = tmp_path_factory.mktemp("reproduce")
